@@ -1,0 +1,526 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Slurm hostlist expressions.  A list is names separated by commas (blanks
+ * are accepted as separators too, as Slurm does); a name may hold bracket
+ * groups of numbers and ranges, and several groups expand as a product with
+ * the leftmost group varying slowest.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hosts.h"
+
+/* 18 digits always fit an unsigned long long with room for +1. */
+#define HOSTS_MAX_DIGITS 18
+#define HOSTS_DEFAULT_LIMIT 10000000L
+
+struct range {
+	unsigned long long lo, hi;
+	int width;		/* zero padding; 0 = none */
+};
+
+/* One bracket group and the literal text in front of it. */
+struct group {
+	const char *lit;
+	size_t litlen;
+	struct range *r;
+	int nr;
+	unsigned long long count;
+};
+
+static int
+is_blank(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+static int
+is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/*
+ * Make room for one more name.  The capacity is the smallest power of two
+ * >= n, so the array is full exactly when n is zero or a power of two.
+ */
+static int
+hosts_grow(struct hosts *h)
+{
+	char **p;
+	size_t want;
+
+	if (h->n > 0 && (h->n & (h->n - 1)) != 0)
+		return 0;
+	want = h->n ? (size_t)h->n * 2 : 1;
+	if (want > SIZE_MAX / sizeof(*p))
+		return -1;
+	p = realloc(h->names, want * sizeof(*p));
+	if (!p)
+		return -1;
+	h->names = p;
+	return 0;
+}
+
+static int
+hosts_push(struct hosts *h, const char *name, size_t len)
+{
+	char *s;
+
+	if (hosts_grow(h) < 0)
+		return -1;
+	s = malloc(len + 1);
+	if (!s)
+		return -1;
+	memcpy(s, name, len);
+	s[len] = '\0';
+	h->names[h->n++] = s;
+	return 0;
+}
+
+void
+hosts_free(struct hosts *h)
+{
+	long i;
+
+	if (!h)
+		return;
+	for (i = 0; i < h->n; i++)
+		free(h->names[i]);
+	free(h->names);
+	h->names = NULL;
+	h->n = 0;
+}
+
+/* Drop names appended after the first `keep`, on failure. */
+static void
+hosts_truncate(struct hosts *h, long keep)
+{
+	while (h->n > keep)
+		free(h->names[--h->n]);
+	if (h->n == 0) {
+		free(h->names);
+		h->names = NULL;
+	}
+}
+
+/* Parse a run of digits at *pp; advance *pp. */
+static int
+parse_number(const char **pp, unsigned long long *val, int *ndigits,
+	     const char *expr, pl_err_t *err)
+{
+	const char *p = *pp;
+	unsigned long long v = 0;
+	int n = 0;
+
+	while (is_digit(*p)) {
+		if (++n > HOSTS_MAX_DIGITS)
+			return pl_err_set(err, "hostlist '%.80s': number at offset %ld "
+					  "is too long (at most %d digits)", expr,
+					  (long)(*pp - expr), HOSTS_MAX_DIGITS);
+		v = v * 10 + (unsigned long long)(*p - '0');
+		p++;
+	}
+	*val = v;
+	*ndigits = n;
+	*pp = p;
+	return 0;
+}
+
+/*
+ * Parse the inside of one bracket group, from just after '[' to its ']'.
+ * Fills g->r (caller frees) and g->count.
+ */
+static int
+parse_group(struct group *g, const char *p, const char *end, const char *expr,
+	    pl_err_t *err)
+{
+	int cap = 1;
+	const char *q;
+
+	for (q = p; q < end; q++)
+		if (*q == ',')
+			cap++;
+	g->r = calloc((size_t)cap, sizeof(*g->r));
+	if (!g->r)
+		return pl_err_set(err, "out of memory expanding hostlist '%.80s'", expr);
+	g->nr = 0;
+	g->count = 0;
+	if (p == end)
+		return pl_err_set(err, "hostlist '%.80s': empty brackets at offset %ld "
+				  "(accepted: numbers and ranges, e.g. n[1-4,7])",
+				  expr, (long)(p - 1 - expr));
+	while (p < end) {
+		struct range *r = &g->r[g->nr];
+		const char *lo = p;
+		int nd, nd2;
+
+		if (!is_digit(*p))
+			return pl_err_set(err, "hostlist '%.80s': unexpected '%c' at offset "
+					  "%ld inside brackets (accepted: numbers, "
+					  "ranges lo-hi, commas)", expr, *p,
+					  (long)(p - expr));
+		if (parse_number(&p, &r->lo, &nd, expr, err) < 0)
+			return -1;
+		/* The range start decides the padding: n[08-10] but n[8-10]. */
+		r->width = nd > 1 && *lo == '0' ? nd : 0;
+		r->hi = r->lo;
+		if (*p == '-') {
+			p++;
+			if (!is_digit(*p))
+				return pl_err_set(err, "hostlist '%.80s': range at offset "
+						  "%ld has no end (write lo-hi)", expr,
+						  (long)(lo - expr));
+			if (parse_number(&p, &r->hi, &nd2, expr, err) < 0)
+				return -1;
+			if (r->hi < r->lo)
+				return pl_err_set(err, "hostlist '%.80s': range %llu-%llu "
+						  "is descending (write %llu-%llu)", expr,
+						  r->lo, r->hi, r->hi, r->lo);
+		}
+		g->count += r->hi - r->lo + 1;
+		g->nr++;
+		if (p == end)
+			break;
+		if (*p != ',')
+			return pl_err_set(err, "hostlist '%.80s': unexpected '%c' at offset "
+					  "%ld inside brackets (accepted: numbers, "
+					  "ranges lo-hi, commas)", expr, *p,
+					  (long)(p - expr));
+		p++;
+		if (p == end || *p == ',')
+			return pl_err_set(err, "hostlist '%.80s': empty range at offset %ld "
+					  "inside brackets", expr, (long)(p - expr));
+	}
+	return 0;
+}
+
+static void
+free_groups(struct group *g, int ng)
+{
+	int i;
+
+	if (!g)
+		return;
+	for (i = 0; i < ng; i++)
+		free(g[i].r);
+	free(g);
+}
+
+/*
+ * Expand the name [p, end), which has no top-level separators, onto out.
+ * *budget is how many more names may be made.
+ */
+static int
+expand_piece(struct hosts *out, const char *p, const char *end, const char *expr,
+	     long *budget, pl_err_t *err)
+{
+	struct group *g = NULL;
+	const char *tail;
+	int ng = 0, i, *ri = NULL;
+	unsigned long long total = 1, *val = NULL;
+	char *buf = NULL;
+	size_t cap, len;
+	const char *q;
+	int rv = -1;
+
+	for (q = p; q < end; q++)
+		if (*q == '[')
+			ng++;
+	g = calloc((size_t)ng + 1, sizeof(*g));
+	ri = calloc((size_t)ng + 1, sizeof(*ri));
+	val = calloc((size_t)ng + 1, sizeof(*val));
+	cap = (size_t)(end - p) + (size_t)ng * 24 + 1;
+	buf = malloc(cap);
+	if (!g || !ri || !val || !buf) {
+		pl_err_set(err, "out of memory expanding hostlist '%.80s'", expr);
+		goto out;
+	}
+	ng = 0;
+	tail = p;
+	while (tail < end) {
+		const char *open = memchr(tail, '[', (size_t)(end - tail));
+		const char *close;
+
+		if (!open)
+			break;
+		close = memchr(open, ']', (size_t)(end - open));
+		/* The caller checked the nesting, so a ']' follows. */
+		g[ng].lit = tail;
+		g[ng].litlen = (size_t)(open - tail);
+		if (parse_group(&g[ng++], open + 1, close, expr, err) < 0)
+			goto out;
+		tail = close + 1;
+	}
+	for (i = 0; i < ng; i++) {
+		if (total > (unsigned long long)*budget / g[i].count) {
+			pl_err_set(err, "hostlist '%.80s': expands to too many names "
+				   "(more than %ld)", expr, *budget);
+			goto out;
+		}
+		total *= g[i].count;
+	}
+	if (total > (unsigned long long)*budget) {
+		pl_err_set(err, "hostlist '%.80s': expands to too many names "
+			   "(more than %ld)", expr, *budget);
+		goto out;
+	}
+	for (i = 0; i < ng; i++)
+		val[i] = g[i].r[0].lo;
+	for (;;) {
+		len = 0;
+		for (i = 0; i < ng; i++) {
+			memcpy(buf + len, g[i].lit, g[i].litlen);
+			len += g[i].litlen;
+			len += (size_t)snprintf(buf + len, cap - len, "%0*llu",
+						g[i].r[ri[i]].width, val[i]);
+		}
+		memcpy(buf + len, tail, (size_t)(end - tail));
+		len += (size_t)(end - tail);
+		if (hosts_push(out, buf, len) < 0) {
+			pl_err_set(err, "out of memory expanding hostlist '%.80s'", expr);
+			goto out;
+		}
+		/* Odometer: the rightmost group turns fastest. */
+		for (i = ng - 1; i >= 0; i--) {
+			if (val[i] < g[i].r[ri[i]].hi) {
+				val[i]++;
+				break;
+			}
+			if (ri[i] + 1 < g[i].nr) {
+				val[i] = g[i].r[++ri[i]].lo;
+				break;
+			}
+			ri[i] = 0;
+			val[i] = g[i].r[0].lo;
+		}
+		if (i < 0)
+			break;
+	}
+	*budget -= (long)total;
+	rv = 0;
+out:
+	free_groups(g, ng);
+	free(ri);
+	free(val);
+	free(buf);
+	return rv;
+}
+
+/* Find the end of the name at p; check its brackets. */
+static const char *
+piece_end(const char *p, const char *expr, pl_err_t *err)
+{
+	const char *open = NULL;
+
+	for (; *p; p++) {
+		if (*p == '[') {
+			if (open) {
+				pl_err_set(err, "hostlist '%.80s': nested '[' at offset %ld",
+					   expr, (long)(p - expr));
+				return NULL;
+			}
+			open = p;
+		} else if (*p == ']') {
+			if (!open) {
+				pl_err_set(err, "hostlist '%.80s': ']' at offset %ld has no "
+					   "matching '['", expr, (long)(p - expr));
+				return NULL;
+			}
+			open = NULL;
+		} else if (!open && (*p == ',' || is_blank(*p))) {
+			break;
+		}
+	}
+	if (open) {
+		pl_err_set(err, "hostlist '%.80s': '[' at offset %ld has no matching ']'",
+			   expr, (long)(open - expr));
+		return NULL;
+	}
+	return p;
+}
+
+int
+hosts_expand(struct hosts *out, const char *expr, long limit, pl_err_t *err)
+{
+	long keep = out->n, budget = limit > 0 ? limit : HOSTS_DEFAULT_LIMIT;
+	const char *p = expr, *end;
+
+	if (!expr)
+		return pl_err_set(err, "hostlist is missing");
+	while (is_blank(*p))
+		p++;
+	if (!*p)
+		return pl_err_set(err, "hostlist '%.80s' is empty (accepted: e.g. "
+				  "node[01-16],gpu7)", expr);
+	for (;;) {
+		while (is_blank(*p))
+			p++;
+		if (*p == ',' || !*p) {
+			pl_err_set(err, "hostlist '%.80s': empty name at offset %ld "
+				   "(names are separated by single commas)", expr,
+				   (long)(p - expr));
+			goto fail;
+		}
+		end = piece_end(p, expr, err);
+		if (!end || expand_piece(out, p, end, expr, &budget, err) < 0)
+			goto fail;
+		p = end;
+		while (is_blank(*p))
+			p++;
+		if (!*p)
+			break;
+		if (*p == ',')
+			p++;
+	}
+	return 0;
+fail:
+	hosts_truncate(out, keep);
+	return -1;
+}
+
+/* A growing string; `bad` remembers an allocation failure. */
+struct sbuf {
+	char *s;
+	size_t len, cap;
+	int bad;
+};
+
+static void
+sbuf_add(struct sbuf *b, const char *s, size_t n)
+{
+	if (b->bad)
+		return;
+	if (b->len + n + 1 > b->cap) {
+		size_t want = b->cap ? b->cap : 64;
+		char *p;
+
+		while (want < b->len + n + 1)
+			want *= 2;
+		p = realloc(b->s, want);
+		if (!p) {
+			b->bad = 1;
+			return;
+		}
+		b->s = p;
+		b->cap = want;
+	}
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+}
+
+/* A name split around its last run of digits. */
+struct split {
+	const char *name;
+	size_t prelen;		/* digits start here */
+	int nd;			/* 0: no usable number */
+	unsigned long long val;
+};
+
+static void
+split_name(struct split *s, const char *name)
+{
+	size_t len = strlen(name), e = len, b;
+	int i;
+
+	s->name = name;
+	s->nd = 0;
+	s->val = 0;
+	s->prelen = len;
+	while (e > 0 && !is_digit(name[e - 1]))
+		e--;
+	b = e;
+	while (b > 0 && is_digit(name[b - 1]))
+		b--;
+	/* Too long for a number (or none): the name is kept as it is. */
+	if (e == b || e - b > HOSTS_MAX_DIGITS)
+		return;
+	s->prelen = b;
+	s->nd = (int)(e - b);
+	for (i = 0; i < s->nd; i++)
+		s->val = s->val * 10 + (unsigned long long)(name[b + i] - '0');
+}
+
+/* Same prefix and suffix, both with numbers. */
+static int
+same_stem(const struct split *a, const struct split *b)
+{
+	return a->nd && b->nd && a->prelen == b->prelen &&
+	       strncmp(a->name, b->name, a->prelen) == 0 &&
+	       strcmp(a->name + a->prelen + a->nd, b->name + b->prelen + b->nd) == 0;
+}
+
+/* Does the name's number print exactly this way with this padding (0 = none)? */
+static int
+fits(const struct split *s, int width)
+{
+	if (width == 0)
+		return s->nd == 1 || s->name[s->prelen] != '0';
+	return s->nd == width;
+}
+
+static void
+add_number(struct sbuf *b, unsigned long long v, int width)
+{
+	char num[32];
+	int n = snprintf(num, sizeof(num), "%0*llu", width, v);
+
+	sbuf_add(b, num, (size_t)n);
+}
+
+char *
+hosts_compress(const struct hosts *h)
+{
+	struct sbuf b = { NULL, 0, 0, 0 };
+	struct split *sp = NULL;
+	long i, j, k;
+
+	sbuf_add(&b, "", 0);
+	if (h->n > 0)
+		sp = calloc((size_t)h->n, sizeof(*sp));
+	if (h->n > 0 && !sp)
+		b.bad = 1;
+	for (i = 0; !b.bad && i < h->n; i++)
+		split_name(&sp[i], h->names[i]);
+	for (i = 0; !b.bad && i < h->n; i = j) {
+		const struct split *s = &sp[i];
+
+		if (i > 0)
+			sbuf_add(&b, ",", 1);
+		for (j = i + 1; j < h->n && same_stem(s, &sp[j]); j++)
+			;
+		if (j == i + 1) {
+			sbuf_add(&b, s->name, strlen(s->name));
+			continue;
+		}
+		sbuf_add(&b, s->name, s->prelen);
+		sbuf_add(&b, "[", 1);
+		for (k = i; k < j; ) {
+			int width = fits(&sp[k], 0) ? 0 : sp[k].nd;
+			long e = k + 1;
+
+			while (e < j && sp[e].val == sp[e - 1].val + 1 && fits(&sp[e], width))
+				e++;
+			if (k > i)
+				sbuf_add(&b, ",", 1);
+			add_number(&b, sp[k].val, width);
+			if (e - 1 > k) {
+				sbuf_add(&b, "-", 1);
+				add_number(&b, sp[e - 1].val, width);
+			}
+			k = e;
+		}
+		sbuf_add(&b, "]", 1);
+		sbuf_add(&b, s->name + s->prelen + s->nd,
+			 strlen(s->name + s->prelen + s->nd));
+	}
+	free(sp);
+	if (b.bad) {
+		free(b.s);
+		return NULL;
+	}
+	return b.s;
+}

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Framework rank conventions: global rank <-> coordinates, and the process
+ * groups each framework builds, in the framework's own order.
+ */
+#ifndef PL_ORDER_H
+#define PL_ORDER_H
+
+#include "layout.h"
+
+/* A rank's coordinates, indexed by enum pl_axis. */
+struct pl_coords {
+	long c[PL_NAXES];
+};
+
+/*
+ * The dense (non-expert) decomposition of a rank as mixed-radix digits,
+ * innermost first: rank = sum(coord[axis[i]] * stride[i]).  EP is not a
+ * dense digit (it folds into cp*dp, see docs), so n is at most 4.
+ */
+struct pl_digits {
+	int n;
+	enum pl_axis axis[PL_NAXES];
+	long size[PL_NAXES];
+	long stride[PL_NAXES];
+};
+
+/* Fill *d for a resolved layout. */
+void order_digits(const struct pl_layout *l, struct pl_digits *d);
+
+/*
+ * Coordinates of a global rank of a resolved layout: tp, cp, dp, pp from the
+ * dense decomposition, ep from the framework's expert decomposition.
+ * Returns 0, or -1 when rank is out of range.
+ */
+int order_coords(const struct pl_layout *l, long rank, struct pl_coords *out,
+		 pl_err_t *err);
+
+/* The global rank with the given dense coordinates (ep is ignored). */
+long order_rank(const struct pl_layout *l, const struct pl_coords *c);
+
+/* All groups of one kind: ranks[g * group_size + i], caller frees with order_groups_free(). */
+struct pl_groups {
+	long ngroups;
+	long group_size;
+	long *ranks;
+};
+
+/*
+ * Build every group of the given kind exactly as the framework does, in the
+ * framework's group order and member order.  kind is an axis name or a
+ * '-'-joined set of them as Megatron names its groups ("tp", "pp", "dp",
+ * "cp", "ep", "tp-pp" (model parallel), "dp-cp", "tp-cp", "tp-ep" ...).
+ * "ep" and composites containing it use the expert rank generator.
+ * Returns 0 or -1 with err set (unknown kind).
+ */
+int order_groups(const struct pl_layout *l, const char *kind,
+		 struct pl_groups *out, pl_err_t *err);
+
+void order_groups_free(struct pl_groups *g);
+
+#endif

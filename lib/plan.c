@@ -1,0 +1,555 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The cost and memory planner.  Every figure is a closed formula of the
+ * layout so that a user can check it by hand; docs/ARCHITECTURE.md states
+ * each one.  All products are taken in double: a size typed by a user may
+ * be huge and a long product could overflow.
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "plan.h"
+
+/*
+ * Nominal bus bandwidths (GB/s) for plan_ctx_default, used until nccl-tests
+ * figures are imported.  NVLink: an H100 SXM has 900 GB/s of NVLink4 in
+ * both directions together, 450 GB/s each way, about what all_reduce_perf
+ * reports as busbw inside an 8-GPU HGX node.  PCIe: Gen4 x16 is 32 GB/s raw
+ * each way, about 25 after protocol overhead.  Leaf: one 400 Gb/s NIC per
+ * GPU.  Spine: the leaf figure halved for a 2:1 oversubscribed tree.
+ */
+#define NOMINAL_NVLINK_GBPS 450.0
+#define NOMINAL_PCIE_GBPS 25.0
+#define NOMINAL_LEAF_GBPS 50.0
+#define NOMINAL_SPINE_GBPS 25.0
+
+/* Larger than this and a divisor list would take too long to build. */
+#define DIVISOR_LIST_MAX 1000000L
+
+/* Own copy so that the planner links without layout.c. */
+static const char *const axis_names[PL_NAXES] = { "tp", "cp", "ep", "dp", "pp" };
+
+static void warn(struct plan *out, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void
+warn(struct plan *out, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (out->nwarnings >= PLAN_MAX_WARNINGS)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(out->warnings[out->nwarnings], PLAN_WARNING_LEN, fmt, ap);
+	va_end(ap);
+	out->nwarnings++;
+}
+
+/* plan_state_bytes over a replica count that may exceed a long. */
+static double
+state_bytes(double params, enum pl_optimizer opt, int zero, double r)
+{
+	double p = 2.0, g = 2.0, o;
+
+	if (!isfinite(params) || params < 0 || !(r >= 1))
+		return -1.0;
+	switch (opt) {
+	case PL_OPT_ADAM:
+		o = 12.0;	/* fp32 master copy, momentum, variance */
+		break;
+	case PL_OPT_SGD:
+		o = 8.0;	/* fp32 master copy, momentum */
+		break;
+	default:
+		return -1.0;
+	}
+	switch (zero) {
+	case 0:
+		return params * (p + g + o);
+	case 1:
+		return params * (p + g + o / r);
+	case 2:
+		return params * (p + (g + o) / r);
+	case 3:
+		return params * (p + g + o) / r;
+	default:
+		return -1.0;
+	}
+}
+
+double
+plan_state_bytes(double params, enum pl_optimizer opt, int zero, long dp)
+{
+	return state_bytes(params, opt, zero, (double)dp);
+}
+
+double
+plan_layer_activation_bytes(long s, long b, long h, long a, enum pl_recompute r)
+{
+	double sbh;
+
+	if (s < 0 || b < 0 || h < 0 || a < 0)
+		return -1.0;
+	sbh = (double)s * (double)b * (double)h;
+	switch (r) {
+	case PL_RECOMPUTE_NONE:
+		/*
+		 * 34sbh + 5as^2b: written without the division by h of the
+		 * usual s*b*h*(34 + 5as/h) so that it stays exact.
+		 */
+		return 34.0 * sbh + 5.0 * (double)a * (double)s * (double)s * (double)b;
+	case PL_RECOMPUTE_SELECTIVE:
+		return 34.0 * sbh;
+	case PL_RECOMPUTE_FULL:
+		return 2.0 * sbh;	/* only the layer input, bf16 */
+	default:
+		return -1.0;
+	}
+}
+
+static void
+set_link(struct topo_linkclass *c, double gbps, const char *what)
+{
+	c->gbps = gbps;
+	c->measured = false;
+	snprintf(c->source, sizeof(c->source), "nominal: %s", what);
+}
+
+void
+plan_ctx_default(struct plan_ctx *ctx, long nodes, long gpus_per_node)
+{
+	if (!ctx)
+		return;
+	memset(ctx, 0, sizeof(*ctx));
+	if (nodes > 0 && gpus_per_node > 0 && nodes <= LONG_MAX / gpus_per_node)
+		ctx->world = nodes * gpus_per_node;
+	ctx->domain_gpus = gpus_per_node > 0 ? gpus_per_node : 0;
+	set_link(&ctx->link[TOPO_LINK_NVLINK], NOMINAL_NVLINK_GBPS,
+		 "H100 NVLink4, 450 GB/s each way");
+	set_link(&ctx->link[TOPO_LINK_PCIE], NOMINAL_PCIE_GBPS,
+		 "PCIe Gen4 x16, about 25 GB/s each way");
+	set_link(&ctx->link[TOPO_LINK_LEAF], NOMINAL_LEAF_GBPS,
+		 "one 400 Gb/s NIC per GPU");
+	set_link(&ctx->link[TOPO_LINK_SPINE], NOMINAL_SPINE_GBPS,
+		 "400 Gb/s per GPU with 2:1 oversubscription");
+}
+
+double
+plan_axis_bytes(const struct plan *p, enum pl_axis a)
+{
+	if (!p)
+		return 0.0;
+	switch (a) {
+	case PL_TP:
+		return p->tp_bytes_per_step;
+	case PL_CP:
+		return p->cp_bytes_per_step;
+	case PL_EP:
+		return p->ep_bytes_per_step;
+	case PL_DP:
+		return p->dp_bytes_per_step;
+	case PL_PP:
+		return p->pp_bytes_per_step;
+	default:
+		return 0.0;
+	}
+}
+
+/* "e.g. 1, 2, 4, 8" for n's divisors, or "" when n is too large to list. */
+static void
+divisors_text(long n, char *buf, size_t size)
+{
+	size_t len = 0;
+	int count = 0;
+	long d;
+
+	buf[0] = '\0';
+	if (n < 1 || n > DIVISOR_LIST_MAX)
+		return;
+	for (d = 1; d <= n && count < 12; d++) {
+		int w;
+
+		if (n % d != 0)
+			continue;
+		w = snprintf(buf + len, size - len, "%s%ld", count ? ", " : ": ", d);
+		if (w < 0 || (size_t)w >= size - len)
+			break;
+		len += (size_t)w;
+		count++;
+	}
+}
+
+static int
+check_divides(long n, const char *nname, long d, const char *dname,
+	      const char *why, pl_err_t *err)
+{
+	char list[160];
+
+	if (n % d == 0)
+		return 0;
+	divisors_text(n, list, sizeof(list));
+	return pl_err_set(err, "%s=%ld is not divisible by %s=%ld (%s; accepted %s: "
+			  "a divisor of %ld%s)", nname, n, dname, d, why, dname, n, list);
+}
+
+static int
+check_positive(const struct pl_layout *l, pl_err_t *err)
+{
+	const struct {
+		const char *name;
+		long v;
+	} f[] = {
+		{ "seq", l->seq }, { "mbs", l->mbs }, { "hidden", l->model.hidden },
+		{ "layers", l->model.layers }, { "heads", l->model.heads },
+		{ "vocab", l->model.vocab },
+	};
+	size_t i;
+
+	for (i = 0; i < PL_NAXES; i++) {
+		if (i == PL_DP && l->size[i] == 0)
+			return pl_err_set(err, "dp is unresolved (dp=auto): resolve the "
+					  "layout to the job's world size first");
+		if (l->size[i] < 1)
+			return pl_err_set(err, "%s=%ld: a parallel size must be a "
+					  "positive integer", axis_names[i], l->size[i]);
+	}
+	for (i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+		if (f[i].v < 1)
+			return pl_err_set(err, "%s=%ld: must be a positive integer",
+					  f[i].name, f[i].v);
+	if (!isfinite(l->model.params) || l->model.params <= 0)
+		return pl_err_set(err, "params=%g: must be a positive number of "
+				  "parameters", l->model.params);
+	if (l->gbs < 0)
+		return pl_err_set(err, "gbs=%ld: must be positive, or 0 for not pinned",
+				  l->gbs);
+	if (l->zero < 0 || l->zero > 3)
+		return pl_err_set(err, "zero=%d is not a ZeRO stage (accepted: 0, 1, 2, 3)",
+				  l->zero);
+	if (l->recompute != PL_RECOMPUTE_NONE && l->recompute != PL_RECOMPUTE_SELECTIVE &&
+	    l->recompute != PL_RECOMPUTE_FULL)
+		return pl_err_set(err, "recompute=%d is unknown (accepted: none, "
+				  "selective, full)", (int)l->recompute);
+	if (l->optimizer != PL_OPT_ADAM && l->optimizer != PL_OPT_SGD)
+		return pl_err_set(err, "optimizer=%d is unknown (accepted: adam, sgd)",
+				  (int)l->optimizer);
+	return 0;
+}
+
+static int
+check_layout(const struct pl_layout *l, const struct plan_ctx *ctx, pl_err_t *err)
+{
+	double need;
+
+	if (check_positive(l, err) < 0)
+		return -1;
+	if (check_divides(l->model.layers, "layers", l->size[PL_PP], "pp",
+			  "each pipeline stage takes layers/pp whole layers", err) < 0 ||
+	    check_divides(l->model.heads, "heads", l->size[PL_TP], "tp",
+			  "each TP rank takes whole attention heads", err) < 0 ||
+	    check_divides(l->seq, "seq", l->size[PL_CP], "cp",
+			  "each CP rank takes seq/cp tokens", err) < 0)
+		return -1;
+	need = (double)l->size[PL_TP] * (double)l->size[PL_CP] *
+	       (double)l->size[PL_PP] * (double)l->size[PL_DP];
+	if (ctx->world > 0 && need != (double)ctx->world)
+		return pl_err_set(err, "the layout needs tp*cp*pp*dp = %.0f GPUs but the "
+				  "job has %ld (accepted: sizes whose product is %ld)",
+				  need, ctx->world, ctx->world);
+	return 0;
+}
+
+/*
+ * Micro-batches per step.  A pinned gbs fixes them; otherwise 4*pp keeps
+ * the 1F1B bubble (pp-1)/(4pp) under 25 %, and pp=1 needs no accumulation.
+ * Returns -1 (err set) when gbs does not split or a figure overflows.
+ */
+static long
+schedule_m(const struct pl_layout *l, pl_err_t *err)
+{
+	long mbs = l->mbs, dp = l->size[PL_DP], pp = l->size[PL_PP];
+
+	if (l->gbs > 0) {
+		/* mbs > gbs/dp first, so that mbs*dp cannot overflow */
+		if (mbs > l->gbs / dp || l->gbs % (mbs * dp) != 0)
+			return pl_err_set(err, "gbs=%ld is not divisible by mbs*dp = "
+					  "%ld*%ld (accepted: a multiple of %.0f)",
+					  l->gbs, mbs, dp, (double)mbs * (double)dp);
+		return l->gbs / (mbs * dp);
+	}
+	if (pp == 1)
+		return 1;
+	if (pp > LONG_MAX / 4)
+		return pl_err_set(err, "pp=%ld is too large for the default of 4*pp "
+				  "micro-batches (accepted: pin gbs=)", pp);
+	return 4 * pp;
+}
+
+static int
+plan_schedule(const struct pl_layout *l, struct plan *out, pl_err_t *err)
+{
+	long m = schedule_m(l, err);
+	double gb;
+
+	if (m < 0)
+		return -1;
+	gb = (double)l->mbs * (double)m * (double)l->size[PL_DP];
+	if (gb > (double)LONG_MAX / 2)
+		return pl_err_set(err, "the global batch mbs*m*dp = %ld*%ld*%ld overflows "
+				  "(accepted: smaller mbs, dp or gbs)", l->mbs, m,
+				  l->size[PL_DP]);
+	out->micro_batches = m;
+	out->grad_accum_steps = m;
+	out->global_batch = l->gbs > 0 ? l->gbs : l->mbs * m * l->size[PL_DP];
+	out->bubble_fraction = (double)(l->size[PL_PP] - 1) / (double)m;
+	out->inflight_micro_batches = l->size[PL_PP] < m ? l->size[PL_PP] : m;
+	out->layers_per_stage = l->model.layers / l->size[PL_PP];
+	return 0;
+}
+
+/*
+ * Memory of the busiest GPU.  Activations: the first 1F1B stage holds
+ * min(pp, m) micro-batches of layers/pp layers; TP with sequence
+ * parallelism and CP each divide a layer's whole figure.  The fp32 logits
+ * live on the last stage for one micro-batch at a time; adding them to the
+ * first stage's figure overstates pp > 1 a little, on the safe side.
+ */
+static void
+plan_memory(const struct pl_layout *l, struct plan *out)
+{
+	double tp = (double)l->size[PL_TP], cp = (double)l->size[PL_CP];
+	double pp = (double)l->size[PL_PP];
+	double replicas = (double)l->size[PL_DP] * cp;
+	double tokens = (double)l->seq / cp * (double)l->mbs;	/* per CP rank */
+	double layer, held = (double)out->inflight_micro_batches;
+
+	out->state_gb_per_gpu = state_bytes(l->model.params / (tp * pp), l->optimizer,
+					    l->zero, replicas) / 1e9;
+	layer = plan_layer_activation_bytes(l->seq, l->mbs, l->model.hidden,
+					    l->model.heads, l->recompute);
+	out->activation_gb_per_gpu = layer / (tp * cp) *
+				     (double)out->layers_per_stage * held / 1e9;
+	out->logits_gb_per_gpu = tokens * (double)l->model.vocab * 4.0 / tp / 1e9;
+	out->embedding_gb_per_gpu = tokens * (double)l->model.hidden * 2.0 / tp * held / 1e9;
+	out->total_gb_per_gpu = out->state_gb_per_gpu + out->activation_gb_per_gpu +
+				out->logits_gb_per_gpu + out->embedding_gb_per_gpu;
+}
+
+/* Bytes each member sends in a ring all-reduce of one byte over n ranks. */
+static double
+ring(double n)
+{
+	return n > 1 ? 2.0 * (n - 1.0) / n : 0.0;
+}
+
+static void
+plan_traffic(const struct pl_layout *l, struct plan *out)
+{
+	double tp = (double)l->size[PL_TP], cp = (double)l->size[PL_CP];
+	double ep = (double)l->size[PL_EP], pp = (double)l->size[PL_PP];
+	double replicas = (double)l->size[PL_DP] * cp;
+	double m = (double)out->micro_batches, lps = (double)out->layers_per_stage;
+	double h = (double)l->model.hidden;
+	/* one micro-batch's bf16 hidden states on one CP rank, s/cp*b*h*2 */
+	double act = (double)l->seq / cp * (double)l->mbs * h * 2.0;
+	/* full recomputation replays each forward pass once in backward */
+	double fwd = l->recompute == PL_RECOMPUTE_FULL ? 2.0 : 1.0;
+	double held = l->model.params / (tp * pp);
+
+	out->tp_bytes_per_step = (2.0 * fwd + 2.0) * act * ring(tp) * lps * m;
+	/*
+	 * Ring attention: cp-1 steps each pass this rank's K and V, split over
+	 * TP by heads; backward passes K, V and their gradients.
+	 */
+	out->cp_bytes_per_step = cp > 1 ? (fwd + 2.0) * (cp - 1.0) * 2.0 * act / tp *
+					  lps * m : 0.0;
+	/* an interior stage sends activations on and gradients back */
+	out->pp_bytes_per_step = pp > 1 ? (pp > 2 ? 2.0 : 1.0) * act / tp * m : 0.0;
+	out->dp_bytes_per_step = replicas > 1 ? 2.0 * held * (l->zero == 3 ? 3.0 : 2.0) *
+					       (replicas - 1.0) / replicas : 0.0;
+	/* dispatch and combine, forward and backward, every layer, top-1 */
+	out->ep_bytes_per_step = ep > 1 ? (2.0 * fwd + 2.0) * act / tp * (ep - 1.0) / ep *
+					  lps * m : 0.0;
+}
+
+/*
+ * How many consecutive ranks one group of axis a spans: the product of its
+ * size and the sizes of the axes inside it in the rank order.  EP carves
+ * up the data-parallel ranks, so it adds nothing to the other axes' spans.
+ */
+static double
+axis_span(const struct pl_layout *l, enum pl_axis a)
+{
+	static const enum pl_axis def[PL_NAXES] = { PL_TP, PL_CP, PL_EP, PL_DP, PL_PP };
+	const enum pl_axis *order = l->order;
+	unsigned seen = 0;
+	double span = 1.0;
+	int i;
+
+	for (i = 0; i < PL_NAXES; i++) {
+		if ((unsigned)order[i] >= PL_NAXES || (seen & (1u << order[i])))
+			break;
+		seen |= 1u << order[i];
+	}
+	if (seen != (1u << PL_NAXES) - 1)
+		order = def;
+	for (i = 0; i < PL_NAXES; i++) {
+		if (order[i] == PL_EP && a != PL_EP)
+			continue;
+		span *= (double)l->size[order[i]];
+		if (order[i] == a)
+			break;
+	}
+	return span;
+}
+
+static void
+plan_links(const struct pl_layout *l, const struct plan_ctx *ctx, struct plan *out)
+{
+	enum topo_link inside = TOPO_LINK_NVLINK;
+	double dom = (double)ctx->domain_gpus;
+	int a;
+
+	if (ctx->link[TOPO_LINK_NVLINK].gbps <= 0 && ctx->link[TOPO_LINK_PCIE].gbps > 0)
+		inside = TOPO_LINK_PCIE;
+	for (a = 0; a < PL_NAXES; a++) {
+		double bytes = plan_axis_bytes(out, (enum pl_axis)a);
+		double span = axis_span(l, (enum pl_axis)a), gbps;
+		enum topo_link k;
+
+		if (l->size[a] <= 1)
+			k = inside;
+		else if (dom > 0)
+			k = span <= dom && fmod(dom, span) == 0 ? inside : TOPO_LINK_LEAF;
+		else
+			k = a == PL_TP ? inside : TOPO_LINK_LEAF;
+		out->comm_link[a] = k;
+		gbps = ctx->link[k].gbps;
+		if (bytes <= 0)
+			out->comm_seconds[a] = 0.0;
+		else
+			out->comm_seconds[a] = gbps > 0 ? bytes / (gbps * 1e9) : -1.0;
+	}
+}
+
+/* "tp8,pp4": the model-parallel sizes above 1 (dp is named separately). */
+static void
+short_spec(const struct pl_layout *l, char *buf, size_t size)
+{
+	static const enum pl_axis show[] = { PL_TP, PL_CP, PL_EP, PL_PP };
+	size_t i, len = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < sizeof(show) / sizeof(show[0]); i++) {
+		int w;
+
+		if (l->size[show[i]] <= 1)
+			continue;
+		w = snprintf(buf + len, size - len, "%s%s%ld", len ? "," : "",
+			     axis_names[show[i]], l->size[show[i]]);
+		if (w < 0 || (size_t)w >= size - len)
+			return;
+		len += (size_t)w;
+	}
+	if (len == 0)
+		snprintf(buf, size, "dp only");
+}
+
+static void
+warn_previous(const struct pl_layout *l, const struct plan_ctx *ctx, struct plan *out)
+{
+	const struct pl_layout *prev = ctx->previous;
+	long pm, dp = l->size[PL_DP];
+	double pgb;
+	char spec[96];
+
+	if (!prev || prev->size[PL_DP] < 1 || prev->mbs < 1 || prev->gbs < 0 ||
+	    prev->size[PL_PP] < 1)
+		return;
+	pm = schedule_m(prev, NULL);
+	if (pm < 0)
+		return;
+	pgb = (double)prev->mbs * (double)pm * (double)prev->size[PL_DP];
+	short_spec(prev, spec, sizeof(spec));
+	if (l->gbs > 0) {
+		if (prev->size[PL_DP] != dp)
+			warn(out, "note: dp changes from %ld to %ld (previous layout %s): "
+			     "gbs=%ld is pinned, so gradient accumulation changes from "
+			     "%ld to %ld micro-batches per step", prev->size[PL_DP], dp,
+			     spec, l->gbs, pm, out->micro_batches);
+		return;
+	}
+	if (pgb == (double)out->global_batch)
+		return;
+	if (prev->size[PL_DP] != dp)
+		warn(out, "dp changes from %ld to %ld (previous layout %s): the global "
+		     "batch changes from %.0f to %ld unless gbs= is pinned",
+		     prev->size[PL_DP], dp, spec, pgb, out->global_batch);
+	else
+		warn(out, "the global batch changes from %.0f to %ld (previous layout %s "
+		     "ran %ld micro-batches, pp=%ld runs %ld) unless gbs= is pinned",
+		     pgb, out->global_batch, spec, pm, l->size[PL_PP], out->micro_batches);
+}
+
+static void
+warn_memory(const struct pl_layout *l, const struct plan_ctx *ctx, struct plan *out)
+{
+	char tips[160];
+
+	if (ctx->gpu_memory_gb <= 0 || out->total_gb_per_gpu <= ctx->gpu_memory_gb)
+		return;
+	snprintf(tips, sizeof(tips), "%s%s%s%s", l->zero < 3 ? "a higher zero= stage, " : "",
+		 l->recompute == PL_RECOMPUTE_NONE ? "recompute=selective, " : "",
+		 l->recompute == PL_RECOMPUTE_SELECTIVE ? "recompute=full, " : "",
+		 "or a larger tp or pp");
+	warn(out, "estimated %.1f GB per GPU exceeds the %g GB of each GPU: try %s "
+	     "(state %.1f, activations %.1f, logits %.1f GB)", out->total_gb_per_gpu,
+	     ctx->gpu_memory_gb, tips, out->state_gb_per_gpu, out->activation_gb_per_gpu,
+	     out->logits_gb_per_gpu);
+}
+
+static void
+plan_warnings(const struct pl_layout *l, const struct plan_ctx *ctx, struct plan *out)
+{
+	long pp = l->size[PL_PP];
+
+	if (ctx->domain_gpus > 0 && l->size[PL_TP] > ctx->domain_gpus)
+		warn(out, "tp=%ld spans NVLink domains of %ld GPUs: every layer's "
+		     "all-reduce crosses the network", l->size[PL_TP], ctx->domain_gpus);
+	if (pp > 1 && out->bubble_fraction > 0.25)
+		warn(out, "pipeline bubble %.1f %% (pp=%ld, %ld micro-batches): raise gbs "
+		     "or use more micro-batches (%.0f or more keep it at or under 25 %%)",
+		     100.0 * out->bubble_fraction, pp, out->micro_batches,
+		     4.0 * (double)(pp - 1));
+	warn_memory(l, ctx, out);
+	warn_previous(l, ctx, out);
+}
+
+int
+plan_compute(const struct pl_layout *l, const struct plan_ctx *ctx,
+	     struct plan *out, pl_err_t *err)
+{
+	struct plan_ctx nominal;
+
+	if (!out)
+		return pl_err_set(err, "plan_compute: no plan to fill");
+	memset(out, 0, sizeof(*out));
+	if (!l)
+		return pl_err_set(err, "plan_compute: no layout");
+	if (!ctx) {
+		plan_ctx_default(&nominal, 0, 0);
+		ctx = &nominal;
+	}
+	if (check_layout(l, ctx, err) < 0 || plan_schedule(l, out, err) < 0) {
+		memset(out, 0, sizeof(*out));
+		return -1;
+	}
+	plan_memory(l, out);
+	plan_traffic(l, out);
+	plan_links(l, ctx, out);
+	plan_warnings(l, ctx, out);
+	return 0;
+}

@@ -1,0 +1,353 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The topology map in memory: growth of its arrays, the name index, and the
+ * nominal link bandwidths a map starts with.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "topo.h"
+
+/*
+ * Nominal bus bandwidths in GB/s, used until nccl-tests figures are imported:
+ * NVLink 4 (H100) moves about 450 GB/s per direction, PCIe 4.0 x16 about 25,
+ * one 400 Gb/s NIC per GPU about 50 under a leaf, and a 2:1 oversubscribed
+ * spine half of that.
+ */
+static const double nominal_gbps[TOPO_NLINKS] = { 450.0, 25.0, 50.0, 25.0 };
+static const char *const link_names[TOPO_NLINKS] = { "nvlink", "pcie", "leaf", "spine" };
+
+const char *
+topo_link_name(enum topo_link l)
+{
+	return (unsigned)l < TOPO_NLINKS ? link_names[l] : "?";
+}
+
+struct topo_map *
+topo_new(void)
+{
+	struct topo_map *m = calloc(1, sizeof(*m));
+	int i;
+
+	if (!m)
+		return NULL;
+	m->default_type = -1;
+	for (i = 0; i < TOPO_NLINKS; i++)
+		m->link[i].gbps = nominal_gbps[i];
+	return m;
+}
+
+void
+topo_nodetype_clear(struct topo_nodetype *t)
+{
+	if (!t)
+		return;
+	free(t->gpus);
+	free(t->nics);
+	t->gpus = NULL;
+	t->nics = NULL;
+	t->ngpus = 0;
+	t->nnics = 0;
+}
+
+int
+topo_nodetype_copy(struct topo_nodetype *dst, const struct topo_nodetype *src,
+		   pl_err_t *err)
+{
+	struct topo_gpu *gpus = NULL;
+	struct topo_nic *nics = NULL;
+
+	if (src->ngpus > 0) {
+		gpus = calloc(src->ngpus, sizeof(*gpus));
+		if (!gpus)
+			goto nomem;
+		memcpy(gpus, src->gpus, src->ngpus * sizeof(*gpus));
+	}
+	if (src->nnics > 0) {
+		nics = calloc(src->nnics, sizeof(*nics));
+		if (!nics)
+			goto nomem;
+		memcpy(nics, src->nics, src->nnics * sizeof(*nics));
+	}
+	*dst = *src;
+	dst->gpus = gpus;
+	dst->nics = nics;
+	return 0;
+nomem:
+	free(gpus);
+	free(nics);
+	return pl_err_set(err, "out of memory copying node type '%s'", src->name);
+}
+
+void
+topo_free(struct topo_map *m)
+{
+	int i;
+
+	if (!m)
+		return;
+	for (i = 0; i < m->ntypes; i++)
+		topo_nodetype_clear(&m->types[i]);
+	free(m->types);
+	free(m->switches);
+	free(m->blocks);
+	free(m->nodes);
+	free(m->hash);
+	free(m);
+}
+
+/*
+ * Make room for element n of arr (elements of size sz).  The capacity is
+ * always the smallest power of two >= n, so the array is full exactly when n
+ * is zero or a power of two.  Returns the (moved) array or NULL.
+ */
+static void *
+grow(void *arr, long n, size_t sz)
+{
+	size_t want;
+
+	if (n > 0 && (n & (n - 1)) != 0)
+		return arr;
+	want = n ? (size_t)n * 2 : 1;
+	if (want > SIZE_MAX / sz)
+		return NULL;
+	return realloc(arr, want * sz);
+}
+
+static int
+name_ok(const char *name, const char *what, pl_err_t *err)
+{
+	if (!name || !*name)
+		return pl_err_set(err, "empty %s name", what);
+	if (strlen(name) >= TOPO_NAME)
+		return pl_err_set(err, "%s name '%.40s...' is longer than %d characters",
+				  what, name, TOPO_NAME - 1);
+	return 0;
+}
+
+int
+topo_add_type(struct topo_map *m, const struct topo_nodetype *t, pl_err_t *err)
+{
+	struct topo_nodetype *p;
+
+	if (name_ok(t->name, "node type", err) < 0)
+		return -1;
+	p = grow(m->types, m->ntypes, sizeof(*p));
+	if (!p)
+		return pl_err_set(err, "out of memory adding node type '%s'", t->name);
+	m->types = p;
+	if (topo_nodetype_copy(&m->types[m->ntypes], t, err) < 0)
+		return -1;
+	return m->ntypes++;
+}
+
+int
+topo_find_switch(const struct topo_map *m, const char *name)
+{
+	int i;
+
+	for (i = 0; i < m->nswitches; i++)
+		if (strcmp(m->switches[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+int
+topo_add_switch(struct topo_map *m, const char *name, int parent, pl_err_t *err)
+{
+	struct topo_switch *p;
+
+	if (name_ok(name, "switch", err) < 0)
+		return -1;
+	p = grow(m->switches, m->nswitches, sizeof(*p));
+	if (!p)
+		return pl_err_set(err, "out of memory adding switch '%s'", name);
+	m->switches = p;
+	memset(&p[m->nswitches], 0, sizeof(*p));
+	strcpy(p[m->nswitches].name, name);
+	p[m->nswitches].parent = parent;
+	return m->nswitches++;
+}
+
+int
+topo_add_block(struct topo_map *m, const char *name, bool nvlink, pl_err_t *err)
+{
+	struct topo_block *p;
+
+	if (name_ok(name, "block", err) < 0)
+		return -1;
+	p = grow(m->blocks, m->nblocks, sizeof(*p));
+	if (!p)
+		return pl_err_set(err, "out of memory adding block '%s'", name);
+	m->blocks = p;
+	memset(&p[m->nblocks], 0, sizeof(*p));
+	strcpy(p[m->nblocks].name, name);
+	p[m->nblocks].nvlink = nvlink;
+	return m->nblocks++;
+}
+
+long
+topo_add_node(struct topo_map *m, const char *name, pl_err_t *err)
+{
+	struct topo_node *p;
+
+	if (name_ok(name, "node", err) < 0)
+		return -1;
+	p = grow(m->nodes, m->nnodes, sizeof(*p));
+	if (!p)
+		return pl_err_set(err, "out of memory adding node '%s'", name);
+	m->nodes = p;
+	memset(&p[m->nnodes], 0, sizeof(*p));
+	strcpy(p[m->nnodes].name, name);
+	p[m->nnodes].type = -1;
+	p[m->nnodes].sw = -1;
+	p[m->nnodes].sw2 = -1;
+	p[m->nnodes].block = -1;
+	/* The index is stale now; topo_find_node() must not be trusted. */
+	free(m->hash);
+	m->hash = NULL;
+	m->hash_size = 0;
+	return m->nnodes++;
+}
+
+/* FNV-1a: cheap, and spreads "node0001".."node9999" well. */
+static uint64_t
+name_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	while (*s) {
+		h ^= (unsigned char)*s++;
+		h *= 1099511628211ull;
+	}
+	return h;
+}
+
+int
+topo_index(struct topo_map *m, pl_err_t *err)
+{
+	long size = 16, i;
+
+	while (size < m->nnodes * 2)
+		size <<= 1;
+	free(m->hash);
+	m->hash = malloc((size_t)size * sizeof(*m->hash));
+	if (!m->hash) {
+		m->hash_size = 0;
+		return pl_err_set(err, "out of memory indexing %ld nodes", m->nnodes);
+	}
+	m->hash_size = size;
+	for (i = 0; i < size; i++)
+		m->hash[i] = -1;
+	for (i = 0; i < m->nnodes; i++) {
+		uint64_t h = name_hash(m->nodes[i].name) & (uint64_t)(size - 1);
+
+		while (m->hash[h] >= 0) {
+			if (strcmp(m->nodes[m->hash[h]].name, m->nodes[i].name) == 0)
+				return pl_err_set(err, "node '%s' is listed twice in the map",
+						  m->nodes[i].name);
+			h = (h + 1) & (uint64_t)(size - 1);
+		}
+		m->hash[h] = i;
+	}
+	return 0;
+}
+
+long
+topo_find_node(const struct topo_map *m, const char *name)
+{
+	uint64_t h;
+
+	if (!m->hash || m->hash_size == 0)
+		return -1;
+	h = name_hash(name) & (uint64_t)(m->hash_size - 1);
+	while (m->hash[h] >= 0) {
+		if (strcmp(m->nodes[m->hash[h]].name, name) == 0)
+			return m->hash[h];
+		h = (h + 1) & (uint64_t)(m->hash_size - 1);
+	}
+	return -1;
+}
+
+const struct topo_nodetype *
+topo_node_type(const struct topo_map *m, long i)
+{
+	int t;
+
+	if (i < 0 || i >= m->nnodes)
+		return NULL;
+	t = m->nodes[i].type >= 0 ? m->nodes[i].type : m->default_type;
+	return t >= 0 && t < m->ntypes ? &m->types[t] : NULL;
+}
+
+void
+topo_finish(struct topo_map *m)
+{
+	int i, changed = 1, rounds = 0;
+
+	/* Leaves are level 0; a parent is one above its highest child.  Bounded
+	 * by the switch count so a cycle in bad input cannot loop forever. */
+	for (i = 0; i < m->nswitches; i++)
+		m->switches[i].level = 0;
+	while (changed && rounds++ <= m->nswitches) {
+		changed = 0;
+		for (i = 0; i < m->nswitches; i++) {
+			int p = m->switches[i].parent;
+
+			if (p >= 0 && p < m->nswitches &&
+			    m->switches[p].level < m->switches[i].level + 1) {
+				m->switches[p].level = m->switches[i].level + 1;
+				changed = 1;
+			}
+		}
+	}
+}
+
+struct topo_map *
+topo_make_uniform(const char *const *names, long n, int gpus, pl_err_t *err)
+{
+	struct topo_map *m = topo_new();
+	struct topo_nodetype t;
+	long i;
+	int g;
+
+	memset(&t, 0, sizeof(t));
+	if (!m) {
+		pl_err_set(err, "out of memory");
+		return NULL;
+	}
+	if (gpus <= 0 || gpus > 4096) {
+		pl_err_set(err, "GPUs per node must be 1..4096, got %d", gpus);
+		goto fail;
+	}
+	snprintf(t.name, sizeof(t.name), "%d-gpu", gpus);
+	t.ngpus = gpus;
+	t.gpus = calloc((size_t)gpus, sizeof(*t.gpus));
+	if (!t.gpus) {
+		pl_err_set(err, "out of memory");
+		goto fail;
+	}
+	/* Nothing is known but the count: one NVLink island, no NIC. */
+	for (g = 0; g < gpus; g++) {
+		t.gpus[g].index = g;
+		t.gpus[g].numa = -1;
+		t.gpus[g].island = 0;
+		t.gpus[g].nic = -1;
+	}
+	m->default_type = topo_add_type(m, &t, err);
+	if (m->default_type < 0)
+		goto fail;
+	for (i = 0; i < n; i++)
+		if (topo_add_node(m, names[i], err) < 0)
+			goto fail;
+	if (topo_index(m, err) < 0)
+		goto fail;
+	topo_nodetype_clear(&t);
+	return m;
+fail:
+	topo_nodetype_clear(&t);
+	topo_free(m);
+	return NULL;
+}

@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The cluster topology map: what placement needs to know about nodes, GPUs,
+ * NICs, the switch tree or NVLink blocks, and link bandwidths.  Serialised as
+ * JSON (topo_json.c); filled by the readers in topo_*.c.
+ */
+#ifndef PL_TOPO_H
+#define PL_TOPO_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "pl_err.h"
+
+#define TOPO_NAME 64
+#define TOPO_PCI 20	/* "0000:07:00.0" */
+
+struct topo_gpu {
+	int index;		/* CUDA / nvidia-smi index on the node */
+	int numa;		/* -1 unknown */
+	char pci[TOPO_PCI];	/* "" unknown; lower case dddd:bb:dd.f */
+	int island;		/* NVLink island id within the node; -1 no NVLink */
+	int nic;		/* index into the node type's nics[] of the closest NIC; -1 none */
+	char name[TOPO_NAME];	/* "NVIDIA H100 80GB HBM3" or "" */
+};
+
+struct topo_nic {
+	char name[TOPO_NAME];	/* mlx5_0, hfi1_0, rdmap197s0 ... */
+	int port;		/* 1-based; 0 unknown */
+	int rail;		/* rail number; -1 unknown */
+	int numa;		/* -1 unknown */
+	char pci[TOPO_PCI];
+	double gbps;		/* link bandwidth in Gbit/s; 0 unknown */
+};
+
+/* A kind of node: every node of one type has the same GPUs and NICs. */
+struct topo_nodetype {
+	char name[TOPO_NAME];
+	int ngpus;
+	struct topo_gpu *gpus;	/* ngpus entries, sorted by index */
+	int nnics;
+	struct topo_nic *nics;
+	double gpu_memory_gb;	/* per GPU; 0 unknown */
+	char nccl_topo_file[256];	/* NCCL_TOPO_FILE to hand to tasks; "" none */
+};
+
+struct topo_switch {
+	char name[TOPO_NAME];
+	int parent;		/* index of the parent switch; -1 for a root */
+	int level;		/* 0 = leaf (has nodes) */
+	double gbps;		/* LinkSpeed if given; 0 unknown */
+};
+
+struct topo_block {
+	char name[TOPO_NAME];
+	bool nvlink;		/* an NVLink domain: TP groups may span its nodes */
+};
+
+struct topo_node {
+	char name[TOPO_NAME];
+	int type;		/* index into types[]; -1 = the map's default type */
+	int sw;			/* index of its leaf switch; -1 none */
+	int sw2;		/* a second leaf switch when the node is under two; -1 none */
+	int block;		/* index into blocks[]; -1 none */
+};
+
+/* Link classes, from tightest to loosest. */
+enum topo_link {
+	TOPO_LINK_NVLINK = 0,	/* GPU to GPU inside an NVLink domain */
+	TOPO_LINK_PCIE,		/* GPU to GPU inside a node without NVLink */
+	TOPO_LINK_LEAF,		/* node to node under one leaf switch (or one block) */
+	TOPO_LINK_SPINE,	/* node to node across leaf switches */
+	TOPO_NLINKS
+};
+
+struct topo_linkclass {
+	double gbps;		/* GB/s (10^9 bytes per second) of bus bandwidth */
+	bool measured;		/* imported from nccl-tests rather than nominal */
+	char source[128];	/* where a measured figure came from */
+};
+
+struct topo_map {
+	char name[TOPO_NAME];
+	int ntypes;
+	struct topo_nodetype *types;
+	int default_type;	/* index, or -1 */
+	int nswitches;
+	struct topo_switch *switches;
+	int nblocks;
+	struct topo_block *blocks;
+	long nnodes;
+	struct topo_node *nodes;
+	struct topo_linkclass link[TOPO_NLINKS];
+	/* private: name -> node index hash, built by topo_index() */
+	long *hash;
+	long hash_size;
+};
+
+/* "nvlink", "pcie", "leaf", "spine". */
+const char *topo_link_name(enum topo_link l);
+
+/* A new empty map with nominal link bandwidths.  Caller frees with topo_free(). */
+struct topo_map *topo_new(void);
+void topo_free(struct topo_map *m);
+
+/* Append; each returns the new index or -1 (err set). Copies what it is given. */
+int topo_add_type(struct topo_map *m, const struct topo_nodetype *t, pl_err_t *err);
+int topo_add_switch(struct topo_map *m, const char *name, int parent, pl_err_t *err);
+int topo_add_block(struct topo_map *m, const char *name, bool nvlink, pl_err_t *err);
+long topo_add_node(struct topo_map *m, const char *name, pl_err_t *err);
+int topo_find_switch(const struct topo_map *m, const char *name);
+
+/* (Re)build the name index; topo_find_node() needs it. */
+int topo_index(struct topo_map *m, pl_err_t *err);
+long topo_find_node(const struct topo_map *m, const char *name);
+
+/* The node type of node i (its own, or the default); NULL if none. */
+const struct topo_nodetype *topo_node_type(const struct topo_map *m, long i);
+
+/* Deep copy of a node type into *dst; free with topo_nodetype_clear(). */
+int topo_nodetype_copy(struct topo_nodetype *dst, const struct topo_nodetype *src,
+		       pl_err_t *err);
+void topo_nodetype_clear(struct topo_nodetype *t);
+
+/*
+ * A map of n nodes named names[] with `gpus` GPUs each and no switches: what
+ * is known from `--nodes N --gpus-per-node G`.  Caller frees.
+ */
+struct topo_map *topo_make_uniform(const char *const *names, long n, int gpus,
+				   pl_err_t *err);
+
+/* Compute levels of switches (0 = leaf) after parents are set. */
+void topo_finish(struct topo_map *m);
+
+/* JSON: load/save the map file (topo_json.c). */
+struct topo_map *topo_load(const char *path, pl_err_t *err);
+int topo_save(const struct topo_map *m, const char *path, pl_err_t *err);
+struct topo_map *topo_from_json_text(const char *text, pl_err_t *err);
+char *topo_to_json_text(const struct topo_map *m);	/* caller frees */
+
+/* ---- readers (each fills what its source knows) ---- */
+
+/* Slurm topology.conf (tree: SwitchName/Switches/Nodes; block: BlockName/BlockSizes).
+ * Adds switches or blocks and every node they name. */
+int topo_read_slurm(struct topo_map *m, const char *path, bool blocks_nvlink,
+		    pl_err_t *err);
+int topo_read_slurm_text(struct topo_map *m, const char *text, const char *label,
+			 bool blocks_nvlink, pl_err_t *err);
+
+/* hwloc XML (v1 or v2) file, or live discovery of this node when path is NULL. */
+int topo_read_hwloc(struct topo_nodetype *t, const char *path, pl_err_t *err);
+
+/* `nvidia-smi topo -m` text. */
+int topo_read_nvsmi(struct topo_nodetype *t, const char *path, pl_err_t *err);
+int topo_read_nvsmi_text(struct topo_nodetype *t, const char *text, const char *label,
+			 pl_err_t *err);
+
+/* NCCL topology XML (NCCL_TOPO_FILE format). */
+int topo_read_nccl_xml(struct topo_nodetype *t, const char *path, pl_err_t *err);
+
+/* nccl-tests all_reduce_perf output: busbw of the largest size, GB/s. */
+struct nccltests_result {
+	int nranks;		/* from the "Rank N" lines; 0 unknown */
+	int nnodes;		/* distinct hosts in the "Rank" lines; 0 unknown */
+	long nrows;
+	long max_bytes;
+	double busbw_max;	/* busbw at the largest size (best of in/out of place), GB/s */
+	double busbw_avg;	/* the "Avg bus bandwidth" line; 0 if absent */
+};
+int topo_read_nccltests(struct nccltests_result *r, const char *path, pl_err_t *err);
+
+/* Guess an input file's format from its content: "hwloc", "nvsmi", "nccl-xml",
+ * "nccl-tests", "slurm-topology", "map", or NULL. */
+const char *topo_sniff(const char *path);
+
+#endif
