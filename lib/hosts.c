@@ -42,36 +42,12 @@ is_digit(char c)
 	return c >= '0' && c <= '9';
 }
 
-/*
- * Make room for one more name.  The capacity is the smallest power of two
- * >= n, so the array is full exactly when n is zero or a power of two.
- */
-static int
-hosts_grow(struct hosts *h)
-{
-	char **p;
-	size_t want;
-
-	if (h->n > 0 && (h->n & (h->n - 1)) != 0)
-		return 0;
-	want = h->n ? (size_t)h->n * 2 : 1;
-	if (want > SIZE_MAX / sizeof(*p))
-		return -1;
-	p = realloc(h->names, want * sizeof(*p));
-	if (!p)
-		return -1;
-	h->names = p;
-	return 0;
-}
-
+/* Append a copy of name; the caller has made room in h->names. */
 static int
 hosts_push(struct hosts *h, const char *name, size_t len)
 {
-	char *s;
+	char *s = malloc(len + 1);
 
-	if (hosts_grow(h) < 0)
-		return -1;
-	s = malloc(len + 1);
 	if (!s)
 		return -1;
 	memcpy(s, name, len);
@@ -155,7 +131,7 @@ parse_group(struct group *g, const char *p, const char *end, const char *expr,
 	while (p < end) {
 		struct range *r = &g->r[g->nr];
 		const char *lo = p;
-		int nd, nd2;
+		int nd = 0, nd2 = 0;
 
 		if (!is_digit(*p))
 			return pl_err_set(err, "hostlist '%.80s': unexpected '%c' at offset "
@@ -210,61 +186,24 @@ free_groups(struct group *g, int ng)
 }
 
 /*
- * Expand the name [p, end), which has no top-level separators, onto out.
- * *budget is how many more names may be made.
+ * Append every name of the product of groups g[0..ng) (each after its
+ * literal text), then the tail text [tail, end).
  */
 static int
-expand_piece(struct hosts *out, const char *p, const char *end, const char *expr,
-	     long *budget, pl_err_t *err)
+generate(struct hosts *out, const struct group *g, int ng, const char *tail,
+	 const char *end, const char *expr, pl_err_t *err)
 {
-	struct group *g = NULL;
-	const char *tail;
-	int ng = 0, i, *ri = NULL;
-	unsigned long long total = 1, *val = NULL;
+	int i, *ri = calloc((size_t)ng + 1, sizeof(*ri));
+	unsigned long long *val = calloc((size_t)ng + 1, sizeof(*val));
+	size_t cap = (size_t)(end - tail) + 1, len;
 	char *buf = NULL;
-	size_t cap, len;
-	const char *q;
 	int rv = -1;
 
-	for (q = p; q < end; q++)
-		if (*q == '[')
-			ng++;
-	g = calloc((size_t)ng + 1, sizeof(*g));
-	ri = calloc((size_t)ng + 1, sizeof(*ri));
-	val = calloc((size_t)ng + 1, sizeof(*val));
-	cap = (size_t)(end - p) + (size_t)ng * 24 + 1;
+	for (i = 0; i < ng; i++)
+		cap += g[i].litlen + 24;
 	buf = malloc(cap);
-	if (!g || !ri || !val || !buf) {
+	if (!ri || !val || !buf) {
 		pl_err_set(err, "out of memory expanding hostlist '%.80s'", expr);
-		goto out;
-	}
-	ng = 0;
-	tail = p;
-	while (tail < end) {
-		const char *open = memchr(tail, '[', (size_t)(end - tail));
-		const char *close;
-
-		if (!open)
-			break;
-		close = memchr(open, ']', (size_t)(end - open));
-		/* The caller checked the nesting, so a ']' follows. */
-		g[ng].lit = tail;
-		g[ng].litlen = (size_t)(open - tail);
-		if (parse_group(&g[ng++], open + 1, close, expr, err) < 0)
-			goto out;
-		tail = close + 1;
-	}
-	for (i = 0; i < ng; i++) {
-		if (total > (unsigned long long)*budget / g[i].count) {
-			pl_err_set(err, "hostlist '%.80s': expands to too many names "
-				   "(more than %ld)", expr, *budget);
-			goto out;
-		}
-		total *= g[i].count;
-	}
-	if (total > (unsigned long long)*budget) {
-		pl_err_set(err, "hostlist '%.80s': expands to too many names "
-			   "(more than %ld)", expr, *budget);
 		goto out;
 	}
 	for (i = 0; i < ng; i++)
@@ -299,13 +238,66 @@ expand_piece(struct hosts *out, const char *p, const char *end, const char *expr
 		if (i < 0)
 			break;
 	}
+	rv = 0;
+out:
+	free(ri);
+	free(val);
+	free(buf);
+	return rv;
+}
+
+/*
+ * Expand the name [p, end), which has no top-level separators, onto out
+ * (out NULL: only check it and count).  *budget is how many more of the
+ * list's `limit` names may be made.
+ */
+static int
+expand_piece(struct hosts *out, const char *p, const char *end, const char *expr,
+	     long limit, long *budget, pl_err_t *err)
+{
+	struct group *g = NULL;
+	const char *tail = p, *q;
+	unsigned long long total = 1;
+	int ng = 0, i, rv = -1;
+
+	for (q = p; q < end; q++)
+		if (*q == '[')
+			ng++;
+	g = calloc((size_t)ng + 1, sizeof(*g));
+	if (!g)
+		return pl_err_set(err, "out of memory expanding hostlist '%.80s'", expr);
+	ng = 0;
+	while (tail < end) {
+		const char *open = memchr(tail, '[', (size_t)(end - tail));
+		const char *close;
+
+		if (!open)
+			break;
+		/* The caller checked the nesting, so a ']' follows. */
+		close = memchr(open, ']', (size_t)(end - open));
+		g[ng].lit = tail;
+		g[ng].litlen = (size_t)(open - tail);
+		if (parse_group(&g[ng++], open + 1, close, expr, err) < 0)
+			goto out;
+		tail = close + 1;
+	}
+	for (i = 0; i < ng && total <= (unsigned long long)*budget; i++) {
+		if (total > (unsigned long long)*budget / g[i].count)
+			total = (unsigned long long)*budget + 1;
+		else
+			total *= g[i].count;
+	}
+	if (total > (unsigned long long)*budget) {
+		pl_err_set(err, "hostlist '%.80s': expands to too many names "
+			   "(more than %ld)", expr, limit);
+		goto out;
+	}
+	if (out && generate(out, g, ng, tail, end, expr, err) < 0)
+		goto out;
 	*budget -= (long)total;
 	rv = 0;
 out:
 	free_groups(g, ng);
-	free(ri);
-	free(val);
-	free(buf);
 	return rv;
 }
 
@@ -342,31 +334,26 @@ piece_end(const char *p, const char *expr, pl_err_t *err)
 	return p;
 }
 
-int
-hosts_expand(struct hosts *out, const char *expr, long limit, pl_err_t *err)
+/*
+ * Walk the list: check and count it (out NULL), or expand it onto out.
+ * Returns the number of names, or -1.
+ */
+static long
+walk(struct hosts *out, const char *expr, long limit, pl_err_t *err)
 {
-	long keep = out->n, budget = limit > 0 ? limit : HOSTS_DEFAULT_LIMIT;
+	long budget = limit;
 	const char *p = expr, *end;
 
-	if (!expr)
-		return pl_err_set(err, "hostlist is missing");
-	while (is_blank(*p))
-		p++;
-	if (!*p)
-		return pl_err_set(err, "hostlist '%.80s' is empty (accepted: e.g. "
-				  "node[01-16],gpu7)", expr);
 	for (;;) {
 		while (is_blank(*p))
 			p++;
-		if (*p == ',' || !*p) {
-			pl_err_set(err, "hostlist '%.80s': empty name at offset %ld "
-				   "(names are separated by single commas)", expr,
-				   (long)(p - expr));
-			goto fail;
-		}
+		if (*p == ',' || !*p)
+			return pl_err_set(err, "hostlist '%.80s': empty name at offset %ld "
+					  "(names are separated by single commas)", expr,
+					  (long)(p - expr));
 		end = piece_end(p, expr, err);
-		if (!end || expand_piece(out, p, end, expr, &budget, err) < 0)
-			goto fail;
+		if (!end || expand_piece(out, p, end, expr, limit, &budget, err) < 0)
+			return -1;
 		p = end;
 		while (is_blank(*p))
 			p++;
@@ -375,10 +362,40 @@ hosts_expand(struct hosts *out, const char *expr, long limit, pl_err_t *err)
 		if (*p == ',')
 			p++;
 	}
+	return limit - budget;
+}
+
+/* See hosts.h.  On error nothing is appended. */
+int
+hosts_expand(struct hosts *out, const char *expr, long limit, pl_err_t *err)
+{
+	long keep = out->n, total;
+	const char *p = expr;
+	char **names;
+
+	if (!expr)
+		return pl_err_set(err, "hostlist is missing");
+	while (is_blank(*p))
+		p++;
+	if (!*p)
+		return pl_err_set(err, "hostlist '%.80s' is empty (accepted: e.g. "
+				  "node[01-16],gpu7)", expr);
+	/* Check everything first, so a bad list appends nothing and the array
+	 * grows once (its capacity is not recorded in struct hosts). */
+	total = walk(NULL, expr, limit > 0 ? limit : HOSTS_DEFAULT_LIMIT, err);
+	if (total < 0)
+		return -1;
+	if ((unsigned long)(out->n + total) > SIZE_MAX / sizeof(*names))
+		return pl_err_set(err, "out of memory expanding hostlist '%.80s'", expr);
+	names = realloc(out->names, (size_t)(out->n + total) * sizeof(*names));
+	if (!names)
+		return pl_err_set(err, "out of memory expanding hostlist '%.80s'", expr);
+	out->names = names;
+	if (walk(out, expr, total, err) < 0) {
+		hosts_truncate(out, keep);
+		return -1;
+	}
 	return 0;
-fail:
-	hosts_truncate(out, keep);
-	return -1;
 }
 
 /* A growing string; `bad` remembers an allocation failure. */
@@ -471,6 +488,11 @@ add_number(struct sbuf *b, unsigned long long v, int width)
 	sbuf_add(b, num, (size_t)n);
 }
 
+/*
+ * See hosts.h.  Only neighbours with the same text around their last number
+ * share brackets; names holding '[', ']' or ',' cannot round-trip.  Returns
+ * NULL when out of memory.
+ */
 char *
 hosts_compress(const struct hosts *h)
 {

@@ -121,7 +121,8 @@ test_expand(void)
 	like(expand("n[1-100]", 50), "too many names (more than 50)", "limit");
 	is_int(count("n[1-100]", 100), 100, "limit reached exactly is fine");
 	like(expand("a[1-10]b[1-10]", 99), "too many names", "product over the limit");
-	like(expand("n[1-60],m[1-60]", 100), "too many names", "limit counts the whole list");
+	like(expand("n[1-60],m[1-60]", 100), "too many names (more than 100)",
+	     "limit counts the whole list");
 	ok(hosts_expand(&h, NULL, 0, NULL) < 0, "NULL expression");
 
 	/* Appending, and nothing appended on error. */
@@ -135,6 +136,15 @@ test_expand(void)
 	like(err.text, "range 2-1 is descending", "first error kept");
 	hosts_free(&h);
 	is_int(h.n, 0, "hosts_free empties");
+	/* A list the caller built with an exact-size array. */
+	h.names = malloc(3 * sizeof(*h.names));
+	h.names[0] = strdup("x");
+	h.names[1] = strdup("y");
+	h.names[2] = strdup("z");
+	h.n = 3;
+	ok(hosts_expand(&h, "w[1-5]", 0, NULL) == 0 && h.n == 8 &&
+	   strcmp(h.names[7], "w5") == 0, "append to a caller-built list");
+	hosts_free(&h);
 	ok(h.names == NULL, "hosts_free resets names");
 	hosts_free(NULL);
 }

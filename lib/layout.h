@@ -85,6 +85,15 @@ int layout_resolve(struct pl_layout *l, long world, pl_err_t *err);
 /* The product tp*cp*pp (the world size must be a multiple of it). */
 long layout_model_parallel(const struct pl_layout *l);
 
+/* The product tp*cp*pp*dp of a resolved layout; 0 while dp is unresolved. */
+long layout_world(const struct pl_layout *l);
+
+/*
+ * Megatron-Core's expert data parallel size world/(tp*ep*pp) (the expert
+ * tensor parallel size is tp); 0 while unresolved or not a divisor.
+ */
+long layout_expert_dp(const struct pl_layout *l);
+
 /*
  * Write a canonical spec ("tp8,pp4,dp2,order=megatron") into buf.
  * Returns the length it needed (like snprintf).

@@ -51,12 +51,24 @@ struct pl_groups {
  * framework's group order and member order.  kind is an axis name or a
  * '-'-joined set of them as Megatron names its groups ("tp", "pp", "dp",
  * "cp", "ep", "tp-pp" (model parallel), "dp-cp", "tp-cp", "tp-ep" ...).
- * "ep" and composites containing it use the expert rank generator.
- * Returns 0 or -1 with err set (unknown kind).
+ * "ep" and composites containing it use the expert rank generator, where
+ * "dp" means the expert data parallel group; "edp" names that group alone.
+ * Token order in kind does not matter.  For torchtitan one axis gives the
+ * DeviceMesh dimension's groups and several give the flattened mesh's.
+ * The layout must be resolved.  Returns 0 or -1 with err set (unknown or
+ * repeated part, unresolved layout, out of memory); out->ranks is NULL then.
  */
 int order_groups(const struct pl_layout *l, const char *kind,
 		 struct pl_groups *out, pl_err_t *err);
 
+/* Free the ranks of *g (g may be NULL or already freed) and zero it. */
 void order_groups_free(struct pl_groups *g);
+
+/*
+ * Nonzero when Megatron-Core's dense and expert rank generators produce the
+ * same pipeline groups in the same order, which initialize_model_parallel
+ * asserts.  Needs sizes including dp; always nonzero for torchtitan.
+ */
+int order_pp_groups_agree(const struct pl_layout *l);
 
 #endif

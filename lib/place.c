@@ -275,15 +275,20 @@ check_domains(struct ctx *c)
 		}
 		if (count % tp != 0) {
 			const char *name = c->m->nodes[s->map].name;
+			const char *block = dom >= c->nin ? c->m->blocks[dom - c->nin].name : NULL;
 
-			if (dom >= c->nin)
+			if (tp > gpus && block)
 				return pl_err_set(c->err,
-						  "tp=%ld does not divide the %ld tasks of NVLink block '%s' (node %s): a TP group would leave the block",
-						  tp, count, c->m->blocks[dom - c->nin].name, name);
+						  "tp=%ld exceeds the %ld GPUs of NVLink block '%s' in this step (node %s)",
+						  tp, gpus, block, name);
 			if (tp > gpus)
 				return pl_err_set(c->err,
 						  "tp=%ld exceeds the %ld GPUs per NVLink domain of node %s",
 						  tp, gpus, name);
+			if (block)
+				return pl_err_set(c->err,
+						  "the step runs %ld tasks in NVLink block '%s', not a multiple of tp=%ld: a TP group would leave the block",
+						  count, block, tp);
 			return pl_err_set(c->err,
 					  "node %s runs %ld tasks, not a multiple of tp=%ld: a TP group would span nodes",
 					  name, count, tp);

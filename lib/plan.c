@@ -180,6 +180,8 @@ divisors_text(long n, char *buf, size_t size)
 		len += (size_t)w;
 		count++;
 	}
+	if (d <= n && len + 5 < size)
+		snprintf(buf + len, size - len, ", ...");
 }
 
 static int

@@ -14,7 +14,7 @@
 static int tap_n;
 static int tap_failed;
 
-static inline void
+static inline void __attribute__((format(printf, 2, 0)))
 tap_vok(int cond, const char *fmt, va_list ap)
 {
 	++tap_n;
@@ -37,7 +37,7 @@ ok(int cond, const char *fmt, ...)
 	return cond;
 }
 
-static inline void
+static inline void __attribute__((format(printf, 1, 2)))
 diag(const char *fmt, ...)
 {
 	va_list ap;

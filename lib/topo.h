@@ -129,6 +129,20 @@ void topo_nodetype_clear(struct topo_nodetype *t);
 struct topo_map *topo_make_uniform(const char *const *names, long n, int gpus,
 				   pl_err_t *err);
 
+/*
+ * A three-level fat tree of `nodes` nodes with `gpus` GPUs each: `per_leaf`
+ * nodes under each leaf switch, `per_spine` leaves under each spine, every
+ * spine under one core.  With `interleave`, node i sits under leaf
+ * i % nleaves, so Slurm's name order alternates between leaves.  Nodes are
+ * named node00001...  Caller frees.
+ */
+struct topo_map *topo_synth_fat_tree(long nodes, int gpus, long per_leaf, long per_spine,
+				     int interleave);
+
+/* `nodes` nodes in NVLink blocks of `per_block` nodes; node i is in block
+ * i % nblocks (racks interleave in name order).  Caller frees. */
+struct topo_map *topo_synth_blocks(long nodes, int gpus, long per_block);
+
 /* Compute levels of switches (0 = leaf) after parents are set. */
 void topo_finish(struct topo_map *m);
 

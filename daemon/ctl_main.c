@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * layoutctl lives beside layoutd: it is the admin's and the user's tool for
+ * the same maps and placements the daemon serves, and it will share the
+ * daemon's client code when it queries a running layoutd.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctl.h"
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: " CTL_PROG " COMMAND [OPTIONS]\n"
+		"\n"
+		"Plan and place the ranks of a parallel training job on a GPU cluster.\n"
+		"\n"
+		"Commands:\n"
+		"  plan   --layout SPEC (--topology MAP | --nodes N --gpus-per-node G)\n"
+		"         [--gpu-mem GB] [--previous SPEC] [--json] [--svg FILE]\n"
+		"         memory, traffic, bubble and warnings for a layout\n"
+		"  place  --layout SPEC --topology MAP --nodes HOSTLIST [--tasks-per-node N]\n"
+		"         [--gpus-per-node G] [--json]\n"
+		"         each Slurm task's framework rank, GPU, coordinates and NIC\n"
+		"  topo build [-o FILE] [--slurm-topology FILE] [--node SOURCE] ...\n"
+		"         assemble a cluster map from topology.conf, hwloc, nvidia-smi,\n"
+		"         NCCL topology and nccl-tests files\n"
+		"  topo show MAP [--json]\n"
+		"         summarise a cluster map\n"
+		"\n"
+		"'" CTL_PROG " COMMAND --help' describes each command.\n");
+}
+
+void
+ctl_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs(CTL_PROG ": ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+long
+ctl_parse_count(const char *opt, const char *val, long max)
+{
+	char *end = NULL;
+	long v;
+
+	errno = 0;
+	v = strtol(val, &end, 10);
+	if (errno || end == val || *end != '\0' || v <= 0 || v > max) {
+		ctl_error("%s=%s: expected a whole number from 1 to %ld", opt, val, max);
+		return -1;
+	}
+	return v;
+}
+
+struct topo_map *
+ctl_load_topology(const char *path, long gpus_per_node)
+{
+	const char *kind = topo_sniff(path);
+	struct topo_map *m = NULL;
+	pl_err_t err;
+
+	pl_err_clear(&err);
+	if (!kind) {
+		FILE *f = fopen(path, "r");
+
+		if (!f)
+			ctl_error("--topology %s: %s", path, strerror(errno));
+		else {
+			fclose(f);
+			ctl_error("--topology %s: not a cluster map (layoutctl topo build) nor a Slurm topology.conf",
+				  path);
+		}
+		return NULL;
+	}
+	if (strcmp(kind, "map") == 0) {
+		m = topo_load(path, &err);
+		if (!m)
+			ctl_error("--topology %s", err.text);
+		return m;
+	}
+	if (strcmp(kind, "slurm-topology") != 0) {
+		ctl_error("--topology %s: this is %s input; build a map from it with '" CTL_PROG " topo build'",
+			  path, kind);
+		return NULL;
+	}
+	if (gpus_per_node <= 0) {
+		ctl_error("--topology %s is a Slurm topology.conf: give --gpus-per-node G too", path);
+		return NULL;
+	}
+	m = topo_make_uniform(NULL, 0, (int)gpus_per_node, &err);
+	if (!m || topo_read_slurm(m, path, true, &err) < 0) {
+		ctl_error("%s", err.text);
+		topo_free(m);
+		return NULL;
+	}
+	snprintf(m->name, sizeof(m->name), "%s", strrchr(path, '/') ? strrchr(path, '/') + 1 : path);
+	return m;
+}
+
+int
+ctl_step_nodes(const struct topo_map *m, const char *hostlist, long tasks_per_node,
+	       struct hosts *names, struct place_node **nodes, long *nnodes)
+{
+	struct place_node *pn = NULL;
+	pl_err_t err;
+	long i;
+
+	pl_err_clear(&err);
+	memset(names, 0, sizeof(*names));
+	if (hostlist) {
+		if (hosts_expand(names, hostlist, 1000000, &err) < 0) {
+			ctl_error("--nodes=%s: %s", hostlist, err.text);
+			return -1;
+		}
+	} else {
+		names->names = calloc((size_t)m->nnodes + 1, sizeof(*names->names));
+		if (!names->names) {
+			ctl_error("out of memory");
+			return -1;
+		}
+		for (i = 0; i < m->nnodes; i++) {
+			names->names[i] = strdup(m->nodes[i].name);
+			if (!names->names[i]) {
+				ctl_error("out of memory");
+				hosts_free(names);
+				return -1;
+			}
+			names->n++;
+		}
+	}
+	if (names->n == 0) {
+		ctl_error("the step has no nodes");
+		goto fail;
+	}
+	pn = calloc((size_t)names->n, sizeof(*pn));
+	if (!pn) {
+		ctl_error("out of memory");
+		goto fail;
+	}
+	for (i = 0; i < names->n; i++) {
+		long mi = topo_find_node(m, names->names[i]);
+		const struct topo_nodetype *t = mi >= 0 ? topo_node_type(m, mi) : NULL;
+
+		if (!t) {
+			ctl_error("--nodes: node '%s' is not in the topology map (%ld nodes)",
+				  names->names[i], m->nnodes);
+			goto fail;
+		}
+		pn[i].name = names->names[i];
+		pn[i].ntasks = tasks_per_node > 0 ? tasks_per_node : t->ngpus;
+		pn[i].tids = NULL;
+	}
+	*nodes = pn;
+	*nnodes = names->n;
+	return 0;
+fail:
+	free(pn);
+	hosts_free(names);
+	return -1;
+}
+
+int
+main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		printf(CTL_PROG " " PACKAGE_VERSION "\n");
+		return 0;
+	}
+	if (strcmp(argv[1], "plan") == 0)
+		return ctl_plan(argc - 1, argv + 1);
+	if (strcmp(argv[1], "place") == 0)
+		return ctl_place(argc - 1, argv + 1);
+	if (strcmp(argv[1], "topo") == 0)
+		return ctl_topo(argc - 1, argv + 1);
+	ctl_error("unknown command '%s' (accepted: plan, place, topo)", argv[1]);
+	return 2;
+}

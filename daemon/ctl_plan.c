@@ -1,0 +1,549 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * `layoutctl plan` and `layoutctl place`: both parse a layout, find the
+ * step's nodes, run the planner (for the report and for the traffic that
+ * orders the placement) and place the ranks.
+ */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "ctl.h"
+#include "order.h"
+
+/* Everything one run of plan/place builds; freed by job_free(). */
+struct job {
+	struct pl_layout layout;
+	struct pl_layout previous;
+	bool have_previous;
+	struct topo_map *map;
+	struct hosts names;
+	struct place_node *nodes;
+	long nnodes;
+	long world;
+	struct plan_ctx pctx;
+	struct plan plan;
+	bool plan_ok;
+	char plan_error[PL_ERR_TEXT];
+	struct place_result place;
+	bool place_ok;
+	char place_error[PL_ERR_TEXT];
+};
+
+static void
+job_free(struct job *j)
+{
+	place_result_free(&j->place);
+	free(j->nodes);
+	hosts_free(&j->names);
+	topo_free(j->map);
+}
+
+/* GPUs of the largest NVLink domain among the step's nodes. */
+static long
+domain_gpus(const struct job *j)
+{
+	long best = 0, i, k;
+
+	for (i = 0; i < j->nnodes; i++) {
+		long mi = topo_find_node(j->map, j->nodes[i].name), g = 0;
+		int b = j->map->nodes[mi].block;
+
+		if (b >= 0 && j->map->blocks[b].nvlink) {
+			for (k = 0; k < j->nnodes; k++) {
+				long mk = topo_find_node(j->map, j->nodes[k].name);
+
+				if (j->map->nodes[mk].block == b)
+					g += topo_node_type(j->map, mk)->ngpus;
+			}
+		} else {
+			g = topo_node_type(j->map, mi)->ngpus;
+		}
+		if (g > best)
+			best = g;
+	}
+	return best;
+}
+
+static double
+min_gpu_memory(const struct job *j)
+{
+	double best = 0;
+	long i;
+
+	for (i = 0; i < j->nnodes; i++) {
+		const struct topo_nodetype *t =
+			topo_node_type(j->map, topo_find_node(j->map, j->nodes[i].name));
+
+		if (t->gpu_memory_gb > 0 && (best == 0 || t->gpu_memory_gb < best))
+			best = t->gpu_memory_gb;
+	}
+	return best;
+}
+
+/* Parse, load, plan and place.  Returns an exit status (0 ok). */
+static int
+job_run(struct job *j, const char *spec, const char *topology, const char *nodes_arg,
+	long gpus_per_node, long tasks_per_node, double gpu_mem, const char *previous,
+	bool need_place)
+{
+	pl_err_t err;
+	double bytes[PL_NAXES];
+	long i;
+	int a;
+
+	pl_err_clear(&err);
+	if (layout_parse(spec, &j->layout, &err) < 0) {
+		ctl_error("--layout=%s: %s", spec, err.text);
+		return 1;
+	}
+	if (previous && layout_parse(previous, &j->previous, &err) < 0) {
+		ctl_error("--previous=%s: %s", previous, err.text);
+		return 1;
+	}
+	j->have_previous = previous != NULL;
+	if (topology) {
+		j->map = ctl_load_topology(topology, gpus_per_node);
+		if (!j->map)
+			return 1;
+	} else {
+		/* --nodes N --gpus-per-node G: N plain nodes named node1..nodeN. */
+		long n = nodes_arg ? ctl_parse_count("--nodes", nodes_arg, 1000000) : -1;
+		char **names;
+
+		if (!nodes_arg || gpus_per_node <= 0) {
+			ctl_error("give --topology MAP, or --nodes N with --gpus-per-node G");
+			return 2;
+		}
+		if (n < 0)
+			return 2;
+		names = calloc((size_t)n, sizeof(*names));
+		for (i = 0; names && i < n; i++) {
+			names[i] = malloc(24);
+			if (names[i])
+				snprintf(names[i], 24, "node%ld", i + 1);
+		}
+		j->map = names ? topo_make_uniform((const char *const *)names, n,
+						   (int)gpus_per_node, &err) : NULL;
+		for (i = 0; names && i < n; i++)
+			free(names[i]);
+		free(names);
+		if (!j->map) {
+			ctl_error("%s", err.text[0] ? err.text : "out of memory");
+			return 1;
+		}
+		nodes_arg = NULL;
+	}
+	if (ctl_step_nodes(j->map, nodes_arg, tasks_per_node, &j->names, &j->nodes,
+			   &j->nnodes) < 0)
+		return 1;
+	for (i = 0; i < j->nnodes; i++)
+		j->world += j->nodes[i].ntasks;
+	if (layout_resolve(&j->layout, j->world, &err) < 0) {
+		ctl_error("--layout=%s: %s", spec, err.text);
+		return 1;
+	}
+	if (j->have_previous && layout_resolve(&j->previous, j->world, &err) < 0) {
+		ctl_error("--previous=%s: %s", previous, err.text);
+		return 1;
+	}
+	memset(&j->pctx, 0, sizeof(j->pctx));
+	plan_ctx_default(&j->pctx, j->nnodes, 1);
+	j->pctx.world = j->world;
+	j->pctx.domain_gpus = domain_gpus(j);
+	j->pctx.gpu_memory_gb = gpu_mem > 0 ? gpu_mem : min_gpu_memory(j);
+	memcpy(j->pctx.link, j->map->link, sizeof(j->pctx.link));
+	j->pctx.previous = j->have_previous ? &j->previous : NULL;
+	j->plan_ok = plan_compute(&j->layout, &j->pctx, &j->plan, &err) == 0;
+	if (!j->plan_ok) {
+		snprintf(j->plan_error, sizeof(j->plan_error), "%s", err.text);
+		/* A model the user typed must plan; the assumed default need not. */
+		if (j->layout.have_model || !need_place) {
+			ctl_error("--layout=%s: %s", spec, err.text);
+			return 1;
+		}
+	}
+	for (a = 0; a < PL_NAXES; a++)
+		bytes[a] = j->plan_ok ? plan_axis_bytes(&j->plan, a) : 0;
+	pl_err_clear(&err);
+	j->place_ok = place_compute(&j->layout, j->map, j->nodes, j->nnodes,
+				    j->plan_ok ? bytes : NULL, &j->place, &err) == 0;
+	if (!j->place_ok) {
+		snprintf(j->place_error, sizeof(j->place_error), "%s", err.text);
+		if (need_place) {
+			ctl_error("--layout=%s: %s", spec, err.text);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static json_t *
+layout_json(const struct pl_layout *l)
+{
+	char spec[256];
+
+	layout_format(l, spec, sizeof(spec));
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:s, s:s}",
+			 "tp", (json_int_t)l->size[PL_TP], "pp", (json_int_t)l->size[PL_PP],
+			 "cp", (json_int_t)l->size[PL_CP], "ep", (json_int_t)l->size[PL_EP],
+			 "dp", (json_int_t)l->size[PL_DP], "order", l->order_name, "spec", spec);
+}
+
+static json_t *
+cost_json(const struct place_cost *c)
+{
+	return json_pack("{s:f, s:f}", "cross_node_bytes_per_step", c->cross_node_bytes,
+			 "cross_switch_bytes_per_step", c->cross_switch_bytes);
+}
+
+static json_t *
+plan_json(const struct job *j)
+{
+	const struct plan *p = &j->plan;
+	const struct pl_model *md = &j->layout.model;
+	json_t *warn = json_array(), *secs = json_object(), *root;
+	int i;
+
+	for (i = 0; i < p->nwarnings; i++)
+		json_array_append_new(warn, json_string(p->warnings[i]));
+	if (!j->place_ok)
+		json_array_append_new(warn, json_pack("s+", "placement refused: ", j->place_error));
+	for (i = 0; i < PL_NAXES; i++)
+		json_object_set_new(secs, pl_axis_name(i),
+				    json_pack("{s:s, s:f}", "link", topo_link_name(p->comm_link[i]),
+					      "seconds", p->comm_seconds[i]));
+	root = json_pack("{s:o, s:I, s:I, s:{s:s, s:f, s:I, s:I, s:I, s:I, s:b, s:I, s:I, s:I}}",
+			 "layout", layout_json(&j->layout), "world", (json_int_t)j->world,
+			 "nodes", (json_int_t)j->nnodes,
+			 "model", "name", md->name, "params", md->params,
+			 "hidden", (json_int_t)md->hidden, "layers", (json_int_t)md->layers,
+			 "heads", (json_int_t)md->heads, "vocab", (json_int_t)md->vocab,
+			 "assumed", !j->layout.have_model, "seq", (json_int_t)j->layout.seq,
+			 "mbs", (json_int_t)j->layout.mbs, "zero", (json_int_t)j->layout.zero);
+	json_object_set_new(root, "memory",
+			    json_pack("{s:f, s:f, s:f, s:f, s:f, s:f}",
+				      "state_gb_per_gpu", p->state_gb_per_gpu,
+				      "activation_gb_per_gpu", p->activation_gb_per_gpu,
+				      "logits_gb_per_gpu", p->logits_gb_per_gpu,
+				      "embedding_gb_per_gpu", p->embedding_gb_per_gpu,
+				      "total_gb_per_gpu", p->total_gb_per_gpu,
+				      "gpu_memory_gb", j->pctx.gpu_memory_gb));
+	json_object_set_new(root, "communication",
+			    json_pack("{s:f, s:f, s:f, s:f, s:f, s:o}",
+				      "tp_bytes_per_step", p->tp_bytes_per_step,
+				      "pp_bytes_per_step", p->pp_bytes_per_step,
+				      "dp_bytes_per_step", p->dp_bytes_per_step,
+				      "cp_bytes_per_step", p->cp_bytes_per_step,
+				      "ep_bytes_per_step", p->ep_bytes_per_step,
+				      "seconds", secs));
+	json_object_set_new(root, "bubble_fraction", json_real(p->bubble_fraction));
+	json_object_set_new(root, "micro_batches", json_integer(p->micro_batches));
+	json_object_set_new(root, "grad_accum_steps", json_integer(p->grad_accum_steps));
+	json_object_set_new(root, "global_batch", json_integer(p->global_batch));
+	json_object_set_new(root, "placement", j->place_ok ?
+			    json_pack("{s:o, s:o, s:s}", "cost", cost_json(&j->place.cost),
+				      "baseline_cost", cost_json(&j->place.baseline),
+				      "strategy", j->place.strategy) : json_null());
+	json_object_set_new(root, "warnings", warn);
+	return root;
+}
+
+static int
+print_json(json_t *root)
+{
+	int rv = 0;
+
+	if (!root || json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+				JSON_REAL_PRECISION(12)) < 0) {
+		ctl_error("cannot write JSON");
+		rv = 1;
+	}
+	fputc('\n', stdout);
+	json_decref(root);
+	return rv;
+}
+
+/* 7516192768 -> "7.52 GB". */
+static const char *
+human_bytes(double b, char *buf, size_t size)
+{
+	if (b >= 1e9)
+		snprintf(buf, size, "%.2f GB", b / 1e9);
+	else if (b >= 1e6)
+		snprintf(buf, size, "%.2f MB", b / 1e6);
+	else
+		snprintf(buf, size, "%.0f B", b);
+	return buf;
+}
+
+static void
+print_plan(const struct job *j)
+{
+	const struct plan *p = &j->plan;
+	const struct pl_layout *l = &j->layout;
+	const struct pl_model *md = &l->model;
+	char b1[32], b2[32];
+	int i;
+
+	printf("layout       tp%ld cp%ld ep%ld pp%ld dp%ld, order %s\n", l->size[PL_TP],
+	       l->size[PL_CP], l->size[PL_EP], l->size[PL_PP], l->size[PL_DP], l->order_name);
+	printf("world        %ld GPUs on %ld nodes, largest NVLink domain %ld GPUs\n", j->world,
+	       j->nnodes, j->pctx.domain_gpus);
+	printf("model        %s%s: %.1fB params, hidden %ld, %ld layers, %ld heads, vocab %ld\n",
+	       md->name, l->have_model ? "" : " (assumed; give model= for yours)", md->params / 1e9,
+	       md->hidden, md->layers, md->heads, md->vocab);
+	printf("batch        seq %ld, mbs %ld, %ld micro-batches, grad accum %ld, global batch %ld\n",
+	       l->seq, l->mbs, p->micro_batches, p->grad_accum_steps, p->global_batch);
+	printf("memory/GPU   state %.2f GB + activations %.2f GB + logits %.2f GB + embeddings %.2f GB = %.2f GB",
+	       p->state_gb_per_gpu, p->activation_gb_per_gpu, p->logits_gb_per_gpu,
+	       p->embedding_gb_per_gpu, p->total_gb_per_gpu);
+	if (j->pctx.gpu_memory_gb > 0)
+		printf(" of %.0f GB", j->pctx.gpu_memory_gb);
+	printf("\n");
+	printf("traffic      per GPU per step:\n");
+	for (i = 0; i < PL_NAXES; i++) {
+		double bytes = plan_axis_bytes(p, i);
+
+		if (bytes <= 0)
+			continue;
+		printf("  %-10s %12s  on %-6s ~%.3f s\n", pl_axis_name(i),
+		       human_bytes(bytes, b1, sizeof(b1)), topo_link_name(p->comm_link[i]),
+		       p->comm_seconds[i]);
+	}
+	printf("bubble       %.1f %%\n", p->bubble_fraction * 100.0);
+	if (j->place_ok)
+		printf("placement    cross-node %s, cross-switch %s per step (Slurm block order: %s, %s)\n"
+		       "             %s\n",
+		       human_bytes(j->place.cost.cross_node_bytes, b1, sizeof(b1)),
+		       human_bytes(j->place.cost.cross_switch_bytes, b2, sizeof(b2)),
+		       human_bytes(j->place.baseline.cross_node_bytes, (char[32]){0}, 32),
+		       human_bytes(j->place.baseline.cross_switch_bytes, (char[32]){0}, 32),
+		       j->place.strategy);
+	if (p->nwarnings == 0 && j->place_ok)
+		printf("warnings     none\n");
+	else
+		printf("warnings\n");
+	for (i = 0; i < p->nwarnings; i++)
+		printf("  - %s\n", p->warnings[i]);
+	if (!j->place_ok)
+		printf("  - placement refused: %s\n", j->place_error);
+}
+
+enum { OPT_LAYOUT = 1000, OPT_TOPOLOGY, OPT_NODES, OPT_GPN, OPT_TPN, OPT_GPUMEM,
+	OPT_PREVIOUS, OPT_JSON, OPT_SVG, OPT_HELP };
+
+static const struct option plan_opts[] = {
+	{ "layout", required_argument, NULL, OPT_LAYOUT },
+	{ "topology", required_argument, NULL, OPT_TOPOLOGY },
+	{ "nodes", required_argument, NULL, OPT_NODES },
+	{ "gpus-per-node", required_argument, NULL, OPT_GPN },
+	{ "tasks-per-node", required_argument, NULL, OPT_TPN },
+	{ "gpu-mem", required_argument, NULL, OPT_GPUMEM },
+	{ "previous", required_argument, NULL, OPT_PREVIOUS },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "svg", required_argument, NULL, OPT_SVG },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ NULL, 0, NULL, 0 }
+};
+
+struct args {
+	const char *layout, *topology, *nodes, *previous, *svg;
+	long gpn, tpn;
+	double gpu_mem;
+	bool json;
+};
+
+static int
+parse_args(int argc, char **argv, struct args *a, void (*help)(void))
+{
+	int c;
+
+	memset(a, 0, sizeof(*a));
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", plan_opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_LAYOUT: a->layout = optarg; break;
+		case OPT_TOPOLOGY: a->topology = optarg; break;
+		case OPT_NODES: a->nodes = optarg; break;
+		case OPT_PREVIOUS: a->previous = optarg; break;
+		case OPT_SVG: a->svg = optarg; break;
+		case OPT_JSON: a->json = true; break;
+		case OPT_GPN:
+			if ((a->gpn = ctl_parse_count("--gpus-per-node", optarg, 4096)) < 0)
+				return 2;
+			break;
+		case OPT_TPN:
+			if ((a->tpn = ctl_parse_count("--tasks-per-node", optarg, 4096)) < 0)
+				return 2;
+			break;
+		case OPT_GPUMEM: {
+			char *end = NULL;
+
+			a->gpu_mem = strtod(optarg, &end);
+			if (end == optarg || *end || !(a->gpu_mem > 0) || a->gpu_mem > 1e6) {
+				ctl_error("--gpu-mem=%s: expected GB per GPU, e.g. 80", optarg);
+				return 2;
+			}
+			break;
+		}
+		case OPT_HELP:
+			help();
+			return -1;
+		default:
+			ctl_error("%s: unknown or incomplete option '%s' (see '%s --help')", argv[0],
+				  argv[optind - 1], argv[0]);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		ctl_error("%s: unexpected argument '%s'", argv[0], argv[optind]);
+		return 2;
+	}
+	if (!a->layout) {
+		ctl_error("%s: --layout SPEC is required (e.g. --layout tp8,pp4)", argv[0]);
+		return 2;
+	}
+	return 0;
+}
+
+static void
+plan_help(void)
+{
+	printf("Usage: " CTL_PROG " plan --layout SPEC (--topology MAP [--nodes HOSTLIST] | --nodes N --gpus-per-node G)\n"
+	       "                      [--tasks-per-node N] [--gpu-mem GB] [--previous SPEC] [--json] [--svg FILE]\n"
+	       "\n"
+	       "Memory per GPU, bytes each parallel axis moves per step, the pipeline bubble,\n"
+	       "the batch arithmetic, the placement's network cost against Slurm's block order,\n"
+	       "and the warnings that matter.  --previous compares with the layout this one\n"
+	       "replaces (a dp change changes the global batch).  --svg draws the placement.\n"
+	       "Exit status: 0 planned (warnings included), 1 bad layout or input, 2 usage.\n");
+}
+
+int
+ctl_plan(int argc, char **argv)
+{
+	struct args a;
+	struct job j;
+	int rv;
+
+	rv = parse_args(argc, argv, &a, plan_help);
+	if (rv)
+		return rv < 0 ? 0 : rv;
+	memset(&j, 0, sizeof(j));
+	rv = job_run(&j, a.layout, a.topology, a.nodes, a.gpn, a.tpn, a.gpu_mem, a.previous,
+		     false);
+	if (rv == 0 && a.svg) {
+		if (!j.place_ok) {
+			ctl_error("--svg %s: nothing to draw: %s", a.svg, j.place_error);
+			rv = 1;
+		} else if (ctl_svg_write(a.svg, &j.layout, j.map, j.nodes, j.nnodes, &j.place) < 0) {
+			rv = 1;
+		}
+	}
+	if (rv == 0) {
+		if (a.json)
+			rv = print_json(plan_json(&j));
+		else
+			print_plan(&j);
+	}
+	job_free(&j);
+	return rv;
+}
+
+static void
+place_help(void)
+{
+	printf("Usage: " CTL_PROG " place --layout SPEC --topology MAP --nodes HOSTLIST\n"
+	       "                       [--tasks-per-node N] [--gpus-per-node G] [--json]\n"
+	       "\n"
+	       "One row per Slurm task (SLURM_PROCID, block distribution over HOSTLIST in the\n"
+	       "order given): its framework RANK, LOCAL_RANK (the GPU it must use), node,\n"
+	       "coordinates and closest NIC, then the network cost against Slurm's block order.\n"
+	       "MAP is a cluster map (" CTL_PROG " topo build) or a Slurm topology.conf with\n"
+	       "--gpus-per-node G.  Tasks per node default to the node's GPUs.\n");
+}
+
+static json_t *
+place_json(const struct job *j)
+{
+	json_t *tasks = json_array();
+	long i;
+
+	for (i = 0; i < j->place.ntasks; i++) {
+		const struct place_task *t = &j->place.tasks[i];
+
+		json_array_append_new(tasks, json_pack(
+			"{s:I, s:s, s:I, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:s?}",
+			"procid", (json_int_t)t->procid, "node", j->nodes[t->node].name,
+			"rank", (json_int_t)t->rank, "local_rank", t->local_rank,
+			"local_id", (json_int_t)t->local_id,
+			"tp", (json_int_t)t->co.c[PL_TP], "cp", (json_int_t)t->co.c[PL_CP],
+			"ep", (json_int_t)t->co.c[PL_EP], "dp", (json_int_t)t->co.c[PL_DP],
+			"pp", (json_int_t)t->co.c[PL_PP], "nic", t->nic_name));
+	}
+	return json_pack("{s:o, s:I, s:o, s:o, s:o, s:s}", "layout", layout_json(&j->layout),
+			 "world", (json_int_t)j->world, "tasks", tasks,
+			 "cost", cost_json(&j->place.cost),
+			 "baseline_cost", cost_json(&j->place.baseline),
+			 "strategy", j->place.strategy);
+}
+
+static void
+print_place(const struct job *j)
+{
+	char b1[32], b2[32];
+	long i;
+
+	printf("%6s  %-16s %6s %5s %4s %4s %4s %4s %4s  %s\n", "procid", "node", "rank",
+	       "local", "tp", "cp", "ep", "dp", "pp", "nic");
+	for (i = 0; i < j->place.ntasks; i++) {
+		const struct place_task *t = &j->place.tasks[i];
+
+		printf("%6ld  %-16s %6ld %5d %4ld %4ld %4ld %4ld %4ld  %s\n", t->procid,
+		       j->nodes[t->node].name, t->rank, t->local_rank, t->co.c[PL_TP],
+		       t->co.c[PL_CP], t->co.c[PL_EP], t->co.c[PL_DP], t->co.c[PL_PP],
+		       t->nic_name ? t->nic_name : "-");
+	}
+	printf("cost: cross-node %s, cross-switch %s per step; Slurm block order: %s, %s\n",
+	       human_bytes(j->place.cost.cross_node_bytes, b1, sizeof(b1)),
+	       human_bytes(j->place.cost.cross_switch_bytes, b2, sizeof(b2)),
+	       human_bytes(j->place.baseline.cross_node_bytes, (char[32]){0}, 32),
+	       human_bytes(j->place.baseline.cross_switch_bytes, (char[32]){0}, 32));
+	printf("strategy: %s\n", j->place.strategy);
+}
+
+int
+ctl_place(int argc, char **argv)
+{
+	struct args a;
+	struct job j;
+	int rv;
+
+	rv = parse_args(argc, argv, &a, place_help);
+	if (rv)
+		return rv < 0 ? 0 : rv;
+	if (!a.topology || !a.nodes) {
+		ctl_error("place: --topology MAP and --nodes HOSTLIST are required");
+		return 2;
+	}
+	if (a.svg || a.previous || a.gpu_mem > 0) {
+		ctl_error("place: --svg, --previous and --gpu-mem belong to 'plan'");
+		return 2;
+	}
+	memset(&j, 0, sizeof(j));
+	rv = job_run(&j, a.layout, a.topology, a.nodes, a.gpn, a.tpn, 0, NULL, true);
+	if (rv == 0) {
+		if (a.json)
+			rv = print_json(place_json(&j));
+		else
+			print_place(&j);
+	}
+	job_free(&j);
+	return rv;
+}

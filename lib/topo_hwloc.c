@@ -1,0 +1,832 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Reader for hwloc topologies: an XML export (hwloc 2 reads both the v1 and
+ * the v2 format) or live discovery of this node.  GPUs are the CUDA, NVML and
+ * RSMI OS devices, one per PCI device; files written by hwloc 1 name NVIDIA
+ * GPUs only as DRM cards, so when no such OS device exists the NVIDIA
+ * display/3D PCI devices stand in.  NICs are the OpenFabrics OS devices (and
+ * Slingshot network devices, which hwloc does not class as OpenFabrics).
+ * NVLink and xGMI islands come from the "NVLinkBandwidth" and
+ * "XGMIBandwidth" distance matrices.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <hwloc.h>
+
+#include "topo.h"
+
+/* PCI vendor of HPE/Cray, whose Slingshot NICs appear as network devices. */
+#define PCI_VENDOR_CRAY 0x17db
+#define PCI_VENDOR_NVIDIA 0x10de
+#define PCI_CLASS_VGA 0x0300
+#define PCI_CLASS_3D 0x0302
+#define PCI_CLASS_BRIDGE_OTHER 0x0680
+#define HWLOC_MAX_ANCESTORS 256
+#define HWLOC_MAX_PORTS 16
+/* Exports of the largest machines are a few MB. */
+#define HWLOC_MAX_XML_BYTES (256L << 20)
+
+struct hgpu {
+	hwloc_obj_t pci;	/* the PCI device; NULL for a GPU without one */
+	hwloc_obj_t os;		/* the first GPU OS device seen */
+	int nvml, cuda, rsmi;	/* OS device numbers; -1 unknown */
+	int index;
+	const char *model;
+	double mem_gb;		/* 0 unknown */
+};
+
+struct hnic {
+	hwloc_obj_t os;
+	hwloc_obj_t pci;
+};
+
+/* "cuda3" with prefix "cuda" gives 3; anything else -1. */
+static int
+numbered(const char *s, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	long v = 0;
+
+	if (!s || strncmp(s, prefix, n) != 0 || !s[n])
+		return -1;
+	for (s += n; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -1;
+		v = v * 10 + (*s - '0');
+		if (v > 1000000)
+			return -1;
+	}
+	return (int)v;
+}
+
+static hwloc_obj_t
+pci_of(hwloc_obj_t o)
+{
+	for (; o; o = o->parent)
+		if (o->type == HWLOC_OBJ_PCI_DEVICE)
+			return o;
+	return NULL;
+}
+
+static void
+pci_string(char *dst, hwloc_obj_t pci)
+{
+	dst[0] = '\0';
+	if (pci)
+		snprintf(dst, TOPO_PCI, "%04x:%02x:%02x.%x", (unsigned)pci->attr->pcidev.domain,
+			 (unsigned)pci->attr->pcidev.bus, (unsigned)pci->attr->pcidev.dev,
+			 (unsigned)pci->attr->pcidev.func);
+}
+
+static int
+cmp_pci(hwloc_obj_t a, hwloc_obj_t b)
+{
+	const struct hwloc_pcidev_attr_s *x, *y;
+
+	if (!a || !b)
+		return (a == NULL) - (b == NULL);
+	x = &a->attr->pcidev;
+	y = &b->attr->pcidev;
+	if (x->domain != y->domain)
+		return x->domain < y->domain ? -1 : 1;
+	if (x->bus != y->bus)
+		return x->bus < y->bus ? -1 : 1;
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	if (x->func != y->func)
+		return x->func < y->func ? -1 : 1;
+	return 0;
+}
+
+/*
+ * The NUMA node next to an object: the one CPU-bearing NUMA node of its
+ * first non-I/O ancestor.  Memory-only nodes (GPU memory on POWER9, HBM)
+ * are skipped; an ancestor spanning several nodes gives -1.
+ */
+static int
+numa_of(hwloc_topology_t topo, hwloc_obj_t obj)
+{
+	hwloc_obj_t anc = hwloc_get_non_io_ancestor_obj(topo, obj);
+	hwloc_obj_t numa = NULL;
+	int found = -1, n = 0;
+
+	if (!anc || !anc->nodeset)
+		return -1;
+	while ((numa = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_NUMANODE, numa))) {
+		if (!hwloc_bitmap_isset(anc->nodeset, numa->os_index))
+			continue;
+		if (numa->cpuset && hwloc_bitmap_iszero(numa->cpuset))
+			continue;
+		found = (int)numa->os_index;
+		n++;
+	}
+	if (n == 1)
+		return found;
+	if (n == 0 && hwloc_bitmap_weight(anc->nodeset) == 1)
+		return hwloc_bitmap_first(anc->nodeset);
+	return -1;
+}
+
+/*
+ * How deep the lowest common ancestor of a and b sits: same PCI switch is
+ * deeper than same host bridge, which is deeper than the same package or
+ * NUMA group, which is deeper than the machine.  hwloc's own helper does not
+ * accept I/O objects, hence the walk.
+ */
+static int
+closeness(hwloc_obj_t a, hwloc_obj_t b)
+{
+	hwloc_obj_t up[HWLOC_MAX_ANCESTORS];
+	int n = 0, i, depth;
+
+	for (; a && n < HWLOC_MAX_ANCESTORS; a = a->parent)
+		up[n++] = a;
+	for (; b; b = b->parent)
+		for (i = 0; i < n; i++)
+			if (up[i] == b) {
+				depth = 0;
+				for (; b->parent; b = b->parent)
+					depth++;
+				return depth;
+			}
+	return 0;
+}
+
+/* Which GPU OS device this is, and its number; false for anything else. */
+static bool
+gpu_osdev(hwloc_obj_t o, int **slot, struct hgpu *g)
+{
+	int k;
+
+	if ((k = numbered(o->name, "nvml")) >= 0)
+		*slot = &g->nvml;
+	else if ((k = numbered(o->name, "cuda")) >= 0)
+		*slot = &g->cuda;
+	else if ((k = numbered(o->name, "rsmi")) >= 0)
+		*slot = &g->rsmi;
+	else
+		return false;
+	**slot = k;
+	return true;
+}
+
+/* hwloc gives memory sizes in kB of 1024 bytes; 0 for junk. */
+static double
+kib_to_gb(const char *v)
+{
+	char *end;
+	double kb;
+
+	kb = strtod(v, &end);
+	if (end == v || *end || !(kb > 0 && kb < 1e15))
+		return 0;
+	return kb * 1024.0 / 1e9;
+}
+
+/* GPU memory from a CUDA or RSMI OS device, in GB; 0 unknown. */
+static double
+osdev_mem_gb(hwloc_obj_t o)
+{
+	const char *v = hwloc_obj_get_info_by_name(o, "CUDAGlobalMemorySize");
+
+	if (!v)
+		v = hwloc_obj_get_info_by_name(o, "RSMIVRAMSize");
+	return v ? kib_to_gb(v) : 0;
+}
+
+static int
+push_gpu(struct hgpu **arr, int *n, hwloc_obj_t pci, hwloc_obj_t os)
+{
+	struct hgpu *p = realloc(*arr, (size_t)(*n + 1) * sizeof(**arr));
+
+	if (!p)
+		return -1;
+	*arr = p;
+	memset(&p[*n], 0, sizeof(p[*n]));
+	p[*n].pci = pci;
+	p[*n].os = os;
+	p[*n].nvml = p[*n].cuda = p[*n].rsmi = -1;
+	p[*n].index = -1;
+	(*n)++;
+	return 0;
+}
+
+/* One GPU per PCI device, from whichever of its CUDA/NVML/RSMI OS devices. */
+static int
+collect_gpus(hwloc_topology_t topo, struct hgpu **gpus, int *ngpus)
+{
+	hwloc_obj_t o = NULL;
+	int i;
+
+	while ((o = hwloc_get_next_osdev(topo, o))) {
+		struct hgpu probe, *g = NULL;
+		hwloc_obj_t pci = pci_of(o);
+		const char *model;
+		int *slot;
+		double mem;
+
+		if (!gpu_osdev(o, &slot, &probe))
+			continue;
+		for (i = 0; i < *ngpus && pci; i++)
+			if ((*gpus)[i].pci == pci)
+				g = &(*gpus)[i];
+		if (!g) {
+			if (push_gpu(gpus, ngpus, pci, o) < 0)
+				return -1;
+			g = &(*gpus)[*ngpus - 1];
+		}
+		gpu_osdev(o, &slot, g);
+		model = hwloc_obj_get_info_by_name(o, "GPUModel");
+		if (model && *model && !g->model)
+			g->model = model;
+		mem = osdev_mem_gb(o);
+		if (mem > 0)
+			g->mem_gb = mem;
+	}
+	/* Some RSMI exports lack the VRAM size that the OpenCL device gives. */
+	o = NULL;
+	while ((o = hwloc_get_next_osdev(topo, o))) {
+		hwloc_obj_t pci = pci_of(o);
+		const char *v = hwloc_obj_get_info_by_name(o, "OpenCLGlobalMemorySize");
+
+		for (i = 0; i < *ngpus && pci && v; i++)
+			if ((*gpus)[i].pci == pci && (*gpus)[i].mem_gb == 0)
+				(*gpus)[i].mem_gb = kib_to_gb(v);
+	}
+	if (*ngpus > 0)
+		return 0;
+	/* hwloc 1 files: NVIDIA GPUs show only as PCI devices with DRM cards. */
+	o = NULL;
+	while ((o = hwloc_get_next_pcidev(topo, o))) {
+		unsigned cls = o->attr->pcidev.class_id;
+
+		if (o->attr->pcidev.vendor_id == PCI_VENDOR_NVIDIA &&
+		    (cls == PCI_CLASS_3D || cls == PCI_CLASS_VGA))
+			if (push_gpu(gpus, ngpus, o, NULL) < 0)
+				return -1;
+	}
+	return 0;
+}
+
+static int
+cmp_hgpu_bus(const void *pa, const void *pb)
+{
+	const struct hgpu *a = pa, *b = pb;
+
+	return cmp_pci(a->pci, b->pci);
+}
+
+static int
+cmp_hgpu_index(const void *pa, const void *pb)
+{
+	const struct hgpu *a = pa, *b = pb;
+
+	return (a->index > b->index) - (a->index < b->index);
+}
+
+/* true when every GPU has a number in this field and no two share one */
+static bool
+usable_numbers(const struct hgpu *g, int n, size_t field)
+{
+	int i, j;
+
+	for (i = 0; i < n; i++) {
+		int a = *(const int *)((const char *)&g[i] + field);
+
+		if (a < 0)
+			return false;
+		for (j = 0; j < i; j++)
+			if (a == *(const int *)((const char *)&g[j] + field))
+				return false;
+	}
+	return true;
+}
+
+/*
+ * GPU indexes: NVML numbers (the nvidia-smi order) when every GPU has one,
+ * else CUDA, else RSMI, else the order of PCI bus ids.
+ */
+static void
+number_gpus(struct hgpu *g, int n)
+{
+	static const size_t fields[] = {
+		offsetof(struct hgpu, nvml),
+		offsetof(struct hgpu, cuda),
+		offsetof(struct hgpu, rsmi),
+	};
+	size_t f;
+	int i;
+
+	if (n == 0)
+		return;
+	for (f = 0; f < sizeof(fields) / sizeof(fields[0]); f++)
+		if (usable_numbers(g, n, fields[f]))
+			break;
+	if (f < sizeof(fields) / sizeof(fields[0])) {
+		for (i = 0; i < n; i++)
+			g[i].index = *(const int *)((const char *)&g[i] + fields[f]);
+	} else {
+		qsort(g, (size_t)n, sizeof(*g), cmp_hgpu_bus);
+		for (i = 0; i < n; i++)
+			g[i].index = i;
+	}
+	qsort(g, (size_t)n, sizeof(*g), cmp_hgpu_index);
+}
+
+static bool
+is_nic_osdev(hwloc_obj_t o)
+{
+	hwloc_obj_t pci;
+
+	if (o->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS)
+		return true;
+	pci = pci_of(o);
+	return o->attr->osdev.type == HWLOC_OBJ_OSDEV_NETWORK && pci &&
+	       pci->attr->pcidev.vendor_id == PCI_VENDOR_CRAY;
+}
+
+/* Names in natural order, so mlx5_2 comes before mlx5_10. */
+static int
+cmp_natural(const char *a, const char *b)
+{
+	while (*a && *b) {
+		if (*a >= '0' && *a <= '9' && *b >= '0' && *b <= '9') {
+			const char *ea = a, *eb = b;
+			size_t la, lb;
+			int c;
+
+			while (*a == '0')
+				a++;
+			while (*b == '0')
+				b++;
+			for (ea = a; *ea >= '0' && *ea <= '9'; ea++)
+				;
+			for (eb = b; *eb >= '0' && *eb <= '9'; eb++)
+				;
+			la = (size_t)(ea - a);
+			lb = (size_t)(eb - b);
+			if (la != lb)
+				return la < lb ? -1 : 1;
+			c = strncmp(a, b, la);
+			if (c)
+				return c;
+			a = ea;
+			b = eb;
+			continue;
+		}
+		if (*a != *b)
+			return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+		a++;
+		b++;
+	}
+	return (unsigned char)*a - (unsigned char)*b;
+}
+
+static int
+cmp_hnic(const void *pa, const void *pb)
+{
+	const struct hnic *a = pa, *b = pb;
+
+	return cmp_natural(a->os->name ? a->os->name : "", b->os->name ? b->os->name : "");
+}
+
+static int
+collect_nics(hwloc_topology_t topo, struct hnic **nics, int *nnics)
+{
+	hwloc_obj_t o = NULL;
+
+	while ((o = hwloc_get_next_osdev(topo, o))) {
+		struct hnic *p;
+
+		if (!is_nic_osdev(o) || !o->name)
+			continue;
+		p = realloc(*nics, (size_t)(*nnics + 1) * sizeof(**nics));
+		if (!p)
+			return -1;
+		*nics = p;
+		p[*nnics].os = o;
+		p[*nnics].pci = pci_of(o);
+		(*nnics)++;
+	}
+	if (*nnics > 0)
+		qsort(*nics, (size_t)*nnics, sizeof(**nics), cmp_hnic);
+	return 0;
+}
+
+/* The first active port (state 4), else the first port listed, else 1. */
+static int
+nic_port(hwloc_obj_t o)
+{
+	char key[32];
+	int p, first = 0;
+
+	for (p = 1; p <= HWLOC_MAX_PORTS; p++) {
+		const char *state;
+
+		snprintf(key, sizeof(key), "Port%dState", p);
+		state = hwloc_obj_get_info_by_name(o, key);
+		if (!state)
+			continue;
+		if (strcmp(state, "4") == 0)
+			return p;
+		if (!first)
+			first = p;
+	}
+	return first ? first : 1;
+}
+
+static int
+uf_root(int *up, int x)
+{
+	while (up[x] != x) {
+		up[x] = up[up[x]];
+		x = up[x];
+	}
+	return x;
+}
+
+static void
+uf_join(int *up, int a, int b)
+{
+	a = uf_root(up, a);
+	b = uf_root(up, b);
+	if (a < b)
+		up[b] = a;
+	else if (b < a)
+		up[a] = b;
+}
+
+/*
+ * Number the NVLink islands in GPU order: a GPU with no link at all gets -1,
+ * the others the id of their component.  id has room for every node.
+ */
+static void
+number_islands(struct topo_nodetype *t, int *up, const bool *linked, int *id, int nnodes)
+{
+	int g, next = 0;
+
+	for (g = 0; g < nnodes; g++)
+		id[g] = -1;
+	for (g = 0; g < t->ngpus; g++) {
+		int r;
+
+		if (!linked[g]) {
+			t->gpus[g].island = -1;
+			continue;
+		}
+		r = uf_root(up, g);
+		if (id[r] < 0)
+			id[r] = next++;
+		t->gpus[g].island = id[r];
+	}
+}
+
+/*
+ * Give each GPU its closest NIC (highest score; negative = unusable).  Ties go
+ * to the NIC fewer GPUs have taken so far, then to the lowest index, so two
+ * GPUs that share a switch with two NICs get one each.  When no NIC serves
+ * two GPUs and every GPU has one, the NICs in use are the rails, numbered in
+ * NIC order.  load has nnics zeroed entries.
+ */
+static void
+pick_nics(struct topo_nodetype *t, const int *score, int *load)
+{
+	bool one_to_one = t->ngpus > 0;
+	int g, n, rail = 0;
+
+	for (g = 0; g < t->ngpus; g++) {
+		int best = -1;
+
+		for (n = 0; n < t->nnics; n++) {
+			int s = score[g * t->nnics + n];
+
+			if (s < 0)
+				continue;
+			if (best < 0 || s > score[g * t->nnics + best] ||
+			    (s == score[g * t->nnics + best] && load[n] < load[best]))
+				best = n;
+		}
+		t->gpus[g].nic = best;
+		if (best < 0)
+			one_to_one = false;
+		else if (++load[best] > 1)
+			one_to_one = false;
+	}
+	for (n = 0; n < t->nnics; n++)
+		t->nics[n].rail = one_to_one && load[n] > 0 ? rail++ : -1;
+}
+
+/* The GPU an object of a distance matrix stands for, or -1. */
+static int
+gpu_of_obj(const struct hgpu *g, int n, hwloc_obj_t o)
+{
+	hwloc_obj_t pci = pci_of(o);
+	int i;
+
+	for (i = 0; i < n; i++)
+		if ((pci && g[i].pci == pci) || g[i].os == o)
+			return i;
+	return -1;
+}
+
+static bool
+is_nvswitch(hwloc_obj_t o)
+{
+	return o->type == HWLOC_OBJ_PCI_DEVICE &&
+	       ((o->subtype && strcasecmp(o->subtype, "NVSwitch") == 0) ||
+		(o->attr->pcidev.vendor_id == PCI_VENDOR_NVIDIA &&
+		 o->attr->pcidev.class_id == PCI_CLASS_BRIDGE_OTHER));
+}
+
+/*
+ * Join GPUs that a bandwidth matrix links, directly or through a non-GPU I/O
+ * device (node hub + j for the matrix's object j).  All NVSwitches count as
+ * one node, since a node's switches are wired to each other even where the
+ * matrix only lists GPU-switch links (DGX-2: two boards, one domain).  Links
+ * to CPUs (POWER NVLink) do not join.
+ */
+static void
+join_matrix(const struct hwloc_distances_s *d, const struct hgpu *g, int ngpus, int hub,
+	    int nvswitch, int *up, bool *linked)
+{
+	unsigned i, j, nb = d->nbobjs;
+
+	for (i = 0; i < nb; i++) {
+		int a = gpu_of_obj(g, ngpus, d->objs[i]);
+
+		if (a < 0)
+			continue;
+		for (j = 0; j < nb; j++) {
+			hwloc_obj_t o = d->objs[j];
+			int b;
+
+			if (i == j || d->values[i * nb + j] == 0)
+				continue;
+			b = gpu_of_obj(g, ngpus, o);
+			if (b == a)
+				continue;
+			if (b >= 0) {
+				uf_join(up, a, b);
+				linked[a] = linked[b] = true;
+			} else if (is_nvswitch(o)) {
+				uf_join(up, a, nvswitch);
+				linked[a] = true;
+			} else if (hwloc_obj_type_is_io(o->type)) {
+				uf_join(up, a, hub + (int)j);
+				linked[a] = true;
+			}
+		}
+	}
+}
+
+#define HWLOC_MAX_MATRICES 8
+
+/* NVLink (NVIDIA) and xGMI (AMD) islands from hwloc's bandwidth matrices. */
+static int
+islands(hwloc_topology_t topo, struct topo_nodetype *t, const struct hgpu *g)
+{
+	static const char *const names[] = { "NVLinkBandwidth", "XGMIBandwidth" };
+	struct hwloc_distances_s *d[HWLOC_MAX_MATRICES];
+	unsigned nd = 0, k, nr;
+	int *up = NULL, *id = NULL, nodes = t->ngpus + 1, hub, i, rv = -1;
+	bool *linked = NULL;
+
+	for (k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+		nr = HWLOC_MAX_MATRICES - nd;
+		if (hwloc_distances_get_by_name(topo, names[k], &nr, d + nd, 0) < 0)
+			continue;
+		nd += nr < HWLOC_MAX_MATRICES - nd ? nr : HWLOC_MAX_MATRICES - nd;
+	}
+	for (k = 0; k < nd; k++)
+		nodes += (int)d[k]->nbobjs;
+	up = calloc((size_t)nodes + 1, sizeof(*up));
+	id = calloc((size_t)nodes + 1, sizeof(*id));
+	linked = calloc((size_t)nodes + 1, sizeof(*linked));
+	if (!up || !id || !linked)
+		goto out;
+	for (i = 0; i < nodes; i++)
+		up[i] = i;
+	hub = t->ngpus + 1;
+	for (k = 0; k < nd; k++) {
+		join_matrix(d[k], g, t->ngpus, hub, t->ngpus, up, linked);
+		hub += (int)d[k]->nbobjs;
+	}
+	number_islands(t, up, linked, id, nodes);
+	rv = 0;
+out:
+	for (k = 0; k < nd; k++)
+		hwloc_distances_release(topo, d[k]);
+	free(up);
+	free(id);
+	free(linked);
+	return rv;
+}
+
+/* Board names that vendors leave as placeholders. */
+static bool
+placeholder(const char *s)
+{
+	static const char *const junk[] = {
+		"To be filled", "Not Specified", "Default string", "System Product Name",
+		"0123456789", "None", "Unknown",
+	};
+	size_t i;
+
+	if (!s || !*s)
+		return true;
+	for (i = 0; i < sizeof(junk) / sizeof(junk[0]); i++)
+		if (strncasecmp(s, junk[i], strlen(junk[i])) == 0)
+			return true;
+	return false;
+}
+
+static void
+copy_name(char *dst, const char *src)
+{
+	snprintf(dst, TOPO_NAME, "%s", src ? src : "");
+}
+
+static int
+fill(hwloc_topology_t topo, struct topo_nodetype *t, struct hgpu *g, int ngpus,
+     struct hnic *nics, int nnics, const char *label, pl_err_t *err)
+{
+	const char *product = hwloc_obj_get_info_by_name(hwloc_get_root_obj(topo),
+							 "DMIProductName");
+	int *score = NULL, *load = NULL, i, k, rv = -1;
+
+	t->gpus = ngpus ? calloc((size_t)ngpus, sizeof(*t->gpus)) : NULL;
+	t->nics = nnics ? calloc((size_t)nnics, sizeof(*t->nics)) : NULL;
+	score = calloc((size_t)ngpus * (size_t)nnics + 1, sizeof(*score));
+	load = calloc((size_t)nnics + 1, sizeof(*load));
+	if ((ngpus && !t->gpus) || (nnics && !t->nics) || !score || !load) {
+		pl_err_set(err, "%s: out of memory", label);
+		goto out;
+	}
+	t->ngpus = ngpus;
+	t->nnics = nnics;
+	for (k = 0; k < nnics; k++) {
+		struct topo_nic *nic = &t->nics[k];
+
+		copy_name(nic->name, nics[k].os->name);
+		nic->port = nics[k].os->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS ?
+			    nic_port(nics[k].os) : 0;
+		nic->rail = -1;
+		nic->numa = numa_of(topo, nics[k].os);
+		pci_string(nic->pci, nics[k].pci);
+	}
+	for (i = 0; i < ngpus; i++) {
+		struct topo_gpu *gpu = &t->gpus[i];
+		hwloc_obj_t where = g[i].pci ? g[i].pci : g[i].os;
+
+		gpu->index = g[i].index;
+		gpu->numa = numa_of(topo, where);
+		pci_string(gpu->pci, g[i].pci);
+		gpu->island = -1;
+		gpu->nic = -1;
+		copy_name(gpu->name, g[i].model);
+		/* Plan for the smallest GPU when a node mixes models. */
+		if (g[i].mem_gb > 0 && (t->gpu_memory_gb == 0 || g[i].mem_gb < t->gpu_memory_gb))
+			t->gpu_memory_gb = g[i].mem_gb;
+		for (k = 0; k < nnics; k++)
+			score[i * nnics + k] = closeness(where, nics[k].pci ? nics[k].pci : nics[k].os);
+	}
+	if (islands(topo, t, g) < 0) {
+		pl_err_set(err, "%s: out of memory", label);
+		goto out;
+	}
+	pick_nics(t, score, load);
+	if (!placeholder(product))
+		copy_name(t->name, product);
+	else if (ngpus > 0 && g[0].model)
+		copy_name(t->name, g[0].model);
+	rv = 0;
+out:
+	free(score);
+	free(load);
+	return rv;
+}
+
+/*
+ * Read an XML export whole.  A file cut short is refused here, before hwloc
+ * sees it: hwloc reports it too, but leaks memory on that path.
+ */
+static char *
+read_xml(const char *path, pl_err_t *err)
+{
+	FILE *f = NULL;
+	char *buf = NULL, *rv = NULL;
+	size_t len = 0, cap = 0, end;
+	static const char close_tag[] = "</topology>";
+
+	f = fopen(path, "r");
+	if (!f) {
+		pl_err_set(err, "%s: %s", path, strerror(errno));
+		goto out;
+	}
+	for (;;) {
+		size_t got;
+
+		if (len + 4096 + 1 > cap) {
+			char *nb;
+
+			cap = cap ? cap * 2 : 65536;
+			if (cap > HWLOC_MAX_XML_BYTES + 65536 || !(nb = realloc(buf, cap))) {
+				pl_err_set(err, "%s: larger than %ld bytes or out of memory",
+					   path, (long)HWLOC_MAX_XML_BYTES);
+				goto out;
+			}
+			buf = nb;
+		}
+		got = fread(buf + len, 1, cap - len - 1, f);
+		len += got;
+		if (got == 0)
+			break;
+	}
+	if (ferror(f)) {
+		pl_err_set(err, "%s: read error: %s", path, strerror(errno));
+		goto out;
+	}
+	buf[len] = '\0';
+	if (strlen(buf) != len || !strstr(buf, "<topology")) {
+		pl_err_set(err, "%s: no <topology> element; expected an lstopo XML export (hwloc v1 or v2 format)",
+			   path);
+		goto out;
+	}
+	end = len;
+	while (end > 0 && (buf[end - 1] == ' ' || buf[end - 1] == '\n' ||
+			   buf[end - 1] == '\r' || buf[end - 1] == '\t'))
+		end--;
+	if (end < sizeof(close_tag) - 1 ||
+	    strncmp(buf + end - (sizeof(close_tag) - 1), close_tag, sizeof(close_tag) - 1) != 0) {
+		pl_err_set(err, "%s: does not end with </topology> (truncated file?)", path);
+		goto out;
+	}
+	rv = buf;
+	buf = NULL;
+out:
+	if (f)
+		fclose(f);
+	free(buf);
+	return rv;
+}
+
+/*
+ * Fill *t (zeroed by the caller) from an hwloc XML file, or from this node
+ * when path is NULL.  Returns 0 (a node without GPUs is fine), or -1 with err
+ * set; *t is left empty on error.
+ */
+int
+topo_read_hwloc(struct topo_nodetype *t, const char *path, pl_err_t *err)
+{
+	hwloc_topology_t topo = NULL;
+	struct hgpu *gpus = NULL;
+	struct hnic *nics = NULL;
+	const char *label = path ? path : "hwloc discovery of this node";
+	char *xml = NULL;
+	int ngpus = 0, nnics = 0, rv = -1;
+
+	if (path && !(xml = read_xml(path, err)))
+		goto out;
+	if (hwloc_topology_init(&topo) < 0) {
+		topo = NULL;
+		pl_err_set(err, "%s: hwloc_topology_init failed: %s", label, strerror(errno));
+		goto out;
+	}
+	/* I/O objects are filtered out by default: GPUs and NICs would vanish. */
+	hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_ALL);
+	if (xml && hwloc_topology_set_xmlbuffer(topo, xml, (int)strlen(xml) + 1) < 0) {
+		pl_err_set(err, "%s: hwloc cannot read this XML: %s", path, strerror(errno));
+		goto out;
+	}
+	/* A job's cgroup must not hide the rest of the node's type. */
+	if (!path)
+		hwloc_topology_set_flags(topo, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
+	if (hwloc_topology_load(topo) < 0) {
+		pl_err_set(err, "%s: hwloc could not load it (%s); expected an lstopo XML export (hwloc v1 or v2 format)",
+			   label, strerror(errno));
+		goto out;
+	}
+	if (collect_gpus(topo, &gpus, &ngpus) < 0 || collect_nics(topo, &nics, &nnics) < 0) {
+		pl_err_set(err, "%s: out of memory", label);
+		goto out;
+	}
+	number_gpus(gpus, ngpus);
+	if (fill(topo, t, gpus, ngpus, nics, nnics, label, err) < 0) {
+		topo_nodetype_clear(t);
+		goto out;
+	}
+	rv = 0;
+out:
+	free(gpus);
+	free(nics);
+	free(xml);
+	if (topo)
+		hwloc_topology_destroy(topo);
+	return rv;
+}

@@ -1,0 +1,432 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * nccl-tests all_reduce_perf text output, and the guess of an input file's
+ * format from its first few kilobytes.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "topo.h"
+
+#define NT_MAX_TOKENS 64
+#define NT_FILE_LIMIT (64L * 1024 * 1024)
+#define SNIFF_BYTES 8192
+
+/* Column positions in a data row, from the header line. */
+struct columns {
+	int size;
+	int busbw[2];		/* out-of-place, in-place; -1 absent */
+	int need;		/* tokens a row must have */
+};
+
+struct ntparse {
+	struct nccltests_result *r;
+	struct columns col;
+	char **hosts;
+	int nhosts;
+	int maxrank;
+};
+
+static int
+is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+/* Split a line in place on blanks; returns the token count. */
+static int
+tokenize(char *p, char **tok, int max)
+{
+	int n = 0;
+
+	while (n < max) {
+		while (is_space(*p))
+			p++;
+		if (!*p)
+			break;
+		tok[n++] = p;
+		while (*p && !is_space(*p))
+			p++;
+		if (*p)
+			*p++ = '\0';
+	}
+	return n;
+}
+
+/* The standard layout, used until a header line says otherwise. */
+static void
+default_columns(struct columns *c)
+{
+	c->size = 0;
+	c->busbw[0] = 7;
+	c->busbw[1] = 11;
+	c->need = 12;
+}
+
+/* A header names its columns: size count type redop root time algbw busbw ... */
+static int
+header_columns(struct columns *c, char **tok, int n)
+{
+	int i, nb = 0, size = -1, count = -1, type = -1;
+	int busbw[2] = { -1, -1 };
+
+	for (i = 0; i < n; i++) {
+		if (strcmp(tok[i], "size") == 0 && size < 0)
+			size = i;
+		else if (strcmp(tok[i], "count") == 0 && count < 0)
+			count = i;
+		else if (strcmp(tok[i], "type") == 0 && type < 0)
+			type = i;
+		else if (strcmp(tok[i], "busbw") == 0 && nb < 2)
+			busbw[nb++] = i;
+	}
+	if (size < 0 || count < 0 || type < 0 || nb == 0)
+		return 0;
+	c->size = size;
+	c->busbw[0] = busbw[0];
+	c->busbw[1] = busbw[1];
+	c->need = (nb == 2 ? busbw[1] : busbw[0]) + 1;
+	if (c->need <= size)
+		c->need = size + 1;
+	return 1;
+}
+
+static int
+parse_long(const char *s, long *out)
+{
+	char *end;
+	long v;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (*end || errno)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int
+parse_bw(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	if ((*s < '0' || *s > '9') && *s != '.')
+		return -1;
+	v = strtod(s, &end);
+	if (*end || !isfinite(v) || v < 0)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* `#  Rank  3 Group  0 Pid  6902 on HOST device  3 [..] NAME` */
+static int
+rank_line(struct ntparse *ps, char **tok, int n)
+{
+	long rank;
+	int i, k;
+
+	for (i = 0; i + 1 < n; i++)
+		if (strcmp(tok[i], "Rank") == 0)
+			break;
+	if (i + 1 >= n || parse_long(tok[i + 1], &rank) < 0 || rank > 10000000)
+		return 0;
+	if (rank > ps->maxrank)
+		ps->maxrank = (int)rank;
+	for (; i + 1 < n; i++)
+		if (strcmp(tok[i], "on") == 0)
+			break;
+	if (i + 1 >= n)
+		return 0;
+	for (k = 0; k < ps->nhosts; k++)
+		if (strcmp(ps->hosts[k], tok[i + 1]) == 0)
+			return 0;
+	{
+		char **h = realloc(ps->hosts, (size_t)(ps->nhosts + 1) * sizeof(*h));
+
+		if (!h)
+			return -1;
+		ps->hosts = h;
+		h[ps->nhosts] = strdup(tok[i + 1]);
+		if (!h[ps->nhosts])
+			return -1;
+		ps->nhosts++;
+	}
+	return 0;
+}
+
+static void
+data_row(struct ntparse *ps, char **tok, int n)
+{
+	const struct columns *c = &ps->col;
+	double bw = -1, v;
+	long size;
+	int k;
+
+	if (n < c->need || parse_long(tok[c->size], &size) < 0)
+		return;
+	for (k = 0; k < 2; k++)
+		if (c->busbw[k] >= 0 && parse_bw(tok[c->busbw[k]], &v) == 0 && v > bw)
+			bw = v;
+	/* A row without a readable busbw (a cut-off paste) is skipped. */
+	if (bw < 0)
+		return;
+	ps->r->nrows++;
+	if (size > ps->r->max_bytes) {
+		ps->r->max_bytes = size;
+		ps->r->busbw_max = bw;
+	} else if (size == ps->r->max_bytes && bw > ps->r->busbw_max) {
+		ps->r->busbw_max = bw;
+	}
+}
+
+static int
+parse_line(struct ntparse *ps, char *line)
+{
+	char *tok[NT_MAX_TOKENS], *p = line, *avg;
+	int n;
+
+	while (is_space(*p))
+		p++;
+	if (*p == '#') {
+		avg = strstr(p, "Avg bus bandwidth");
+		if (avg) {
+			char *colon = strchr(avg, ':');
+
+			if (colon)
+				ps->r->busbw_avg = strtod(colon + 1, NULL);
+			if (!isfinite(ps->r->busbw_avg) || ps->r->busbw_avg < 0)
+				ps->r->busbw_avg = 0;
+			return 0;
+		}
+		n = tokenize(p + 1, tok, NT_MAX_TOKENS);
+		if (n >= 2 && strcmp(tok[0], "Rank") == 0)
+			return rank_line(ps, tok, n);
+		header_columns(&ps->col, tok, n);
+		return 0;
+	}
+	if (*p >= '0' && *p <= '9') {
+		n = tokenize(p, tok, NT_MAX_TOKENS);
+		data_row(ps, tok, n);
+	}
+	return 0;
+}
+
+static int
+read_file(const char *path, long limit, char **text, pl_err_t *err)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t n = 0, cap = 0;
+	int rv = -1;
+
+	if (!f)
+		return pl_err_set(err, "%s: cannot open: %s", path, strerror(errno));
+	for (;;) {
+		if (n + 4096 + 1 > cap) {
+			char *nb;
+
+			cap = cap ? cap * 2 : 65536;
+			nb = realloc(buf, cap);
+			if (!nb) {
+				pl_err_set(err, "%s: out of memory", path);
+				goto out;
+			}
+			buf = nb;
+		}
+		{
+			size_t got = fread(buf + n, 1, cap - n - 1, f);
+
+			n += got;
+			if (got == 0)
+				break;
+		}
+		if ((long)n > limit) {
+			pl_err_set(err, "%s: larger than %ld bytes; not nccl-tests output",
+				   path, limit);
+			goto out;
+		}
+	}
+	if (ferror(f)) {
+		pl_err_set(err, "%s: cannot read: %s", path, strerror(errno));
+		goto out;
+	}
+	buf[n] = '\0';
+	*text = buf;
+	buf = NULL;
+	rv = 0;
+out:
+	fclose(f);
+	free(buf);
+	return rv;
+}
+
+/*
+ * Fill *r from the all_reduce_perf output at path.  Column positions come
+ * from the header line (the standard layout if there is none); rows that do
+ * not parse are skipped.  Fails when the file has no result row.
+ */
+int
+topo_read_nccltests(struct nccltests_result *r, const char *path, pl_err_t *err)
+{
+	struct ntparse ps;
+	char *text = NULL, *line, *next;
+	int k, rv = -1;
+
+	memset(r, 0, sizeof(*r));
+	memset(&ps, 0, sizeof(ps));
+	ps.r = r;
+	ps.maxrank = -1;
+	default_columns(&ps.col);
+	if (read_file(path, NT_FILE_LIMIT, &text, err) < 0)
+		goto out;
+	for (line = text; line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		if (parse_line(&ps, line) < 0) {
+			pl_err_set(err, "%s: out of memory", path);
+			goto out;
+		}
+	}
+	if (r->nrows == 0) {
+		pl_err_set(err, "%s: no result rows: is this all_reduce_perf output?", path);
+		goto out;
+	}
+	r->nranks = ps.maxrank + 1;
+	r->nnodes = ps.nhosts;
+	rv = 0;
+out:
+	for (k = 0; k < ps.nhosts; k++)
+		free(ps.hosts[k]);
+	free(ps.hosts);
+	free(text);
+	return rv;
+}
+
+/* ---- format guess ---- */
+
+/* The name of the first XML element, skipping the prolog and comments. */
+static const char *
+first_element(const char *p)
+{
+	while ((p = strchr(p, '<')) != NULL) {
+		if (strncmp(p, "<!--", 4) == 0) {
+			p = strstr(p, "-->");
+			if (!p)
+				return NULL;
+		} else if (p[1] == '?' || p[1] == '!') {
+			p++;
+		} else {
+			return p + 1;
+		}
+	}
+	return NULL;
+}
+
+static int
+starts_word(const char *p, const char *word)
+{
+	size_t n = strlen(word);
+
+	return strncmp(p, word, n) == 0 &&
+	       (p[n] == '>' || p[n] == '/' || p[n] == '\0' || is_space(p[n]) || p[n] == '\n');
+}
+
+/* The line at p (leading blanks skipped) starts with key= in any case. */
+static int
+starts_key(const char *p, const char *key)
+{
+	size_t n = strlen(key);
+
+	if (strncasecmp(p, key, n) != 0)
+		return 0;
+	for (p += n; is_space(*p); p++)
+		;
+	return *p == '=';
+}
+
+/* A '#' line of nccl-tests: its parameter line, column header or footer. */
+static int
+nccltests_line(const char *p, const char *eol)
+{
+	size_t n = (size_t)(eol - p);
+	char line[512];
+	const char *q;
+
+	if (*p != '#')
+		return 0;
+	if (n >= sizeof(line))
+		n = sizeof(line) - 1;
+	memcpy(line, p, n);
+	line[n] = '\0';
+	for (q = line + 1; is_space(*q); q++)
+		;
+	if (strncmp(q, "nThread ", 8) == 0 || strstr(line, "Avg bus bandwidth"))
+		return 1;
+	q = strstr(line, " size ");
+	return q && strstr(q, " count ") && strstr(q, " type ");
+}
+
+/*
+ * The format of the file at path from its first SNIFF_BYTES bytes: a static
+ * string, or NULL when unknown or unreadable.
+ */
+const char *
+topo_sniff(const char *path)
+{
+	char buf[SNIFF_BYTES + 1];
+	const char *p = buf, *el, *line, *eol;
+	int nccltests = 0, slurm = 0;
+	FILE *f;
+	size_t n;
+
+	if (!path)
+		return NULL;
+	f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	n = fread(buf, 1, SNIFF_BYTES, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* A NUL ends the text we look at; binary files fall through to NULL. */
+	if (strncmp(p, "\xef\xbb\xbf", 3) == 0)
+		p += 3;
+	while (is_space(*p) || *p == '\n')
+		p++;
+	if (*p == '{')
+		return "map";
+	if (*p == '<') {
+		el = first_element(p);
+		if (el && starts_word(el, "topology"))
+			return "hwloc";
+		if (el && starts_word(el, "system"))
+			return "nccl-xml";
+		return NULL;
+	}
+	for (line = p; *line; line = *eol ? eol + 1 : eol) {
+		eol = strchr(line, '\n');
+		if (!eol)
+			eol = line + strlen(line);
+		while (is_space(*line))
+			line++;
+		if (nccltests_line(line, eol))
+			nccltests = 1;
+		else if (starts_key(line, "SwitchName") || starts_key(line, "BlockName"))
+			slurm = 1;
+	}
+	if (nccltests)
+		return "nccl-tests";
+	if (strstr(p, "GPU0") && (strstr(p, "NV#") || strstr(p, "Legend")))
+		return "nvsmi";
+	if (slurm)
+		return "slurm-topology";
+	return NULL;
+}

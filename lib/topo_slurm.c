@@ -1,0 +1,782 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Slurm topology.conf: the topology/tree plugin's switch lines and the
+ * topology/block plugin's block lines, read into the map.
+ *
+ * Parents are resolved only after the whole file is read, because real files
+ * name a switch in Switches= before (or without ever) defining its parent.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "hosts.h"
+#include "topo.h"
+
+/* One Nodes= expression may name at most this many nodes. */
+#define SLURM_HOSTS_LIMIT 1000000L
+/* A topology.conf larger than this is not a topology.conf. */
+#define SLURM_FILE_LIMIT (64L * 1024 * 1024)
+#define SLURM_MAX_KEYS 16
+
+enum ix_kind { IX_NODE, IX_SWITCH, IX_BLOCK };
+
+/*
+ * Name -> index for the map's nodes, switches or blocks while the file is
+ * read (the map's own node index goes stale on every topo_add_node, and its
+ * switch lookup is a linear scan).  Open addressing over indices.
+ */
+struct name_ix {
+	const struct topo_map *m;
+	enum ix_kind kind;
+	long *slot;
+	long size;		/* power of two */
+	long used;
+};
+
+struct pair {
+	const char *key;
+	const char *val;
+};
+
+/* A switch defined by this file, in the order of the map's switches. */
+struct swdef {
+	int line;
+	char *children;		/* the Switches= expression, or NULL */
+};
+
+struct reader {
+	struct topo_map *m;
+	const char *label;
+	bool nvlink;
+	pl_err_t *err;
+	struct name_ix nodes, switches, blocks;
+	int sw_base;		/* map index of the first switch defined here */
+	struct swdef *defs;
+	int ndefs;
+	bool have_sizes;
+};
+
+static const char *
+ix_name(const struct name_ix *ix, long i)
+{
+	switch (ix->kind) {
+	case IX_NODE:
+		return ix->m->nodes[i].name;
+	case IX_SWITCH:
+		return ix->m->switches[i].name;
+	default:
+		return ix->m->blocks[i].name;
+	}
+}
+
+/* FNV-1a, as the map's own node index uses. */
+static uint64_t
+ix_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	while (*s) {
+		h ^= (unsigned char)*s++;
+		h *= 1099511628211ull;
+	}
+	return h;
+}
+
+static long
+ix_find(const struct name_ix *ix, const char *name)
+{
+	uint64_t h, mask;
+
+	if (!ix->slot)
+		return -1;
+	mask = (uint64_t)ix->size - 1;
+	for (h = ix_hash(name) & mask; ix->slot[h] >= 0; h = (h + 1) & mask)
+		if (strcmp(ix_name(ix, ix->slot[h]), name) == 0)
+			return ix->slot[h];
+	return -1;
+}
+
+static void
+ix_put(struct name_ix *ix, long i)
+{
+	uint64_t mask = (uint64_t)ix->size - 1, h;
+
+	for (h = ix_hash(ix_name(ix, i)) & mask; ix->slot[h] >= 0; h = (h + 1) & mask)
+		;
+	ix->slot[h] = i;
+	ix->used++;
+}
+
+/* Record that entry i of the map now exists; keeps the load under 1/2. */
+static int
+ix_add(struct name_ix *ix, long i)
+{
+	if ((ix->used + 1) * 2 > ix->size) {
+		long *old = ix->slot, oldsize = ix->size, k;
+		long size = ix->size ? ix->size * 2 : 64;
+
+		ix->slot = malloc((size_t)size * sizeof(*ix->slot));
+		if (!ix->slot) {
+			ix->slot = old;
+			return -1;
+		}
+		ix->size = size;
+		ix->used = 0;
+		for (k = 0; k < size; k++)
+			ix->slot[k] = -1;
+		for (k = 0; k < oldsize; k++)
+			if (old[k] >= 0)
+				ix_put(ix, old[k]);
+		free(old);
+	}
+	ix_put(ix, i);
+	return 0;
+}
+
+static int
+ix_init(struct name_ix *ix, const struct topo_map *m, enum ix_kind kind, long n)
+{
+	long i;
+
+	ix->m = m;
+	ix->kind = kind;
+	ix->slot = NULL;
+	ix->size = 0;
+	ix->used = 0;
+	for (i = 0; i < n; i++)
+		if (ix_add(ix, i) < 0)
+			return -1;
+	return 0;
+}
+
+static void
+ix_free(struct name_ix *ix)
+{
+	free(ix->slot);
+	ix->slot = NULL;
+}
+
+static int
+is_blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+/*
+ * Split a line into key=value pairs, in place.  Like Slurm: blanks around
+ * '=' are allowed and a value may be double-quoted.
+ */
+static int
+split_pairs(struct reader *r, int line, char *p, struct pair *pairs, int *npairs)
+{
+	int n = 0;
+
+	for (;;) {
+		char *key, *keyend, *val;
+
+		while (is_blank(*p))
+			p++;
+		if (!*p)
+			break;
+		key = p;
+		while (*p && *p != '=' && !is_blank(*p))
+			p++;
+		keyend = p;
+		while (is_blank(*p))
+			p++;
+		if (*p != '=') {
+			*keyend = '\0';
+			return pl_err_set(r->err, "%s:%d: expected key=value, found '%.60s'",
+					  r->label, line, key);
+		}
+		*keyend = '\0';
+		p++;
+		while (is_blank(*p))
+			p++;
+		if (*p == '"') {
+			val = ++p;
+			while (*p && *p != '"')
+				p++;
+			if (!*p)
+				return pl_err_set(r->err, "%s:%d: %s=: unterminated quote",
+						  r->label, line, key);
+		} else {
+			val = p;
+			while (*p && !is_blank(*p))
+				p++;
+		}
+		if (*p)
+			*p++ = '\0';
+		if (!*val || !*key)
+			return pl_err_set(r->err, "%s:%d: '%.60s=%.60s': %s", r->label, line,
+					  key, val, *key ? "empty value" : "empty key");
+		if (n == SLURM_MAX_KEYS)
+			return pl_err_set(r->err, "%s:%d: more than %d keys on one line",
+					  r->label, line, SLURM_MAX_KEYS);
+		pairs[n].key = key;
+		pairs[n].val = val;
+		n++;
+	}
+	*npairs = n;
+	return 0;
+}
+
+/*
+ * Check the keys after the first against the accepted set (a NULL-ended
+ * list; the first entry is the line's own key).  Fills vals[] in the order
+ * of the set.
+ */
+static int
+match_keys(struct reader *r, int line, const struct pair *pairs, int npairs,
+	   const char *const *accepted, const char **vals)
+{
+	int i, k;
+
+	for (k = 0; accepted[k]; k++)
+		vals[k] = NULL;
+	for (i = 0; i < npairs; i++) {
+		for (k = 0; accepted[k]; k++)
+			if (strcasecmp(pairs[i].key, accepted[k]) == 0)
+				break;
+		if (!accepted[k]) {
+			char set[160] = "";
+
+			for (k = 0; accepted[k]; k++) {
+				if (k > 0)
+					strncat(set, ", ", sizeof(set) - strlen(set) - 1);
+				strncat(set, accepted[k], sizeof(set) - strlen(set) - 1);
+			}
+			return pl_err_set(r->err, "%s:%d: %s=%.60s: unknown key '%.60s' "
+					  "(accepted: %s)", r->label, line, accepted[0],
+					  pairs[0].val, pairs[i].key, set);
+		}
+		if (vals[k])
+			return pl_err_set(r->err, "%s:%d: %s=%.60s: key '%s' is given twice",
+					  r->label, line, accepted[0], pairs[0].val,
+					  accepted[k]);
+		vals[k] = pairs[i].val;
+	}
+	return 0;
+}
+
+/* A switch or block name is one short name, since Switches= lists are hostlists. */
+static int
+check_single_name(struct reader *r, int line, const char *key, const char *name)
+{
+	if (strpbrk(name, "[],"))
+		return pl_err_set(r->err, "%s:%d: %s=%.60s: must be a single name "
+				  "(no brackets or commas)", r->label, line, key, name);
+	if (strlen(name) >= TOPO_NAME)
+		return pl_err_set(r->err, "%s:%d: %s=%.40s...: name is longer than %d "
+				  "characters", r->label, line, key, name, TOPO_NAME - 1);
+	return 0;
+}
+
+/* The index of a node, added to the map if it is new. */
+static long
+get_node(struct reader *r, int line, const char *name)
+{
+	pl_err_t sub;
+	long i = ix_find(&r->nodes, name);
+
+	if (i >= 0)
+		return i;
+	pl_err_clear(&sub);
+	i = topo_add_node(r->m, name, &sub);
+	if (i < 0)
+		return pl_err_set(r->err, "%s:%d: %s", r->label, line, sub.text);
+	if (ix_add(&r->nodes, i) < 0)
+		return pl_err_set(r->err, "%s:%d: out of memory", r->label, line);
+	return i;
+}
+
+/* Expand a Nodes= list and call back for each node. */
+static int
+each_node(struct reader *r, int line, const char *what, const char *expr,
+	  int (*fn)(struct reader *, int, long, int), int arg)
+{
+	struct hosts h = { 0, NULL };
+	pl_err_t sub;
+	long i, n;
+	int rv = -1;
+
+	pl_err_clear(&sub);
+	if (hosts_expand(&h, expr, SLURM_HOSTS_LIMIT, &sub) < 0) {
+		pl_err_set(r->err, "%s:%d: %s: Nodes=: %s", r->label, line, what, sub.text);
+		goto out;
+	}
+	for (i = 0; i < h.n; i++) {
+		n = get_node(r, line, h.names[i]);
+		if (n < 0 || fn(r, line, n, arg) < 0)
+			goto out;
+	}
+	rv = 0;
+out:
+	hosts_free(&h);
+	return rv;
+}
+
+static int
+node_under_switch(struct reader *r, int line, long n, int sw)
+{
+	struct topo_node *node = &r->m->nodes[n];
+
+	/* A node cabled to two leaves keeps both; a third is not modelled. */
+	if (node->sw < 0)
+		node->sw = sw;
+	else if (node->sw != sw && node->sw2 < 0)
+		node->sw2 = sw;
+	return 0;
+}
+
+static int
+node_in_block(struct reader *r, int line, long n, int b)
+{
+	struct topo_node *node = &r->m->nodes[n];
+
+	if (node->block >= 0 && node->block != b)
+		return pl_err_set(r->err, "%s:%d: BlockName=%s: node '%s' is already in "
+				  "block '%s' (a node belongs to one block)", r->label,
+				  line, r->m->blocks[b].name, node->name,
+				  r->m->blocks[node->block].name);
+	node->block = b;
+	return 0;
+}
+
+static int
+parse_linkspeed(struct reader *r, int line, const char *sw, const char *val,
+		double *out)
+{
+	unsigned long long v = 0;
+	const char *p;
+
+	for (p = val; *p >= '0' && *p <= '9'; p++) {
+		v = v * 10 + (unsigned long long)(*p - '0');
+		if (v > 4294967295ull)
+			break;
+	}
+	if (*p || p == val)
+		return pl_err_set(r->err, "%s:%d: SwitchName=%s: LinkSpeed '%.40s' is not "
+				  "a whole number from 0 to 4294967295", r->label, line,
+				  sw, val);
+	*out = (double)v;
+	return 0;
+}
+
+static int
+switch_line(struct reader *r, int line, const struct pair *pairs, int npairs)
+{
+	static const char *const keys[] = { "SwitchName", "Switches", "Nodes",
+					    "LinkSpeed", NULL };
+	const char *vals[5];
+	const char *name = pairs[0].val;
+	pl_err_t sub;
+	struct swdef *d;
+	double speed = 0;
+	int sw;
+
+	if (match_keys(r, line, pairs, npairs, keys, vals) < 0 ||
+	    check_single_name(r, line, "SwitchName", name) < 0)
+		return -1;
+	/* Slurm refuses both of these too. */
+	if (vals[1] && vals[2])
+		return pl_err_set(r->err, "%s:%d: SwitchName=%s: has both Switches= and "
+				  "Nodes= (a switch has either child switches or nodes)",
+				  r->label, line, name);
+	if (!vals[1] && !vals[2])
+		return pl_err_set(r->err, "%s:%d: SwitchName=%s: has neither Switches= "
+				  "nor Nodes=", r->label, line, name);
+	if (vals[3] && parse_linkspeed(r, line, name, vals[3], &speed) < 0)
+		return -1;
+	sw = (int)ix_find(&r->switches, name);
+	if (sw >= r->sw_base)
+		return pl_err_set(r->err, "%s:%d: SwitchName=%s: switch is defined twice "
+				  "(first at line %d)", r->label, line, name,
+				  r->defs[sw - r->sw_base].line);
+	if (sw >= 0)
+		return pl_err_set(r->err, "%s:%d: SwitchName=%s: the map already has a "
+				  "switch of that name", r->label, line, name);
+	d = realloc(r->defs, (size_t)(r->ndefs + 1) * sizeof(*d));
+	if (!d)
+		return pl_err_set(r->err, "%s:%d: out of memory", r->label, line);
+	r->defs = d;
+	pl_err_clear(&sub);
+	sw = topo_add_switch(r->m, name, -1, &sub);
+	if (sw < 0)
+		return pl_err_set(r->err, "%s:%d: %s", r->label, line, sub.text);
+	r->m->switches[sw].gbps = speed;
+	d = &r->defs[r->ndefs++];
+	d->line = line;
+	d->children = NULL;
+	if (ix_add(&r->switches, sw) < 0)
+		return pl_err_set(r->err, "%s:%d: out of memory", r->label, line);
+	if (vals[1]) {
+		d->children = strdup(vals[1]);
+		if (!d->children)
+			return pl_err_set(r->err, "%s:%d: out of memory", r->label, line);
+	}
+	if (vals[2]) {
+		char what[TOPO_NAME + 16];
+
+		snprintf(what, sizeof(what), "SwitchName=%s", name);
+		return each_node(r, line, what, vals[2], node_under_switch, sw);
+	}
+	return 0;
+}
+
+static int
+block_line(struct reader *r, int line, const struct pair *pairs, int npairs)
+{
+	static const char *const keys[] = { "BlockName", "Nodes", NULL };
+	const char *vals[3];
+	const char *name = pairs[0].val;
+	pl_err_t sub;
+	int b;
+
+	if (match_keys(r, line, pairs, npairs, keys, vals) < 0 ||
+	    check_single_name(r, line, "BlockName", name) < 0)
+		return -1;
+	if (ix_find(&r->blocks, name) >= 0)
+		return pl_err_set(r->err, "%s:%d: BlockName=%s: block is defined twice",
+				  r->label, line, name);
+	pl_err_clear(&sub);
+	b = topo_add_block(r->m, name, r->nvlink, &sub);
+	if (b < 0)
+		return pl_err_set(r->err, "%s:%d: %s", r->label, line, sub.text);
+	if (ix_add(&r->blocks, b) < 0)
+		return pl_err_set(r->err, "%s:%d: out of memory", r->label, line);
+	if (vals[1]) {
+		char what[TOPO_NAME + 16];
+
+		snprintf(what, sizeof(what), "BlockName=%s", name);
+		return each_node(r, line, what, vals[1], node_in_block, b);
+	}
+	return 0;
+}
+
+/* BlockSizes=4,8,16: checked, not stored (placement works from the blocks). */
+static int
+sizes_line(struct reader *r, int line, const struct pair *pairs, int npairs)
+{
+	const char *p = pairs[0].val;
+
+	if (npairs > 1)
+		return pl_err_set(r->err, "%s:%d: BlockSizes=%.60s: unknown key '%.60s' "
+				  "(accepted: BlockSizes alone)", r->label, line, p,
+				  pairs[1].key);
+	if (r->have_sizes)
+		return pl_err_set(r->err, "%s:%d: BlockSizes is given twice", r->label, line);
+	r->have_sizes = true;
+	for (;;) {
+		unsigned long v = 0;
+		const char *start = p;
+
+		while (*p >= '0' && *p <= '9' && v < 100000000)
+			v = v * 10 + (unsigned long)(*p++ - '0');
+		if (p == start || v == 0 || (*p && *p != ','))
+			return pl_err_set(r->err, "%s:%d: BlockSizes=%.60s: expected positive "
+					  "whole numbers separated by commas, e.g. 4,8,16",
+					  r->label, line, pairs[0].val);
+		if (!*p)
+			break;
+		p++;
+	}
+	return 0;
+}
+
+static int
+parse_line(struct reader *r, int line, char *text)
+{
+	struct pair pairs[SLURM_MAX_KEYS];
+	int npairs = 0;
+
+	if (split_pairs(r, line, text, pairs, &npairs) < 0)
+		return -1;
+	if (npairs == 0)
+		return 0;
+	if (strcasecmp(pairs[0].key, "SwitchName") == 0)
+		return switch_line(r, line, pairs, npairs);
+	if (strcasecmp(pairs[0].key, "BlockName") == 0)
+		return block_line(r, line, pairs, npairs);
+	if (strcasecmp(pairs[0].key, "BlockSizes") == 0)
+		return sizes_line(r, line, pairs, npairs);
+	return pl_err_set(r->err, "%s:%d: unknown line '%.60s=%.60s' (accepted: lines "
+			  "starting SwitchName=, BlockName= or BlockSizes=)", r->label,
+			  line, pairs[0].key, pairs[0].val);
+}
+
+/* Set parents from the Switches= lists. */
+static int
+link_switches(struct reader *r)
+{
+	struct hosts h = { 0, NULL };
+	pl_err_t sub;
+	int k, rv = -1;
+	long i;
+
+	for (k = 0; k < r->ndefs; k++) {
+		int sw = r->sw_base + k, line = r->defs[k].line;
+		const char *name = r->m->switches[sw].name;
+
+		if (!r->defs[k].children)
+			continue;
+		hosts_free(&h);
+		pl_err_clear(&sub);
+		if (hosts_expand(&h, r->defs[k].children, SLURM_HOSTS_LIMIT, &sub) < 0) {
+			pl_err_set(r->err, "%s:%d: SwitchName=%s: Switches=: %s", r->label,
+				   line, name, sub.text);
+			goto out;
+		}
+		for (i = 0; i < h.n; i++) {
+			int c = (int)ix_find(&r->switches, h.names[i]);
+			struct topo_switch *child;
+
+			if (c < 0) {
+				pl_err_set(r->err, "%s:%d: SwitchName=%s: Switches= names "
+					   "'%.60s', which no SwitchName= line defines",
+					   r->label, line, name, h.names[i]);
+				goto out;
+			}
+			if (c == sw) {
+				pl_err_set(r->err, "%s:%d: SwitchName=%s: lists itself in "
+					   "Switches=", r->label, line, name);
+				goto out;
+			}
+			child = &r->m->switches[c];
+			if (child->parent >= 0 && child->parent != sw) {
+				int p = child->parent;
+				char where[32] = "already in the map";
+
+				if (p >= r->sw_base)
+					snprintf(where, sizeof(where), "line %d",
+						 r->defs[p - r->sw_base].line);
+				pl_err_set(r->err, "%s:%d: switch '%s' is listed under both "
+					   "'%s' (%s) and '%s' (line %d); a switch has "
+					   "one parent", r->label, line, child->name,
+					   r->m->switches[p].name, where, name, line);
+				goto out;
+			}
+			child->parent = sw;
+		}
+	}
+	rv = 0;
+out:
+	hosts_free(&h);
+	return rv;
+}
+
+/*
+ * Describe the cycle through switch j top-down ("a -> b -> a": a lists b in
+ * Switches=), starting at its lowest index so the message is stable.
+ */
+static void
+describe_cycle(const struct topo_switch *s, int j, char *out, size_t size)
+{
+	int k = j, start = j, len = 0, i;
+	int ring[64];
+
+	do {
+		if (k < start)
+			start = k;
+		k = s[k].parent;
+	} while (k != j);
+	k = start;
+	do {
+		if (len < 64)
+			ring[len++] = k;
+		k = s[k].parent;
+	} while (k != start);
+	out[0] = '\0';
+	/* Walking up gives parents after children; print the other way. */
+	strncat(out, s[start].name, size - strlen(out) - 1);
+	for (i = len - 1; i >= 0; i--) {
+		strncat(out, " -> ", size - strlen(out) - 1);
+		strncat(out, s[ring[i]].name, size - strlen(out) - 1);
+	}
+}
+
+/* Refuse a cycle of parents, naming its switches. */
+static int
+check_cycles(struct reader *r)
+{
+	const struct topo_switch *s = r->m->switches;
+	int n = r->m->nswitches, i, j;
+	char *state = calloc((size_t)n + 1, 1);
+	int rv = -1;
+
+	if (!state)
+		return pl_err_set(r->err, "%s: out of memory", r->label);
+	for (i = 0; i < n; i++) {
+		/* 1 = on the current walk up, 2 = known to reach a root. */
+		for (j = i; j >= 0 && j < n && state[j] == 0; j = s[j].parent)
+			state[j] = 1;
+		if (j >= 0 && j < n && state[j] == 1) {
+			char path[256];
+
+			describe_cycle(s, j, path, sizeof(path));
+			pl_err_set(r->err, "%s: switches form a cycle: %s (each lists the "
+				   "next in Switches=; a tree needs a root)", r->label, path);
+			goto out;
+		}
+		for (j = i; j >= 0 && j < n && state[j] == 1; j = s[j].parent)
+			state[j] = 2;
+	}
+	rv = 0;
+out:
+	free(state);
+	return rv;
+}
+
+/*
+ * Cut the text into logical lines (comments stripped, trailing '\'
+ * continuing a line) and parse each.
+ */
+static int
+parse_text(struct reader *r, const char *text)
+{
+	char *buf = NULL;
+	size_t cap = 0, len = 0;
+	const char *p = text;
+	int lineno = 0, first = 0, rv = -1;
+
+	while (*p) {
+		const char *eol = strchr(p, '\n');
+		const char *end = eol ? eol : p + strlen(p);
+		const char *hash = memchr(p, '#', (size_t)(end - p));
+		size_t n;
+		int more;
+
+		lineno++;
+		if (len == 0)
+			first = lineno;
+		if (hash)
+			end = hash;
+		while (end > p && is_blank(end[-1]))
+			end--;
+		more = end > p && end[-1] == '\\' && !hash;
+		if (more)
+			end--;
+		n = (size_t)(end - p);
+		if (len + n + 2 > cap) {
+			size_t want = cap ? cap : 256;
+			char *nb;
+
+			while (want < len + n + 2)
+				want *= 2;
+			nb = realloc(buf, want);
+			if (!nb) {
+				pl_err_set(r->err, "%s: out of memory", r->label);
+				goto out;
+			}
+			buf = nb;
+			cap = want;
+		}
+		memcpy(buf + len, p, n);
+		len += n;
+		buf[len++] = ' ';
+		buf[len] = '\0';
+		p = eol ? eol + 1 : end + strlen(end);
+		if (more && *p)
+			continue;
+		if (parse_line(r, first, buf) < 0)
+			goto out;
+		len = 0;
+	}
+	rv = 0;
+out:
+	free(buf);
+	return rv;
+}
+
+/*
+ * Read topology.conf text into m; label names it in messages.  Switches and
+ * blocks are appended, nodes found by name or appended, then the node index
+ * is rebuilt and switch levels set.  On error (err names label:line) m may
+ * hold part of the file: the caller should discard it.
+ */
+int
+topo_read_slurm_text(struct topo_map *m, const char *text, const char *label,
+		     bool blocks_nvlink, pl_err_t *err)
+{
+	struct reader r;
+	int k, rv = -1;
+
+	memset(&r, 0, sizeof(r));
+	r.m = m;
+	r.label = label ? label : "topology.conf";
+	r.nvlink = blocks_nvlink;
+	r.err = err;
+	r.sw_base = m->nswitches;
+	if (ix_init(&r.nodes, m, IX_NODE, m->nnodes) < 0 ||
+	    ix_init(&r.switches, m, IX_SWITCH, m->nswitches) < 0 ||
+	    ix_init(&r.blocks, m, IX_BLOCK, m->nblocks) < 0) {
+		pl_err_set(err, "%s: out of memory", r.label);
+		goto out;
+	}
+	if (parse_text(&r, text ? text : "") < 0 || link_switches(&r) < 0 ||
+	    check_cycles(&r) < 0 || topo_index(m, err) < 0)
+		goto out;
+	topo_finish(m);
+	rv = 0;
+out:
+	for (k = 0; k < r.ndefs; k++)
+		free(r.defs[k].children);
+	free(r.defs);
+	ix_free(&r.nodes);
+	ix_free(&r.switches);
+	ix_free(&r.blocks);
+	return rv;
+}
+
+/* topo_read_slurm_text() on the contents of the file at path. */
+int
+topo_read_slurm(struct topo_map *m, const char *path, bool blocks_nvlink,
+		pl_err_t *err)
+{
+	FILE *f = NULL;
+	char *text = NULL;
+	size_t n = 0;
+	long size;
+	int rv = -1;
+
+	f = fopen(path, "rb");
+	if (!f) {
+		pl_err_set(err, "%s: cannot open: %s", path, strerror(errno));
+		goto out;
+	}
+	if (fseek(f, 0, SEEK_END) < 0 || (size = ftell(f)) < 0 ||
+	    fseek(f, 0, SEEK_SET) < 0) {
+		pl_err_set(err, "%s: cannot read: %s", path, strerror(errno));
+		goto out;
+	}
+	if (size > SLURM_FILE_LIMIT) {
+		pl_err_set(err, "%s: %ld bytes is too large for a topology.conf "
+			   "(at most %ld)", path, size, SLURM_FILE_LIMIT);
+		goto out;
+	}
+	text = malloc((size_t)size + 1);
+	if (!text) {
+		pl_err_set(err, "%s: out of memory", path);
+		goto out;
+	}
+	n = fread(text, 1, (size_t)size, f);
+	if (ferror(f)) {
+		pl_err_set(err, "%s: cannot read: %s", path, strerror(errno));
+		goto out;
+	}
+	text[n] = '\0';
+	if (memchr(text, '\0', n)) {
+		pl_err_set(err, "%s: contains a NUL byte; not a text file", path);
+		goto out;
+	}
+	rv = topo_read_slurm_text(m, text, path, blocks_nvlink, err);
+out:
+	if (f)
+		fclose(f);
+	free(text);
+	return rv;
+}

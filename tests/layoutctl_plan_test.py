@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""layoutctl plan: the planner's figures, warnings and errors end to end."""
+import os
+import tempfile
+import xml.etree.ElementTree as ET
+
+from taplib import diag, done, is_close, is_eq, like, ok, run, run_json, data
+
+
+def plan(spec, nodes, gpn, *extra):
+    return run_json("plan", "--layout", spec, "--nodes", str(nodes),
+                    "--gpus-per-node", str(gpn), *extra)
+
+
+# The contract's JSON shape.
+p = plan("tp8,pp4", 4, 8)
+ok(p is not None, "plan tp8,pp4 on 4x8 succeeds")
+lay = p["layout"]
+is_eq([lay[k] for k in ("tp", "pp", "cp", "ep", "dp")], [8, 4, 1, 1, 1], "layout sizes, dp auto = 1")
+is_eq(lay["order"], "megatron", "default order is megatron")
+for key in ("state_gb_per_gpu", "activation_gb_per_gpu"):
+    ok(key in p["memory"], "memory has " + key)
+for key in ("tp_bytes_per_step", "pp_bytes_per_step", "dp_bytes_per_step", "cp_bytes_per_step"):
+    ok(key in p["communication"], "communication has " + key)
+for key in ("bubble_fraction", "micro_batches", "grad_accum_steps", "warnings"):
+    ok(key in p, "plan has " + key)
+ok(p["model"]["assumed"] is True and p["model"]["name"] == "7b", "no model= means the 7b default, marked assumed")
+# 7e9 params over tp*pp = 32 GPUs at 16 B each: 3.5 GB.
+is_close(p["memory"]["state_gb_per_gpu"], 3.5, "7b state over tp8,pp4 is 3.5 GB per GPU")
+# Unpinned gbs: 4*pp micro-batches, bubble 3/16.
+is_eq(p["micro_batches"], 16, "16 micro-batches by default for pp4")
+is_close(p["bubble_fraction"], 3 / 16, "bubble (pp-1)/m = 0.1875")
+is_eq(p["warnings"], [], "no warnings for a healthy layout")
+
+# The seed's figures, no parallelism, 7B.
+p = plan("tp1,model=7b", 1, 1)
+is_close(p["memory"]["state_gb_per_gpu"], 112.0, "7b Adam state is 112 GB")
+is_close(p["memory"]["activation_gb_per_gpu"], 104.152956928, "activations per sample, no recompute: 104.15 GB")
+p = plan("tp1,model=7b,recompute=selective", 1, 1)
+is_close(p["memory"]["activation_gb_per_gpu"], 18.253611008, "selective recompute: 18.25 GB")
+p = plan("tp1,model=7b,recompute=full", 1, 1)
+is_close(p["memory"]["activation_gb_per_gpu"], 1.073741824, "full recompute: 1.07 GB")
+p = plan("tp1,model=7b,optimizer=sgd", 1, 1)
+is_close(p["memory"]["state_gb_per_gpu"], 84.0, "SGD with momentum: 12 B/param = 84 GB")
+
+# ZeRO at world 8 (dp8) for 7B/13B/70B.
+zero = {"7b": [112.0, 38.5, 26.25, 14.0], "13b": [208.0, 71.5, 48.75, 26.0],
+        "70b": [1120.0, 385.0, 262.5, 140.0]}
+for model, figures in zero.items():
+    for stage, want in enumerate(figures):
+        p = plan("dp8,model=%s,zero=%d" % (model, stage), 1, 8)
+        is_close(p["memory"]["state_gb_per_gpu"], want,
+                 "%s ZeRO-%d at dp8: %.2f GB" % (model, stage, want))
+
+# TP traffic, tp=8: 4 all-reduces x 32 layers x s*b*h*2 x 2*7/8.
+p = plan("tp8,model=7b", 1, 8)
+is_close(p["communication"]["tp_bytes_per_step"], 7516192768, "tp8 moves 7.516192768 GB per step")
+
+# Bubble for 8 stages and 4..64 micro-batches.
+for m, want in ((4, 1.75), (8, 0.875), (16, 0.4375), (32, 0.21875), (64, 0.109375)):
+    p = plan("pp8,mbs=1,gbs=%d" % m, 1, 8)
+    is_eq(p["micro_batches"], m, "gbs=%d with mbs=1, dp=1 gives %d micro-batches" % (m, m))
+    is_close(p["bubble_fraction"], want, "pp8 bubble with %d micro-batches is %.1f %%" % (m, want * 100))
+    has = any("bubble" in w for w in p["warnings"])
+    ok(has == (want > 0.25), "bubble warning %s at %.1f %%" % ("present" if want > 0.25 else "absent", want * 100))
+
+# Warnings.
+p = plan("tp16,pp2", 4, 8)
+ok(any("tp=16" in w and "NVLink" in w for w in p["warnings"]), "tp16 on 8-GPU nodes warns TP crosses NVLink domains")
+ok(p["placement"] is None and any("placement refused" in w for w in p["warnings"]),
+   "and placement is refused with the reason")
+p = plan("tp8,model=70b", 1, 8, "--gpu-mem", "80")
+ok(any("exceeds the 80 GB" in w for w in p["warnings"]), "70b on one node of 80 GB GPUs warns about memory")
+p = plan("tp8,pp8,model=70b,zero=1", 8, 8, "--gpu-mem", "80")
+ok(any("exceeds" in w for w in p["warnings"]), "70b on tp8,pp8 without recompute needs 82.7 GB: warned")
+p = plan("tp8,pp8,model=70b,zero=1,recompute=selective", 8, 8, "--gpu-mem", "80")
+ok(not any("exceeds" in w for w in p["warnings"]), "with selective recompute it fits 80 GB (no memory warning)")
+# Trading pp for dp keeps the default 4*pp micro-batches' global batch
+# (4*mbs*world/(tp*cp)); halving tp doubles dp and the global batch.
+p = plan("tp8,pp2", 8, 8, "--previous", "tp8,pp4")
+ok(not any("global batch" in w for w in p["warnings"]), "pp4->pp2 keeps the global batch: no warning")
+p = plan("tp4,pp4", 8, 8, "--previous", "tp8,pp4")
+ok(any("dp changes from 2 to 4" in w for w in p["warnings"]), "changing the layout changes dp: warned")
+ok(any("global batch" in w for w in p["warnings"]), "the warning names the global batch")
+p = plan("tp4,pp4,gbs=64", 8, 8, "--previous", "tp8,pp4,gbs=64")
+ok(not any(w.startswith("dp changes") for w in p["warnings"]), "with gbs pinned, no global-batch warning")
+
+# Human output.
+rc, out, err = run("plan", "--layout", "tp8,pp4", "--nodes", "4", "--gpus-per-node", "8")
+is_eq(rc, 0, "plain plan exits 0")
+like(out, "bubble       18.8 %", "table shows the bubble")
+like(out, "memory/GPU", "table shows memory")
+
+# SVG.
+with tempfile.TemporaryDirectory() as tmp:
+    svg = os.path.join(tmp, "plan.svg")
+    rc, out, err = run("plan", "--layout", "tp4,pp2,dp4", "--nodes", "4", "--gpus-per-node", "8",
+                       "--svg", svg)
+    is_eq(rc, 0, "plan --svg exits 0")
+    root = ET.parse(svg).getroot()
+    ns = "{http://www.w3.org/2000/svg}"
+    cells = [r for r in root.iter(ns + "rect") if r.get("rx")]
+    is_eq(len(cells), 32, "the SVG has one cell per GPU")
+    texts = " ".join(t.text or "" for t in root.iter(ns + "text"))
+    like(texts, "pp1 dp3", "cells are labelled with PP stage and DP replica")
+    fills = {r.get("fill") for r in cells}
+    is_eq(len(fills), 8, "eight TP groups, eight colours")
+
+# Errors: one line, non-zero, naming the token.
+for spec, needle in (("tp8,,pp4", "empty"), ("tq8", "tq8"), ("tp0", "tp0"), ("tp8,tp4", "tp"),
+                     ("tp3,pp4", "not a multiple"), ("tp8,gbs=30", "gbs=30"),
+                     ("tp8,order=tp-pp", "order"), ("", "empty"), ("tp8,\u00e9", "non-ASCII"),
+                     ("tp99999999999999999999", "tp")):
+    rc, out, err = run("plan", "--layout", spec, "--nodes", "4", "--gpus-per-node", "8")
+    ok(rc == 1 and err.startswith("layoutctl: ") and err.count("\n") == 1 and needle in err,
+       "bad spec %r: exit 1, one line naming it" % spec)
+    if rc != 1 or needle not in err:
+        diag("rc=%d err=%r" % (rc, err))
+rc, out, err = run("plan", "--layout", "tp8", "--nodes", "4")
+is_eq(rc, 2, "missing --gpus-per-node is a usage error")
+rc, out, err = run("plan", "--bogus")
+is_eq(rc, 2, "unknown option is a usage error")
+for cmd in (["--help"], ["plan", "--help"], ["place", "--help"], ["topo", "--help"],
+            ["topo", "build", "--help"], ["topo", "show", "--help"]):
+    rc, out, err = run(*cmd)
+    ok(rc == 0 and "Usage" in out, "layoutctl %s prints usage" % " ".join(cmd))
+done()

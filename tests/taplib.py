@@ -1,0 +1,75 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""A small TAP producer and helpers for running layoutctl in tests."""
+import json
+import os
+import subprocess
+import sys
+
+_n = 0
+_failed = 0
+
+LAYOUTCTL = os.environ.get("LAYOUTCTL", "layoutctl")
+DATA = os.environ.get("PL_TEST_DATA", os.path.join(os.path.dirname(__file__), "data"))
+ETC = os.environ.get("PL_ETC", os.path.join(os.path.dirname(__file__), "..", "etc"))
+
+
+def ok(cond, name):
+    global _n, _failed
+    _n += 1
+    print(("ok" if cond else "not ok") + " %d - %s" % (_n, name), flush=True)
+    if not cond:
+        _failed += 1
+    return cond
+
+
+def diag(msg):
+    for line in str(msg).splitlines():
+        print("# " + line, flush=True)
+
+
+def is_eq(got, want, name):
+    if not ok(got == want, name):
+        diag("got:  %r\nwant: %r" % (got, want))
+
+
+def is_close(got, want, name, rel=1e-9):
+    good = isinstance(got, (int, float)) and abs(got - want) <= rel * max(1.0, abs(want))
+    if not ok(good, name):
+        diag("got:  %r\nwant: %r" % (got, want))
+
+
+def like(text, needle, name):
+    if not ok(needle in (text or ""), name):
+        diag("%r does not contain %r" % (text, needle))
+
+
+def run(*args, timeout=60):
+    """Run layoutctl; returns (rc, stdout, stderr)."""
+    # LAYOUTCTL_WRAPPER (e.g. valgrind) runs the same tests under a checker;
+    # its error exit code 99 fails the test that saw it.
+    wrapper = os.environ.get("LAYOUTCTL_WRAPPER", "").split()
+    if wrapper:
+        timeout *= 20
+    p = subprocess.run(wrapper + [LAYOUTCTL] + list(args), capture_output=True, text=True,
+                       timeout=timeout)
+    if p.returncode == 99:
+        ok(False, "checker found errors running layoutctl %s" % " ".join(args))
+        diag(p.stderr)
+    return p.returncode, p.stdout, p.stderr
+
+
+def run_json(*args):
+    rc, out, err = run(*args, "--json")
+    if rc != 0:
+        diag("layoutctl %s failed (%d): %s" % (" ".join(args), rc, err))
+        return None
+    return json.loads(out)
+
+
+def data(*parts):
+    return os.path.join(DATA, *parts)
+
+
+def done():
+    print("1..%d" % _n, flush=True)
+    sys.exit(1 if _failed else 0)
