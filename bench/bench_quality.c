@@ -32,7 +32,7 @@ static const struct qcase cases[] = {
 	{ "interleaved", 16, 8, 4, "tp4,cp2,pp4,dp4" },
 	{ "interleaved", 64, 8, 8, "tp8,pp8,dp8,model=70b" },
 	{ "interleaved", 64, 8, 16, "tp8,pp4,dp16,model=13b" },
-	{ "interleaved", 128, 8, 32, "tp8,pp16,dp8,model=405b" },
+	{ "interleaved", 128, 8, 32, "tp8,pp16,dp8,model=70b" },
 	{ "interleaved", 32, 8, 8, "tp8,dp32" },
 	{ "contiguous", 16, 8, 4, "tp8,pp4,dp4" },
 	{ "contiguous", 64, 8, 8, "tp8,pp8,dp8,model=70b" },

@@ -110,6 +110,34 @@ ctl_load_topology(const char *path, long gpus_per_node)
 	return m;
 }
 
+/* Name order with numbers compared as numbers (node2 < node10), as Slurm
+ * lists nodes when slurm.conf names them in order. */
+static int
+natural_cmp(const void *a, const void *b)
+{
+	const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+
+	while (*x && *y) {
+		if (*x >= '0' && *x <= '9' && *y >= '0' && *y <= '9') {
+			char *ex, *ey;
+			unsigned long long nx = strtoull(x, &ex, 10), ny = strtoull(y, &ey, 10);
+
+			if (nx != ny)
+				return nx < ny ? -1 : 1;
+			if ((ex - x) != (ey - y))
+				return (ex - x) < (ey - y) ? -1 : 1;
+			x = ex;
+			y = ey;
+			continue;
+		}
+		if (*x != *y)
+			return (unsigned char)*x < (unsigned char)*y ? -1 : 1;
+		x++;
+		y++;
+	}
+	return (unsigned char)*x - (unsigned char)*y;
+}
+
 int
 ctl_step_nodes(const struct topo_map *m, const char *hostlist, long tasks_per_node,
 	       struct hosts *names, struct place_node **nodes, long *nnodes)
@@ -140,6 +168,7 @@ ctl_step_nodes(const struct topo_map *m, const char *hostlist, long tasks_per_no
 			}
 			names->n++;
 		}
+		qsort(names->names, (size_t)names->n, sizeof(*names->names), natural_cmp);
 	}
 	if (names->n == 0) {
 		ctl_error("the step has no nodes");
