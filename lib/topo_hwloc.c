@@ -10,7 +10,6 @@
  * "XGMIBandwidth" distance matrices.
  */
 #include <errno.h>
-#include <stddef.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,10 +26,11 @@
 #define PCI_CLASS_VGA 0x0300
 #define PCI_CLASS_3D 0x0302
 #define PCI_CLASS_BRIDGE_OTHER 0x0680
-#define HWLOC_MAX_ANCESTORS 256
-#define HWLOC_MAX_PORTS 16
+#define HW_MAX_ANCESTORS 256
+#define HW_MAX_PORTS 16
+#define HW_MAX_MATRICES 8
 /* Exports of the largest machines are a few MB. */
-#define HWLOC_MAX_XML_BYTES (256L << 20)
+#define HW_MAX_XML_BYTES (256L << 20)
 
 struct hgpu {
 	hwloc_obj_t pci;	/* the PCI device; NULL for a GPU without one */
@@ -142,10 +142,10 @@ numa_of(hwloc_topology_t topo, hwloc_obj_t obj)
 static int
 closeness(hwloc_obj_t a, hwloc_obj_t b)
 {
-	hwloc_obj_t up[HWLOC_MAX_ANCESTORS];
+	hwloc_obj_t up[HW_MAX_ANCESTORS];
 	int n = 0, i, depth;
 
-	for (; a && n < HWLOC_MAX_ANCESTORS; a = a->parent)
+	for (; a && n < HW_MAX_ANCESTORS; a = a->parent)
 		up[n++] = a;
 	for (; b; b = b->parent)
 		for (i = 0; i < n; i++)
@@ -290,19 +290,25 @@ cmp_hgpu_index(const void *pa, const void *pb)
 	return (a->index > b->index) - (a->index < b->index);
 }
 
-/* true when every GPU has a number in this field and no two share one */
+enum numbering { BY_NVML, BY_CUDA, BY_RSMI, BY_BUS };
+
+static int
+gpu_number(const struct hgpu *g, enum numbering by)
+{
+	return by == BY_NVML ? g->nvml : by == BY_CUDA ? g->cuda : g->rsmi;
+}
+
+/* true when every GPU has a number of this kind and no two share one */
 static bool
-usable_numbers(const struct hgpu *g, int n, size_t field)
+usable_numbers(const struct hgpu *g, int n, enum numbering by)
 {
 	int i, j;
 
 	for (i = 0; i < n; i++) {
-		int a = *(const int *)((const char *)&g[i] + field);
-
-		if (a < 0)
+		if (gpu_number(&g[i], by) < 0)
 			return false;
 		for (j = 0; j < i; j++)
-			if (a == *(const int *)((const char *)&g[j] + field))
+			if (gpu_number(&g[i], by) == gpu_number(&g[j], by))
 				return false;
 	}
 	return true;
@@ -315,27 +321,17 @@ usable_numbers(const struct hgpu *g, int n, size_t field)
 static void
 number_gpus(struct hgpu *g, int n)
 {
-	static const size_t fields[] = {
-		offsetof(struct hgpu, nvml),
-		offsetof(struct hgpu, cuda),
-		offsetof(struct hgpu, rsmi),
-	};
-	size_t f;
+	enum numbering by = BY_NVML;
 	int i;
 
 	if (n == 0)
 		return;
-	for (f = 0; f < sizeof(fields) / sizeof(fields[0]); f++)
-		if (usable_numbers(g, n, fields[f]))
-			break;
-	if (f < sizeof(fields) / sizeof(fields[0])) {
-		for (i = 0; i < n; i++)
-			g[i].index = *(const int *)((const char *)&g[i] + fields[f]);
-	} else {
+	while (by < BY_BUS && !usable_numbers(g, n, by))
+		by++;
+	if (by == BY_BUS)
 		qsort(g, (size_t)n, sizeof(*g), cmp_hgpu_bus);
-		for (i = 0; i < n; i++)
-			g[i].index = i;
-	}
+	for (i = 0; i < n; i++)
+		g[i].index = by == BY_BUS ? i : gpu_number(&g[i], by);
 	qsort(g, (size_t)n, sizeof(*g), cmp_hgpu_index);
 }
 
@@ -426,7 +422,7 @@ nic_port(hwloc_obj_t o)
 	char key[32];
 	int p, first = 0;
 
-	for (p = 1; p <= HWLOC_MAX_PORTS; p++) {
+	for (p = 1; p <= HW_MAX_PORTS; p++) {
 		const char *state;
 
 		snprintf(key, sizeof(key), "Port%dState", p);
@@ -585,23 +581,21 @@ join_matrix(const struct hwloc_distances_s *d, const struct hgpu *g, int ngpus, 
 	}
 }
 
-#define HWLOC_MAX_MATRICES 8
-
 /* NVLink (NVIDIA) and xGMI (AMD) islands from hwloc's bandwidth matrices. */
 static int
 islands(hwloc_topology_t topo, struct topo_nodetype *t, const struct hgpu *g)
 {
 	static const char *const names[] = { "NVLinkBandwidth", "XGMIBandwidth" };
-	struct hwloc_distances_s *d[HWLOC_MAX_MATRICES];
+	struct hwloc_distances_s *d[HW_MAX_MATRICES];
 	unsigned nd = 0, k, nr;
 	int *up = NULL, *id = NULL, nodes = t->ngpus + 1, hub, i, rv = -1;
 	bool *linked = NULL;
 
 	for (k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
-		nr = HWLOC_MAX_MATRICES - nd;
+		nr = HW_MAX_MATRICES - nd;
 		if (hwloc_distances_get_by_name(topo, names[k], &nr, d + nd, 0) < 0)
 			continue;
-		nd += nr < HWLOC_MAX_MATRICES - nd ? nr : HWLOC_MAX_MATRICES - nd;
+		nd += nr < HW_MAX_MATRICES - nd ? nr : HW_MAX_MATRICES - nd;
 	}
 	for (k = 0; k < nd; k++)
 		nodes += (int)d[k]->nbobjs;
@@ -736,9 +730,9 @@ read_xml(const char *path, pl_err_t *err)
 			char *nb;
 
 			cap = cap ? cap * 2 : 65536;
-			if (cap > HWLOC_MAX_XML_BYTES + 65536 || !(nb = realloc(buf, cap))) {
+			if (cap > HW_MAX_XML_BYTES + 65536 || !(nb = realloc(buf, cap))) {
 				pl_err_set(err, "%s: larger than %ld bytes or out of memory",
-					   path, (long)HWLOC_MAX_XML_BYTES);
+					   path, (long)HW_MAX_XML_BYTES);
 				goto out;
 			}
 			buf = nb;

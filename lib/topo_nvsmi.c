@@ -115,17 +115,15 @@ strip_ansi(char *s)
 	char *w = s;
 
 	while (*s) {
-		const char *p = s;
+		size_t p = *s == '\033' ? 1 : 0;
 
-		if (*p == '\033')
-			p++;
-		if (*p == '[') {
-			const char *q = p + 1;
+		if (s[p] == '[') {
+			size_t q = p + 1;
 
-			while (is_digit(*q) || *q == ';')
+			while (is_digit(s[q]) || s[q] == ';')
 				q++;
-			if (*q == 'm' && q > p + 1) {
-				s = (char *)q + 1;
+			if (s[q] == 'm' && q > p + 1) {
+				s += q + 1;
 				continue;
 			}
 		}
@@ -586,6 +584,13 @@ out:
 	return rv;
 }
 
+/*
+ * Fill *t (zeroed by the caller) from the text of `nvidia-smi topo -m`;
+ * label names the text in messages.  GPUs are numbered by their GPUk
+ * columns; islands join GPUs linked by NV<n> cells; NICs come from the NIC
+ * columns, named by the NIC Legend or by the heading itself.  Returns 0, or
+ * -1 with err naming label:line; *t is left empty on error.
+ */
 int
 topo_read_nvsmi_text(struct topo_nodetype *t, const char *text, const char *label,
 		     pl_err_t *err)
@@ -675,6 +680,7 @@ out:
 	return rv;
 }
 
+/* topo_read_nvsmi_text() on the contents of a file. */
 int
 topo_read_nvsmi(struct topo_nodetype *t, const char *path, pl_err_t *err)
 {
