@@ -37,7 +37,7 @@ int ctl_plan(int argc, char **argv);
 int ctl_place(int argc, char **argv);
 int ctl_topo(int argc, char **argv);
 
-/* Write an SVG picture of a placement: nodes as rows, GPUs as cells. */
+/* Write an SVG picture of a placement: nodes as rows grouped by switch, GPUs as cells. */
 int ctl_svg_write(const char *path, const struct pl_layout *l, const struct topo_map *m,
 		  const struct place_node *nodes, long nnodes,
 		  const struct place_result *r);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * An SVG of a placement for design reviews: one row per node (labelled with
- * its leaf switch), one cell per GPU, filled by TP group, labelled with the
- * rank, PP stage and DP replica.  Plain SVG 1.1, no script, no fonts beyond
+ * An SVG of a placement for design reviews: one row per node, labelled with
+ * its leaf switch and grouped by it (a rule between groups), one cell per
+ * GPU, filled by TP group and labelled with the rank, PP stage and DP
+ * replica.  Plain SVG 1.1, no script, no fonts beyond
  * the generic families, so it pastes into any document.
  */
 #include "config.h"
@@ -17,6 +18,32 @@
 #define CELL_H 58
 #define LABEL_W 170
 #define TOP 64
+
+/* Rows go in switch (or block) order so a leaf's nodes sit together. */
+static const struct topo_map *row_map;
+static const struct place_node *row_nodes;
+
+static long
+row_group(long i)
+{
+	long mi = topo_find_node(row_map, row_nodes[i].name);
+
+	if (mi < 0)
+		return -1;
+	if (row_map->nodes[mi].sw >= 0)
+		return row_map->nodes[mi].sw;
+	return row_map->nodes[mi].block >= 0 ? row_map->nswitches + row_map->nodes[mi].block : -1;
+}
+
+static int
+row_cmp(const void *a, const void *b)
+{
+	long x = *(const long *)a, y = *(const long *)b, gx = row_group(x), gy = row_group(y);
+
+	if (gx != gy)
+		return gx < gy ? -1 : 1;
+	return (x > y) - (x < y);
+}
 
 /* A colour per TP group: golden-angle hues keep neighbours apart. */
 static void
@@ -45,7 +72,7 @@ int
 ctl_svg_write(const char *path, const struct pl_layout *l, const struct topo_map *m,
 	      const struct place_node *nodes, long nnodes, const struct place_result *r)
 {
-	long i, maxg = 1;
+	long i, maxg = 1, width, *row = NULL, *order = NULL;
 	FILE *f = NULL;
 	char spec[256], col[48];
 	int rv = -1;
@@ -53,16 +80,33 @@ ctl_svg_write(const char *path, const struct pl_layout *l, const struct topo_map
 	for (i = 0; i < nnodes; i++)
 		if (nodes[i].ntasks > maxg)
 			maxg = nodes[i].ntasks;
+	row = calloc((size_t)nnodes, sizeof(*row));
+	order = calloc((size_t)nnodes, sizeof(*order));
+	if (!row || !order) {
+		ctl_error("--svg %s: out of memory", path);
+		goto out;
+	}
+	for (i = 0; i < nnodes; i++)
+		order[i] = i;
+	row_map = m;
+	row_nodes = nodes;
+	qsort(order, (size_t)nnodes, sizeof(*order), row_cmp);
+	for (i = 0; i < nnodes; i++)
+		row[order[i]] = i;
 	f = fopen(path, "w");
 	if (!f) {
 		ctl_error("--svg %s: %s", path, strerror(errno));
 		goto out;
 	}
 	layout_format(l, spec, sizeof(spec));
+	/* Wide enough for the bold title line too (about 10 px a character). */
+	width = LABEL_W + maxg * CELL_W + 20;
+	if (((long)strlen(spec) + 32) * 10 > width)
+		width = ((long)strlen(spec) + 32) * 10;
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%ld\" height=\"%ld\" "
 		"font-family=\"sans-serif\">\n",
-		LABEL_W + maxg * CELL_W + 20, TOP + nnodes * CELL_H + 40);
+		width, TOP + nnodes * CELL_H + 40);
 	fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
 	fprintf(f, "<text x=\"10\" y=\"24\" font-size=\"16\" font-weight=\"bold\">");
 	xml_text(f, spec);
@@ -74,7 +118,12 @@ ctl_svg_write(const char *path, const struct pl_layout *l, const struct topo_map
 	for (i = 0; i < nnodes; i++) {
 		long mi = topo_find_node(m, nodes[i].name);
 		const struct topo_node *tn = mi >= 0 ? &m->nodes[mi] : NULL;
-		long y = TOP + i * CELL_H;
+		long y = TOP + row[i] * CELL_H;
+
+		/* A rule above the first node of each switch or block. */
+		if (row[i] > 0 && row_group(order[row[i] - 1]) != row_group(i))
+			fprintf(f, "<line x1=\"6\" y1=\"%ld\" x2=\"%ld\" y2=\"%ld\" stroke=\"#888\" "
+				"stroke-dasharray=\"4 3\"/>\n", y + 1, width - 6, y + 1);
 
 		fprintf(f, "<text x=\"10\" y=\"%ld\" font-size=\"13\" font-weight=\"bold\">", y + 24);
 		xml_text(f, nodes[i].name);
@@ -87,7 +136,7 @@ ctl_svg_write(const char *path, const struct pl_layout *l, const struct topo_map
 	}
 	for (i = 0; i < r->ntasks; i++) {
 		const struct place_task *t = &r->tasks[i];
-		long x = LABEL_W + t->local_id * CELL_W, y = TOP + t->node * CELL_H;
+		long x = LABEL_W + t->local_id * CELL_W, y = TOP + row[t->node] * CELL_H;
 		long tpg = t->rank / l->size[PL_TP];
 
 		group_colour(tpg, col, sizeof(col));
@@ -114,5 +163,7 @@ ctl_svg_write(const char *path, const struct pl_layout *l, const struct topo_map
 out:
 	if (f)
 		fclose(f);
+	free(row);
+	free(order);
 	return rv;
 }

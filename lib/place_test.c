@@ -311,6 +311,40 @@ test_quality_gates(void)
 	}
 }
 
+/* On a rail-optimised fabric (one NIC per GPU), DP and PP peers on other
+ * nodes keep the GPU index and so the rail. */
+static void
+test_rails(void)
+{
+	struct topo_map *m = topo_synth_fat_tree(8, 8, 2, 4, 1);
+	struct pl_layout l = lay("tp8,pp2,dp4", 64);
+	struct place_node n[8];
+	struct place_result r;
+	pl_err_t err;
+	long i;
+	int rails = 1;
+
+	pl_err_clear(&err);
+	for (i = 0; i < 8; i++) {
+		n[i].name = m->nodes[i].name;
+		n[i].ntasks = 8;
+		n[i].tids = NULL;
+	}
+	ok(place_compute(&l, m, n, 8, NULL, &r, &err) == 0, "rails: places");
+	for (i = 0; i < 64; i++) {
+		const struct place_task *t = &r.tasks[r.rank_procid[i]];
+		/* Megatron default order: dp stride 8, pp stride 32. */
+		const struct place_task *dpeer = &r.tasks[r.rank_procid[(i + 8) % 64]];
+		const struct place_task *ppeer = &r.tasks[r.rank_procid[(i + 32) % 64]];
+
+		rails &= t->local_rank == dpeer->local_rank && t->local_rank == ppeer->local_rank &&
+			 strcmp(t->nic_name, dpeer->nic_name) == 0 && t->node != dpeer->node;
+	}
+	ok(rails, "every DP and PP peer uses the same GPU index and NIC rail on another node");
+	place_result_free(&r);
+	topo_free(m);
+}
+
 static void
 test_deterministic(void)
 {
@@ -348,6 +382,7 @@ main(void)
 	test_refusals();
 	test_blocks();
 	test_quality_gates();
+	test_rails();
 	test_deterministic();
 	return done_testing();
 }

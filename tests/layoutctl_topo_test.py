@@ -115,6 +115,10 @@ for args, needle, name in (
     ok(rc in (1, 2) and err.startswith("layoutctl: ") and needle in err, "refused: " + name)
     if needle not in err:
         diag(err)
+# Live discovery through hwloc runs; this test machine has no GPU, which is
+# refused by name (on a GPU node the same call describes it).
+rc, out, err = run("topo", "build", "--nodes", "x1", "--node", "live")
+ok((rc == 1 and "has no GPUs" in err) or rc == 0, "--node live discovers this machine")
 bad = os.path.join(tmp, "bad.json")
 with open(bad, "w") as f:
     f.write('{"format": "parallel-layout-map", "version": 1, "nodes": [{"name": "a", "gpus": 8}]}')
