@@ -19,6 +19,7 @@
 #include <hwloc.h>
 
 #include "topo.h"
+#include "topo_util.h"
 
 /* PCI vendor of HPE/Cray, whose Slingshot NICs appear as network devices. */
 #define PCI_VENDOR_CRAY 0x17db
@@ -45,25 +46,6 @@ struct hnic {
 	hwloc_obj_t os;
 	hwloc_obj_t pci;
 };
-
-/* "cuda3" with prefix "cuda" gives 3; anything else -1. */
-static int
-numbered(const char *s, const char *prefix)
-{
-	size_t n = strlen(prefix);
-	long v = 0;
-
-	if (!s || strncmp(s, prefix, n) != 0 || !s[n])
-		return -1;
-	for (s += n; *s; s++) {
-		if (*s < '0' || *s > '9')
-			return -1;
-		v = v * 10 + (*s - '0');
-		if (v > 1000000)
-			return -1;
-	}
-	return (int)v;
-}
 
 static hwloc_obj_t
 pci_of(hwloc_obj_t o)
@@ -164,11 +146,11 @@ gpu_osdev(hwloc_obj_t o, int **slot, struct hgpu *g)
 {
 	int k;
 
-	if ((k = numbered(o->name, "nvml")) >= 0)
+	if ((k = topo_util_numbered(o->name, "nvml")) >= 0)
 		*slot = &g->nvml;
-	else if ((k = numbered(o->name, "cuda")) >= 0)
+	else if ((k = topo_util_numbered(o->name, "cuda")) >= 0)
 		*slot = &g->cuda;
-	else if ((k = numbered(o->name, "rsmi")) >= 0)
+	else if ((k = topo_util_numbered(o->name, "rsmi")) >= 0)
 		*slot = &g->rsmi;
 	else
 		return false;
@@ -437,87 +419,6 @@ nic_port(hwloc_obj_t o)
 	return first ? first : 1;
 }
 
-static int
-uf_root(int *up, int x)
-{
-	while (up[x] != x) {
-		up[x] = up[up[x]];
-		x = up[x];
-	}
-	return x;
-}
-
-static void
-uf_join(int *up, int a, int b)
-{
-	a = uf_root(up, a);
-	b = uf_root(up, b);
-	if (a < b)
-		up[b] = a;
-	else if (b < a)
-		up[a] = b;
-}
-
-/*
- * Number the NVLink islands in GPU order: a GPU with no link at all gets -1,
- * the others the id of their component.  id has room for every node.
- */
-static void
-number_islands(struct topo_nodetype *t, int *up, const bool *linked, int *id, int nnodes)
-{
-	int g, next = 0;
-
-	for (g = 0; g < nnodes; g++)
-		id[g] = -1;
-	for (g = 0; g < t->ngpus; g++) {
-		int r;
-
-		if (!linked[g]) {
-			t->gpus[g].island = -1;
-			continue;
-		}
-		r = uf_root(up, g);
-		if (id[r] < 0)
-			id[r] = next++;
-		t->gpus[g].island = id[r];
-	}
-}
-
-/*
- * Give each GPU its closest NIC (highest score; negative = unusable).  Ties go
- * to the NIC fewer GPUs have taken so far, then to the lowest index, so two
- * GPUs that share a switch with two NICs get one each.  When no NIC serves
- * two GPUs and every GPU has one, the NICs in use are the rails, numbered in
- * NIC order.  load has nnics zeroed entries.
- */
-static void
-pick_nics(struct topo_nodetype *t, const int *score, int *load)
-{
-	bool one_to_one = t->ngpus > 0;
-	int g, n, rail = 0;
-
-	for (g = 0; g < t->ngpus; g++) {
-		int best = -1;
-
-		for (n = 0; n < t->nnics; n++) {
-			int s = score[g * t->nnics + n];
-
-			if (s < 0)
-				continue;
-			if (best < 0 || s > score[g * t->nnics + best] ||
-			    (s == score[g * t->nnics + best] && load[n] < load[best]))
-				best = n;
-		}
-		t->gpus[g].nic = best;
-		if (best < 0)
-			one_to_one = false;
-		else if (++load[best] > 1)
-			one_to_one = false;
-	}
-	for (n = 0; n < t->nnics; n++)
-		t->nics[n].rail = one_to_one && load[n] > 0 ? rail++ : -1;
-}
-
 /* The GPU an object of a distance matrix stands for, or -1. */
 static int
 gpu_of_obj(const struct hgpu *g, int n, hwloc_obj_t o)
@@ -568,13 +469,13 @@ join_matrix(const struct hwloc_distances_s *d, const struct hgpu *g, int ngpus, 
 			if (b == a)
 				continue;
 			if (b >= 0) {
-				uf_join(up, a, b);
+				topo_util_join(up, a, b);
 				linked[a] = linked[b] = true;
 			} else if (is_nvswitch(o)) {
-				uf_join(up, a, nvswitch);
+				topo_util_join(up, a, nvswitch);
 				linked[a] = true;
 			} else if (hwloc_obj_type_is_io(o->type)) {
-				uf_join(up, a, hub + (int)j);
+				topo_util_join(up, a, hub + (int)j);
 				linked[a] = true;
 			}
 		}
@@ -611,7 +512,7 @@ islands(hwloc_topology_t topo, struct topo_nodetype *t, const struct hgpu *g)
 		join_matrix(d[k], g, t->ngpus, hub, t->ngpus, up, linked);
 		hub += (int)d[k]->nbobjs;
 	}
-	number_islands(t, up, linked, id, nodes);
+	topo_util_number_islands(t, up, linked, id, nodes);
 	rv = 0;
 out:
 	for (k = 0; k < nd; k++)
@@ -694,7 +595,7 @@ fill(hwloc_topology_t topo, struct topo_nodetype *t, struct hgpu *g, int ngpus,
 		pl_err_set(err, "%s: out of memory", label);
 		goto out;
 	}
-	pick_nics(t, score, load);
+	topo_util_pick_nics(t, score, load);
 	if (!placeholder(product))
 		copy_name(t->name, product);
 	else if (ngpus > 0 && g[0].model)
@@ -713,40 +614,13 @@ out:
 static char *
 read_xml(const char *path, pl_err_t *err)
 {
-	FILE *f = NULL;
-	char *buf = NULL, *rv = NULL;
-	size_t len = 0, cap = 0, end;
 	static const char close_tag[] = "</topology>";
+	char *buf = NULL, *rv = NULL;
+	size_t len, end;
 
-	f = fopen(path, "r");
-	if (!f) {
-		pl_err_set(err, "%s: %s", path, strerror(errno));
+	buf = topo_util_read_file(path, HW_MAX_XML_BYTES, "an lstopo XML export", &len, err);
+	if (!buf)
 		goto out;
-	}
-	for (;;) {
-		size_t got;
-
-		if (len + 4096 + 1 > cap) {
-			char *nb;
-
-			cap = cap ? cap * 2 : 65536;
-			if (cap > HW_MAX_XML_BYTES + 65536 || !(nb = realloc(buf, cap))) {
-				pl_err_set(err, "%s: larger than %ld bytes or out of memory",
-					   path, (long)HW_MAX_XML_BYTES);
-				goto out;
-			}
-			buf = nb;
-		}
-		got = fread(buf + len, 1, cap - len - 1, f);
-		len += got;
-		if (got == 0)
-			break;
-	}
-	if (ferror(f)) {
-		pl_err_set(err, "%s: read error: %s", path, strerror(errno));
-		goto out;
-	}
-	buf[len] = '\0';
 	if (strlen(buf) != len || !strstr(buf, "<topology")) {
 		pl_err_set(err, "%s: no <topology> element; expected an lstopo XML export (hwloc v1 or v2 format)",
 			   path);
@@ -764,8 +638,6 @@ read_xml(const char *path, pl_err_t *err)
 	rv = buf;
 	buf = NULL;
 out:
-	if (f)
-		fclose(f);
 	free(buf);
 	return rv;
 }

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "topo.h"
+#include "topo_util.h"
 
 #define NCCL_MAX_BYTES (16L << 20)
 #define NCCL_MAX_DEPTH 32
@@ -771,87 +772,6 @@ find_gpu_bus(const struct nccl *n, const char *busid)
 	return -1;
 }
 
-static int
-uf_root(int *up, int x)
-{
-	while (up[x] != x) {
-		up[x] = up[up[x]];
-		x = up[x];
-	}
-	return x;
-}
-
-static void
-uf_join(int *up, int a, int b)
-{
-	a = uf_root(up, a);
-	b = uf_root(up, b);
-	if (a < b)
-		up[b] = a;
-	else if (b < a)
-		up[a] = b;
-}
-
-/*
- * Number the NVLink islands in GPU order: a GPU with no link at all gets -1,
- * the others the id of their component.  id has room for every node.
- */
-static void
-number_islands(struct topo_nodetype *t, int *up, const bool *linked, int *id, int nnodes)
-{
-	int g, next = 0;
-
-	for (g = 0; g < nnodes; g++)
-		id[g] = -1;
-	for (g = 0; g < t->ngpus; g++) {
-		int r;
-
-		if (!linked[g]) {
-			t->gpus[g].island = -1;
-			continue;
-		}
-		r = uf_root(up, g);
-		if (id[r] < 0)
-			id[r] = next++;
-		t->gpus[g].island = id[r];
-	}
-}
-
-/*
- * Give each GPU its closest NIC (highest score; negative = unusable).  Ties go
- * to the NIC fewer GPUs have taken so far, then to the lowest index, so two
- * GPUs that share a switch with two NICs get one each.  When no NIC serves
- * two GPUs and every GPU has one, the NICs in use are the rails, numbered in
- * NIC order.  load has nnics zeroed entries.
- */
-static void
-pick_nics(struct topo_nodetype *t, const int *score, int *load)
-{
-	bool one_to_one = t->ngpus > 0;
-	int g, n, rail = 0;
-
-	for (g = 0; g < t->ngpus; g++) {
-		int best = -1;
-
-		for (n = 0; n < t->nnics; n++) {
-			int s = score[g * t->nnics + n];
-
-			if (s < 0)
-				continue;
-			if (best < 0 || s > score[g * t->nnics + best] ||
-			    (s == score[g * t->nnics + best] && load[n] < load[best]))
-				best = n;
-		}
-		t->gpus[g].nic = best;
-		if (best < 0)
-			one_to_one = false;
-		else if (++load[best] > 1)
-			one_to_one = false;
-	}
-	for (n = 0; n < t->nnics; n++)
-		t->nics[n].rail = one_to_one && load[n] > 0 ? rail++ : -1;
-}
-
 /* Islands: GPUs joined by nvlinks, directly or through the NVSwitches. */
 static void
 link_gpus(const struct nccl *n, int *up, bool *linked)
@@ -873,10 +793,10 @@ link_gpus(const struct nccl *n, int *up, bool *linked)
 			if (l->tclass == CLASS_CPU_LINK)
 				continue;
 			if (peer >= 0) {
-				uf_join(up, g, peer);
+				topo_util_join(up, g, peer);
 				linked[g] = linked[peer] = true;
 			} else if (l->tclass < 0 || l->tclass == CLASS_NVSWITCH) {
-				uf_join(up, g, hub);
+				topo_util_join(up, g, hub);
 				linked[g] = true;
 			} else {
 				/* A GPU this file does not list: linked, but to no one we know. */
@@ -946,8 +866,8 @@ fill(struct topo_nodetype *t, struct nccl *n)
 			score[g * n->nnics + k] = closeness(d, &n->nics[k]);
 	}
 	link_gpus(n, up, linked);
-	number_islands(t, up, linked, id, n->ngpus + 1);
-	pick_nics(t, score, load);
+	topo_util_number_islands(t, up, linked, id, n->ngpus + 1);
+	topo_util_pick_nics(t, score, load);
 	rv = 0;
 out:
 	free(up);
@@ -955,61 +875,6 @@ out:
 	free(linked);
 	free(score);
 	free(load);
-	return rv;
-}
-
-/* Read a whole text file, refusing NUL bytes and anything past max bytes. */
-static char *
-slurp(const char *path, long max, pl_err_t *err)
-{
-	FILE *f = NULL;
-	char *buf = NULL, *rv = NULL;
-	size_t len = 0, cap = 0;
-
-	f = fopen(path, "r");
-	if (!f) {
-		pl_err_set(err, "%s: %s", path, strerror(errno));
-		goto out;
-	}
-	for (;;) {
-		size_t got;
-
-		if (len + 4096 + 1 > cap) {
-			char *nb;
-
-			cap = cap ? cap * 2 : 8192;
-			nb = realloc(buf, cap);
-			if (!nb) {
-				pl_err_set(err, "%s: out of memory", path);
-				goto out;
-			}
-			buf = nb;
-		}
-		got = fread(buf + len, 1, cap - len - 1, f);
-		len += got;
-		if ((long)len > max) {
-			pl_err_set(err, "%s: larger than %ld bytes; not an NCCL topology file",
-				   path, max);
-			goto out;
-		}
-		if (got == 0)
-			break;
-	}
-	if (ferror(f)) {
-		pl_err_set(err, "%s: read error: %s", path, strerror(errno));
-		goto out;
-	}
-	buf[len] = '\0';
-	if (strlen(buf) != len) {
-		pl_err_set(err, "%s: holds NUL bytes; not an NCCL topology file", path);
-		goto out;
-	}
-	rv = buf;
-	buf = NULL;
-out:
-	if (f)
-		fclose(f);
-	free(buf);
 	return rv;
 }
 
@@ -1024,14 +889,19 @@ topo_read_nccl_xml(struct topo_nodetype *t, const char *path, pl_err_t *err)
 {
 	struct nccl n;
 	char *text = NULL;
+	size_t len;
 	int rv = -1, g;
 
 	memset(&n, 0, sizeof(n));
 	n.label = path;
 	n.err = err;
-	text = slurp(path, NCCL_MAX_BYTES, err);
+	text = topo_util_read_file(path, NCCL_MAX_BYTES, "an NCCL topology file", &len, err);
 	if (!text)
 		goto out;
+	if (strlen(text) != len) {
+		pl_err_set(err, "%s: holds NUL bytes; not an NCCL topology file", path);
+		goto out;
+	}
 	if (parse(&n, text) < 0 || fill(t, &n) < 0) {
 		topo_nodetype_clear(t);
 		goto out;

@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "topo.h"
+#include "topo_util.h"
 
 #define NT_MAX_TOKENS 64
 #define NT_FILE_LIMIT (64L * 1024 * 1024)
@@ -219,55 +220,6 @@ parse_line(struct ntparse *ps, char *line)
 	return 0;
 }
 
-static int
-read_file(const char *path, long limit, char **text, pl_err_t *err)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	size_t n = 0, cap = 0;
-	int rv = -1;
-
-	if (!f)
-		return pl_err_set(err, "%s: cannot open: %s", path, strerror(errno));
-	for (;;) {
-		if (n + 4096 + 1 > cap) {
-			char *nb;
-
-			cap = cap ? cap * 2 : 65536;
-			nb = realloc(buf, cap);
-			if (!nb) {
-				pl_err_set(err, "%s: out of memory", path);
-				goto out;
-			}
-			buf = nb;
-		}
-		{
-			size_t got = fread(buf + n, 1, cap - n - 1, f);
-
-			n += got;
-			if (got == 0)
-				break;
-		}
-		if ((long)n > limit) {
-			pl_err_set(err, "%s: larger than %ld bytes; not nccl-tests output",
-				   path, limit);
-			goto out;
-		}
-	}
-	if (ferror(f)) {
-		pl_err_set(err, "%s: cannot read: %s", path, strerror(errno));
-		goto out;
-	}
-	buf[n] = '\0';
-	*text = buf;
-	buf = NULL;
-	rv = 0;
-out:
-	fclose(f);
-	free(buf);
-	return rv;
-}
-
 /*
  * Fill *r from the all_reduce_perf output at path.  Column positions come
  * from the header line (the standard layout if there is none); rows that do
@@ -278,6 +230,7 @@ topo_read_nccltests(struct nccltests_result *r, const char *path, pl_err_t *err)
 {
 	struct ntparse ps;
 	char *text = NULL, *line, *next;
+	size_t len;
 	int k, rv = -1;
 
 	memset(r, 0, sizeof(*r));
@@ -285,7 +238,8 @@ topo_read_nccltests(struct nccltests_result *r, const char *path, pl_err_t *err)
 	ps.r = r;
 	ps.maxrank = -1;
 	default_columns(&ps.col);
-	if (read_file(path, NT_FILE_LIMIT, &text, err) < 0)
+	text = topo_util_read_file(path, NT_FILE_LIMIT, "nccl-tests output", &len, err);
+	if (!text)
 		goto out;
 	for (line = text; line; line = next) {
 		next = strchr(line, '\n');

@@ -8,18 +8,16 @@
  * the underline codes of the header without their ESC byte, so cells are
  * found by splitting on blanks and counting, never by character position.
  */
-#include <errno.h>
 #include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "topo.h"
+#include "topo_util.h"
 
 /* Real output is a few kB; the cap only stops a wrong file from eating memory. */
 #define NVSMI_MAX_BYTES (4L << 20)
 #define NVSMI_MAX_COLS 1024
-#define NVSMI_MAX_NUMBER 1000000
 
 /* Cell codes, closest first; NV<n> is kept apart since it is not PCIe. */
 enum rel {
@@ -70,38 +68,6 @@ static bool
 is_digit(char c)
 {
 	return c >= '0' && c <= '9';
-}
-
-/*
- * Parse a small decimal number that is the whole of s; -1 when s is not one.
- * The bound keeps hostile input from overflowing.
- */
-static int
-small_number(const char *s)
-{
-	long v = 0;
-
-	if (!*s)
-		return -1;
-	for (; *s; s++) {
-		if (!is_digit(*s))
-			return -1;
-		v = v * 10 + (*s - '0');
-		if (v > NVSMI_MAX_NUMBER)
-			return -1;
-	}
-	return (int)v;
-}
-
-/* "GPU12" with prefix "GPU" gives 12; anything else gives -1. */
-static int
-numbered(const char *s, const char *prefix)
-{
-	size_t n = strlen(prefix);
-
-	if (strncmp(s, prefix, n) != 0)
-		return -1;
-	return small_number(s + n);
 }
 
 /*
@@ -176,7 +142,7 @@ parse_cell(const char *s)
 	/* SOC is what drivers before NODE existed printed for SYS. */
 	if (strcmp(s, "SYS") == 0 || strcmp(s, "SOC") == 0)
 		return REL_SYS;
-	nv = numbered(s, "NV");
+	nv = topo_util_numbered(s, "NV");
 	if (nv > 0)
 		return REL_NV;
 	return -1;
@@ -203,7 +169,7 @@ add_col(struct nvsmi *p, const char *name, int lineno)
 		return pl_err_set(p->err, "%s:%d: column '%s' appears twice in the header",
 				  p->label, lineno, name);
 	strcpy(p->col[p->ncols], name);
-	p->nicnum[p->ncols] = numbered(name, "NIC");
+	p->nicnum[p->ncols] = topo_util_numbered(name, "NIC");
 	p->ncols++;
 	return 0;
 }
@@ -261,7 +227,7 @@ parse_header(struct nvsmi *p, char **tok, int ntok, int lineno)
 	if (!p->col || !p->nicnum || !p->seen || !p->numa || !p->rel)
 		return pl_err_set(p->err, "%s: out of memory for a %d-column matrix", p->label, ntok);
 	while (i < ntok && !is_affinity_word(tok[i])) {
-		int g = numbered(tok[i], "GPU");
+		int g = topo_util_numbered(tok[i], "GPU");
 
 		if (g >= 0) {
 			if (g != p->ngpus || p->ncols != p->ngpus)
@@ -320,7 +286,7 @@ parse_row(struct nvsmi *p, int r, char **tok, int ntok, int lineno)
 	}
 	for (j = p->ncols; j < ncells; j++)
 		if (r < p->ngpus && p->aff[j - p->ncols] == AFF_NUMA)
-			p->numa[r] = small_number(tok[1 + j]);
+			p->numa[r] = topo_util_numbered(tok[1 + j], "");
 	return 0;
 }
 
@@ -337,7 +303,7 @@ parse_legend(struct nvsmi *p, char **tok, int ntok, int lineno)
 		return 0;
 	memcpy(num, tok[0], len - 1);
 	num[len - 1] = '\0';
-	k = numbered(num, "NIC");
+	k = topo_util_numbered(num, "NIC");
 	if (k < 0)
 		return 0;
 	if (strlen(tok[1]) >= TOPO_NAME)
@@ -419,88 +385,7 @@ out:
 	return rv;
 }
 
-static int
-uf_root(int *up, int x)
-{
-	while (up[x] != x) {
-		up[x] = up[up[x]];
-		x = up[x];
-	}
-	return x;
-}
-
-static void
-uf_join(int *up, int a, int b)
-{
-	a = uf_root(up, a);
-	b = uf_root(up, b);
-	if (a < b)
-		up[b] = a;
-	else if (b < a)
-		up[a] = b;
-}
-
-/*
- * Number the NVLink islands in GPU order: a GPU with no link at all gets -1,
- * the others the id of their component.  id has room for every node.
- */
-static void
-number_islands(struct topo_nodetype *t, int *up, const bool *linked, int *id, int nnodes)
-{
-	int g, next = 0;
-
-	for (g = 0; g < nnodes; g++)
-		id[g] = -1;
-	for (g = 0; g < t->ngpus; g++) {
-		int r;
-
-		if (!linked[g]) {
-			t->gpus[g].island = -1;
-			continue;
-		}
-		r = uf_root(up, g);
-		if (id[r] < 0)
-			id[r] = next++;
-		t->gpus[g].island = id[r];
-	}
-}
-
-/*
- * Give each GPU its closest NIC (highest score; negative = unusable).  Ties go
- * to the NIC fewer GPUs have taken so far, then to the lowest index, so two
- * GPUs that share a switch with two NICs get one each.  When no NIC serves
- * two GPUs and every GPU has one, the NICs in use are the rails, numbered in
- * NIC order.  load has nnics zeroed entries.
- */
-static void
-pick_nics(struct topo_nodetype *t, const int *score, int *load)
-{
-	bool one_to_one = t->ngpus > 0;
-	int g, n, rail = 0;
-
-	for (g = 0; g < t->ngpus; g++) {
-		int best = -1;
-
-		for (n = 0; n < t->nnics; n++) {
-			int s = score[g * t->nnics + n];
-
-			if (s < 0)
-				continue;
-			if (best < 0 || s > score[g * t->nnics + best] ||
-			    (s == score[g * t->nnics + best] && load[n] < load[best]))
-				best = n;
-		}
-		t->gpus[g].nic = best;
-		if (best < 0)
-			one_to_one = false;
-		else if (++load[best] > 1)
-			one_to_one = false;
-	}
-	for (n = 0; n < t->nnics; n++)
-		t->nics[n].rail = one_to_one && load[n] > 0 ? rail++ : -1;
-}
-
-/* Closeness for pick_nics(): PIX beats PXB beats PHB beats NODE beats SYS. */
+/* Closeness for topo_util_pick_nics(): PIX beats PXB beats PHB beats NODE beats SYS. */
 static int
 rel_score(enum rel r)
 {
@@ -569,11 +454,11 @@ fill(struct topo_nodetype *t, const struct nvsmi *p)
 		for (l = 0; l < p->ngpus; l++)
 			if (l != g && (p->rel[g * p->ncols + l] == REL_NV ||
 				       p->rel[l * p->ncols + g] == REL_NV)) {
-				uf_join(up, g, l);
+				topo_util_join(up, g, l);
 				linked[g] = linked[l] = true;
 			}
-	number_islands(t, up, linked, id, p->ngpus);
-	pick_nics(t, score, load);
+	topo_util_number_islands(t, up, linked, id, p->ngpus);
+	topo_util_pick_nics(t, score, load);
 	rv = 0;
 out:
 	free(up);
@@ -625,71 +510,24 @@ out:
 	return rv;
 }
 
-/* Read a whole text file, refusing NUL bytes and anything past max bytes. */
-static char *
-slurp(const char *path, long max, pl_err_t *err)
-{
-	FILE *f = NULL;
-	char *buf = NULL, *rv = NULL;
-	size_t len = 0, cap = 0;
-
-	f = fopen(path, "r");
-	if (!f) {
-		pl_err_set(err, "%s: %s", path, strerror(errno));
-		goto out;
-	}
-	for (;;) {
-		size_t got;
-
-		if (len + 4096 + 1 > cap) {
-			char *nb;
-
-			cap = cap ? cap * 2 : 8192;
-			nb = realloc(buf, cap);
-			if (!nb) {
-				pl_err_set(err, "%s: out of memory", path);
-				goto out;
-			}
-			buf = nb;
-		}
-		got = fread(buf + len, 1, cap - len - 1, f);
-		len += got;
-		if ((long)len > max) {
-			pl_err_set(err, "%s: larger than %ld bytes; not `nvidia-smi topo -m` output",
-				   path, max);
-			goto out;
-		}
-		if (got == 0)
-			break;
-	}
-	if (ferror(f)) {
-		pl_err_set(err, "%s: read error: %s", path, strerror(errno));
-		goto out;
-	}
-	buf[len] = '\0';
-	if (strlen(buf) != len) {
-		pl_err_set(err, "%s: holds NUL bytes; not `nvidia-smi topo -m` text", path);
-		goto out;
-	}
-	rv = buf;
-	buf = NULL;
-out:
-	if (f)
-		fclose(f);
-	free(buf);
-	return rv;
-}
-
 /* topo_read_nvsmi_text() on the contents of a file. */
 int
 topo_read_nvsmi(struct topo_nodetype *t, const char *path, pl_err_t *err)
 {
-	char *text = slurp(path, NVSMI_MAX_BYTES, err);
-	int rv;
+	char *text = NULL;
+	size_t len;
+	int rv = -1;
 
+	text = topo_util_read_file(path, NVSMI_MAX_BYTES, "`nvidia-smi topo -m` output", &len,
+				   err);
 	if (!text)
-		return -1;
+		goto out;
+	if (strlen(text) != len) {
+		pl_err_set(err, "%s: holds NUL bytes; not `nvidia-smi topo -m` text", path);
+		goto out;
+	}
 	rv = topo_read_nvsmi_text(t, text, path, err);
+out:
 	free(text);
 	return rv;
 }

@@ -15,6 +15,7 @@
 
 #include "hosts.h"
 #include "topo.h"
+#include "topo_util.h"
 
 /* One Nodes= expression may name at most this many nodes. */
 #define SLURM_HOSTS_LIMIT 1000000L
@@ -737,46 +738,19 @@ int
 topo_read_slurm(struct topo_map *m, const char *path, bool blocks_nvlink,
 		pl_err_t *err)
 {
-	FILE *f = NULL;
-	char *text = NULL;
+	char *text;
 	size_t n = 0;
-	long size;
 	int rv = -1;
 
-	f = fopen(path, "rb");
-	if (!f) {
-		pl_err_set(err, "%s: cannot open: %s", path, strerror(errno));
+	text = topo_util_read_file(path, SLURM_FILE_LIMIT, "a topology.conf", &n, err);
+	if (!text)
 		goto out;
-	}
-	if (fseek(f, 0, SEEK_END) < 0 || (size = ftell(f)) < 0 ||
-	    fseek(f, 0, SEEK_SET) < 0) {
-		pl_err_set(err, "%s: cannot read: %s", path, strerror(errno));
-		goto out;
-	}
-	if (size > SLURM_FILE_LIMIT) {
-		pl_err_set(err, "%s: %ld bytes is too large for a topology.conf "
-			   "(at most %ld)", path, size, SLURM_FILE_LIMIT);
-		goto out;
-	}
-	text = malloc((size_t)size + 1);
-	if (!text) {
-		pl_err_set(err, "%s: out of memory", path);
-		goto out;
-	}
-	n = fread(text, 1, (size_t)size, f);
-	if (ferror(f)) {
-		pl_err_set(err, "%s: cannot read: %s", path, strerror(errno));
-		goto out;
-	}
-	text[n] = '\0';
 	if (memchr(text, '\0', n)) {
 		pl_err_set(err, "%s: contains a NUL byte; not a text file", path);
 		goto out;
 	}
 	rv = topo_read_slurm_text(m, text, path, blocks_nvlink, err);
 out:
-	if (f)
-		fclose(f);
 	free(text);
 	return rv;
 }

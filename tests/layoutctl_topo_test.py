@@ -3,6 +3,7 @@
 """layoutctl topo build / show on the real input files, and its refusals."""
 import json
 import os
+import shutil
 import tempfile
 
 from taplib import diag, done, is_close, is_eq, like, ok, run, data, ETC
@@ -115,6 +116,19 @@ for args, needle, name in (
     ok(rc in (1, 2) and err.startswith("layoutctl: ") and needle in err, "refused: " + name)
     if needle not in err:
         diag(err)
+# A damaged hwloc export (one mangled attribute name) crashes libhwloc 2.9
+# itself; layoutctl reads hwloc files in a child process and reports it.
+src = open(data("hwloc", "32em64t-2n8c2t-pci-wholeio.xml")).read()
+needle = 'os_index="26" cpuset="0x04000000" complete_cpuset'
+ok(needle in src, "the PU line to damage is in the fixture")
+damaged = os.path.join(tmp, "damaged.xml")
+with open(damaged, "w") as f:
+    f.write(src.replace(needle, needle.replace("complete_cpuset", "complete_cpu0et")))
+rc, out, err = run("topo", "build", "--nodes", "x1", "--node", damaged)
+ok(rc == 1 and err.startswith("layoutctl: --node=") and "damaged.xml" in err,
+   "a damaged hwloc XML is a clean error, not a crash")
+diag(err.strip())
+
 # Live discovery through hwloc runs; this test machine has no GPU, which is
 # refused by name (on a GPU node the same call describes it).
 rc, out, err = run("topo", "build", "--nodes", "x1", "--node", "live")
@@ -126,4 +140,5 @@ rc, out, err = run("topo", "show", bad)
 ok(rc == 1 and "nodes[0]" in err and "gpus" in err, "a map with a misplaced key is refused, naming it")
 rc, out, err = run("topo", "frobnicate")
 is_eq(rc, 2, "unknown topo subcommand is a usage error")
+shutil.rmtree(tmp, ignore_errors=True)
 done()
