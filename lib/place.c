@@ -48,36 +48,50 @@ struct ctx {
 
 /* ---- GPU order inside a node ---- */
 
-static const struct topo_nodetype *sort_type;
+/* Sort keys travel with the item: no shared state, so placement is
+ * reentrant (qsort has no context argument in C11 or POSIX 2008). */
+struct gpu_key {
+	long island, numa, index;
+	int pos;
+};
 
 static int
 gpu_cmp(const void *a, const void *b)
 {
-	const struct topo_gpu *x = &sort_type->gpus[*(const int *)a];
-	const struct topo_gpu *y = &sort_type->gpus[*(const int *)b];
-	/* NVLink islands first (no island last), then NUMA, then CUDA index. */
-	long xi = x->island < 0 ? INT32_MAX : x->island, yi = y->island < 0 ? INT32_MAX : y->island;
+	const struct gpu_key *x = a, *y = b;
 
-	if (xi != yi)
-		return xi < yi ? -1 : 1;
+	/* NVLink islands first (no island last), then NUMA, then CUDA index. */
+	if (x->island != y->island)
+		return x->island < y->island ? -1 : 1;
 	if (x->numa != y->numa)
 		return x->numa < y->numa ? -1 : 1;
-	return (x->index > y->index) - (x->index < y->index);
+	if (x->index != y->index)
+		return x->index < y->index ? -1 : 1;
+	return (x->pos > y->pos) - (x->pos < y->pos);
 }
 
 static int *
 make_gpu_order(const struct topo_nodetype *t)
 {
-	int *o = malloc((size_t)(t->ngpus > 0 ? t->ngpus : 1) * sizeof(*o));
-	int i;
+	int n = t->ngpus > 0 ? t->ngpus : 1, i;
+	struct gpu_key *k = calloc((size_t)n, sizeof(*k));
+	int *o = malloc((size_t)n * sizeof(*o));
 
-	if (!o)
+	if (!k || !o) {
+		free(k);
+		free(o);
 		return NULL;
+	}
+	for (i = 0; i < t->ngpus; i++) {
+		k[i].island = t->gpus[i].island < 0 ? INT32_MAX : t->gpus[i].island;
+		k[i].numa = t->gpus[i].numa;
+		k[i].index = t->gpus[i].index;
+		k[i].pos = i;
+	}
+	qsort(k, (size_t)t->ngpus, sizeof(*k), gpu_cmp);
 	for (i = 0; i < t->ngpus; i++)
-		o[i] = i;
-	sort_type = t;
-	qsort(o, (size_t)t->ngpus, sizeof(*o), gpu_cmp);
-	sort_type = NULL;
+		o[i] = k[i].pos;
+	free(k);
 	return o;
 }
 
@@ -141,19 +155,44 @@ out:
 	return pre;
 }
 
-static struct snode *sort_nodes;
+struct node_key {
+	long key1, key2, in;
+};
 
 static int
 node_cmp(const void *a, const void *b)
 {
-	const struct snode *x = &sort_nodes[*(const long *)a];
-	const struct snode *y = &sort_nodes[*(const long *)b];
+	const struct node_key *x = a, *y = b;
 
 	if (x->key1 != y->key1)
 		return x->key1 < y->key1 ? -1 : 1;
 	if (x->key2 != y->key2)
 		return x->key2 < y->key2 ? -1 : 1;
 	return (x->in > y->in) - (x->in < y->in);
+}
+
+/* c->topo_order: the step's nodes sorted by (key1, key2, Slurm order). */
+static int
+sort_nodes(struct ctx *c)
+{
+	struct node_key *k;
+	long i;
+
+	if (c->nin <= 0)
+		return 0;
+	k = calloc((size_t)c->nin, sizeof(*k));
+	if (!k)
+		return pl_err_set(c->err, "out of memory");
+	for (i = 0; i < c->nin; i++) {
+		k[i].key1 = c->sn[i].key1;
+		k[i].key2 = c->sn[i].key2;
+		k[i].in = i;
+	}
+	qsort(k, (size_t)c->nin, sizeof(*k), node_cmp);
+	for (i = 0; i < c->nin; i++)
+		c->topo_order[i] = k[i].in;
+	free(k);
+	return 0;
 }
 
 static int
@@ -243,11 +282,9 @@ resolve_nodes(struct ctx *c)
 		 * tell leaves apart; blocks stand in for leaves then. */
 		if (s->leaf < 0 && b >= 0)
 			s->leaf = m->nswitches + b;
-		c->topo_order[i] = i;
 	}
-	sort_nodes = c->sn;
-	qsort(c->topo_order, (size_t)c->nin, sizeof(*c->topo_order), node_cmp);
-	sort_nodes = NULL;
+	if (sort_nodes(c) < 0)
+		goto out;
 	rv = 0;
 out:
 	free(pre);
@@ -574,11 +611,17 @@ ctx_free(struct ctx *c)
 	free(c->topo_order);
 }
 
+/*
+ * The baseline's rank -> node (RANK = SLURM_PROCID).  This is also where the
+ * caller's task ids are checked: every id in 0..world-1 exactly once.
+ */
 static int
 baseline_rank_node(const struct ctx *c, long *rank_node)
 {
 	long i, j;
 
+	for (i = 0; i < c->world; i++)
+		rank_node[i] = -1;
 	for (i = 0; i < c->nin; i++)
 		for (j = 0; j < c->sn[i].ntasks; j++) {
 			long p = procid_of(c, &c->sn[i], j);
@@ -586,6 +629,9 @@ baseline_rank_node(const struct ctx *c, long *rank_node)
 			if (p < 0 || p >= c->world)
 				return pl_err_set(c->err, "node '%s': task id %ld is out of range 0..%ld",
 						  c->in[i].name, p, c->world - 1);
+			if (rank_node[p] >= 0)
+				return pl_err_set(c->err, "task id %ld is listed twice (nodes '%s' and '%s')",
+						  p, c->in[rank_node[p]].name, c->in[i].name);
 			rank_node[p] = i;
 		}
 	return 0;
