@@ -14,170 +14,81 @@
 
 #include "ctl.h"
 #include "order.h"
+#include "service.h"
 
 /* Everything one run of plan/place builds; freed by job_free(). */
 struct job {
-	struct pl_layout layout;
-	struct pl_layout previous;
-	bool have_previous;
 	struct topo_map *map;
 	struct hosts names;
 	struct place_node *nodes;
 	long nnodes;
-	long world;
-	struct plan_ctx pctx;
-	struct plan plan;
-	bool plan_ok;
-	char plan_error[PL_ERR_TEXT];
-	struct place_result place;
-	bool place_ok;
-	char place_error[PL_ERR_TEXT];
+	struct svc_result r;
 };
 
 static void
 job_free(struct job *j)
 {
-	place_result_free(&j->place);
+	svc_result_free(&j->r);
 	free(j->nodes);
 	hosts_free(&j->names);
 	topo_free(j->map);
 }
 
-/* GPUs of the largest NVLink domain among the step's nodes. */
-static long
-domain_gpus(const struct job *j)
+/* N plain nodes named node1..nodeN with G GPUs each. */
+static struct topo_map *
+uniform_map(const char *nodes_arg, long gpus_per_node)
 {
-	long best = 0, i, k;
+	long n = ctl_parse_count("--nodes", nodes_arg, 1000000), i;
+	struct topo_map *m = NULL;
+	char **names;
+	pl_err_t err;
 
-	for (i = 0; i < j->nnodes; i++) {
-		long mi = topo_find_node(j->map, j->nodes[i].name), g = 0;
-		int b = j->map->nodes[mi].block;
-
-		if (b >= 0 && j->map->blocks[b].nvlink) {
-			for (k = 0; k < j->nnodes; k++) {
-				long mk = topo_find_node(j->map, j->nodes[k].name);
-
-				if (j->map->nodes[mk].block == b)
-					g += topo_node_type(j->map, mk)->ngpus;
-			}
-		} else {
-			g = topo_node_type(j->map, mi)->ngpus;
-		}
-		if (g > best)
-			best = g;
+	if (n < 0)
+		return NULL;
+	pl_err_clear(&err);
+	names = calloc((size_t)n, sizeof(*names));
+	for (i = 0; names && i < n; i++) {
+		names[i] = malloc(24);
+		if (names[i])
+			snprintf(names[i], 24, "node%ld", i + 1);
 	}
-	return best;
+	if (names)
+		m = topo_make_uniform((const char *const *)names, n, (int)gpus_per_node, &err);
+	for (i = 0; names && i < n; i++)
+		free(names[i]);
+	free(names);
+	if (!m)
+		ctl_error("%s", err.text[0] ? err.text : "out of memory");
+	return m;
 }
 
-static double
-min_gpu_memory(const struct job *j)
-{
-	double best = 0;
-	long i;
-
-	for (i = 0; i < j->nnodes; i++) {
-		const struct topo_nodetype *t =
-			topo_node_type(j->map, topo_find_node(j->map, j->nodes[i].name));
-
-		if (t->gpu_memory_gb > 0 && (best == 0 || t->gpu_memory_gb < best))
-			best = t->gpu_memory_gb;
-	}
-	return best;
-}
-
-/* Parse, load, plan and place.  Returns an exit status (0 ok). */
+/* Load, find the step, plan and place.  Returns an exit status (0 ok). */
 static int
 job_run(struct job *j, const char *spec, const char *topology, const char *nodes_arg,
 	long gpus_per_node, long tasks_per_node, double gpu_mem, const char *previous,
 	bool need_place)
 {
+	struct svc_options opt = { previous, gpu_mem, need_place };
 	pl_err_t err;
-	double bytes[PL_NAXES];
-	long i;
-	int a;
 
 	pl_err_clear(&err);
-	if (layout_parse(spec, &j->layout, &err) < 0) {
-		ctl_error("--layout=%s: %s", spec, err.text);
-		return 1;
-	}
-	if (previous && layout_parse(previous, &j->previous, &err) < 0) {
-		ctl_error("--previous=%s: %s", previous, err.text);
-		return 1;
-	}
-	j->have_previous = previous != NULL;
 	if (topology) {
 		j->map = ctl_load_topology(topology, gpus_per_node);
-		if (!j->map)
-			return 1;
+	} else if (!nodes_arg || gpus_per_node <= 0) {
+		ctl_error("give --topology MAP, or --nodes N with --gpus-per-node G");
+		return 2;
 	} else {
-		/* --nodes N --gpus-per-node G: N plain nodes named node1..nodeN. */
-		long n = nodes_arg ? ctl_parse_count("--nodes", nodes_arg, 1000000) : -1;
-		char **names;
-
-		if (!nodes_arg || gpus_per_node <= 0) {
-			ctl_error("give --topology MAP, or --nodes N with --gpus-per-node G");
-			return 2;
-		}
-		if (n < 0)
-			return 2;
-		names = calloc((size_t)n, sizeof(*names));
-		for (i = 0; names && i < n; i++) {
-			names[i] = malloc(24);
-			if (names[i])
-				snprintf(names[i], 24, "node%ld", i + 1);
-		}
-		j->map = names ? topo_make_uniform((const char *const *)names, n,
-						   (int)gpus_per_node, &err) : NULL;
-		for (i = 0; names && i < n; i++)
-			free(names[i]);
-		free(names);
-		if (!j->map) {
-			ctl_error("%s", err.text[0] ? err.text : "out of memory");
-			return 1;
-		}
+		j->map = uniform_map(nodes_arg, gpus_per_node);
 		nodes_arg = NULL;
 	}
+	if (!j->map)
+		return 1;
 	if (ctl_step_nodes(j->map, nodes_arg, tasks_per_node, &j->names, &j->nodes,
 			   &j->nnodes) < 0)
 		return 1;
-	for (i = 0; i < j->nnodes; i++)
-		j->world += j->nodes[i].ntasks;
-	if (layout_resolve(&j->layout, j->world, &err) < 0) {
+	if (svc_run(j->map, spec, j->nodes, j->nnodes, &opt, &j->r, &err) < 0) {
 		ctl_error("--layout=%s: %s", spec, err.text);
 		return 1;
-	}
-	if (j->have_previous && layout_resolve(&j->previous, j->world, &err) < 0) {
-		ctl_error("--previous=%s: %s", previous, err.text);
-		return 1;
-	}
-	memset(&j->pctx, 0, sizeof(j->pctx));
-	plan_ctx_default(&j->pctx, j->nnodes, 1);
-	j->pctx.world = j->world;
-	j->pctx.domain_gpus = domain_gpus(j);
-	j->pctx.gpu_memory_gb = gpu_mem > 0 ? gpu_mem : min_gpu_memory(j);
-	memcpy(j->pctx.link, j->map->link, sizeof(j->pctx.link));
-	j->pctx.previous = j->have_previous ? &j->previous : NULL;
-	j->plan_ok = plan_compute(&j->layout, &j->pctx, &j->plan, &err) == 0;
-	if (!j->plan_ok) {
-		snprintf(j->plan_error, sizeof(j->plan_error), "%s", err.text);
-		/* A model the user typed must plan; the assumed default need not. */
-		if (j->layout.have_model || !need_place) {
-			ctl_error("--layout=%s: %s", spec, err.text);
-			return 1;
-		}
-	}
-	for (a = 0; a < PL_NAXES; a++)
-		bytes[a] = j->plan_ok ? plan_axis_bytes(&j->plan, a) : 0;
-	pl_err_clear(&err);
-	j->place_ok = place_compute(&j->layout, j->map, j->nodes, j->nnodes,
-				    j->plan_ok ? bytes : NULL, &j->place, &err) == 0;
-	if (!j->place_ok) {
-		snprintf(j->place_error, sizeof(j->place_error), "%s", err.text);
-		if (need_place) {
-			ctl_error("--layout=%s: %s", spec, err.text);
-			return 1;
-		}
 	}
 	return 0;
 }
@@ -204,27 +115,27 @@ cost_json(const struct place_cost *c)
 static json_t *
 plan_json(const struct job *j)
 {
-	const struct plan *p = &j->plan;
-	const struct pl_model *md = &j->layout.model;
+	const struct plan *p = &j->r.plan;
+	const struct pl_model *md = &j->r.layout.model;
 	json_t *warn = json_array(), *secs = json_object(), *root;
 	int i;
 
 	for (i = 0; i < p->nwarnings; i++)
 		json_array_append_new(warn, json_string(p->warnings[i]));
-	if (!j->place_ok)
-		json_array_append_new(warn, json_pack("s+", "placement refused: ", j->place_error));
+	if (!j->r.place_ok)
+		json_array_append_new(warn, json_pack("s+", "placement refused: ", j->r.place_error));
 	for (i = 0; i < PL_NAXES; i++)
 		json_object_set_new(secs, pl_axis_name(i),
 				    json_pack("{s:s, s:f}", "link", topo_link_name(p->comm_link[i]),
 					      "seconds", p->comm_seconds[i]));
 	root = json_pack("{s:o, s:I, s:I, s:{s:s, s:f, s:I, s:I, s:I, s:I, s:b, s:I, s:I, s:I}}",
-			 "layout", layout_json(&j->layout), "world", (json_int_t)j->world,
+			 "layout", layout_json(&j->r.layout), "world", (json_int_t)j->r.world,
 			 "nodes", (json_int_t)j->nnodes,
 			 "model", "name", md->name, "params", md->params,
 			 "hidden", (json_int_t)md->hidden, "layers", (json_int_t)md->layers,
 			 "heads", (json_int_t)md->heads, "vocab", (json_int_t)md->vocab,
-			 "assumed", !j->layout.have_model, "seq", (json_int_t)j->layout.seq,
-			 "mbs", (json_int_t)j->layout.mbs, "zero", (json_int_t)j->layout.zero);
+			 "assumed", !j->r.layout.have_model, "seq", (json_int_t)j->r.layout.seq,
+			 "mbs", (json_int_t)j->r.layout.mbs, "zero", (json_int_t)j->r.layout.zero);
 	json_object_set_new(root, "memory",
 			    json_pack("{s:f, s:f, s:f, s:f, s:f, s:f}",
 				      "state_gb_per_gpu", p->state_gb_per_gpu,
@@ -232,7 +143,7 @@ plan_json(const struct job *j)
 				      "logits_gb_per_gpu", p->logits_gb_per_gpu,
 				      "embedding_gb_per_gpu", p->embedding_gb_per_gpu,
 				      "total_gb_per_gpu", p->total_gb_per_gpu,
-				      "gpu_memory_gb", j->pctx.gpu_memory_gb));
+				      "gpu_memory_gb", j->r.pctx.gpu_memory_gb));
 	json_object_set_new(root, "communication",
 			    json_pack("{s:f, s:f, s:f, s:f, s:f, s:o}",
 				      "tp_bytes_per_step", p->tp_bytes_per_step,
@@ -245,10 +156,10 @@ plan_json(const struct job *j)
 	json_object_set_new(root, "micro_batches", json_integer(p->micro_batches));
 	json_object_set_new(root, "grad_accum_steps", json_integer(p->grad_accum_steps));
 	json_object_set_new(root, "global_batch", json_integer(p->global_batch));
-	json_object_set_new(root, "placement", j->place_ok ?
-			    json_pack("{s:o, s:o, s:s}", "cost", cost_json(&j->place.cost),
-				      "baseline_cost", cost_json(&j->place.baseline),
-				      "strategy", j->place.strategy) : json_null());
+	json_object_set_new(root, "placement", j->r.place_ok ?
+			    json_pack("{s:o, s:o, s:s}", "cost", cost_json(&j->r.place.cost),
+				      "baseline_cost", cost_json(&j->r.place.baseline),
+				      "strategy", j->r.place.strategy) : json_null());
 	json_object_set_new(root, "warnings", warn);
 	return root;
 }
@@ -284,16 +195,16 @@ human_bytes(double b, char *buf, size_t size)
 static void
 print_plan(const struct job *j)
 {
-	const struct plan *p = &j->plan;
-	const struct pl_layout *l = &j->layout;
+	const struct plan *p = &j->r.plan;
+	const struct pl_layout *l = &j->r.layout;
 	const struct pl_model *md = &l->model;
 	char b1[32], b2[32];
 	int i;
 
 	printf("layout       tp%ld cp%ld ep%ld pp%ld dp%ld, order %s\n", l->size[PL_TP],
 	       l->size[PL_CP], l->size[PL_EP], l->size[PL_PP], l->size[PL_DP], l->order_name);
-	printf("world        %ld GPUs on %ld nodes, largest NVLink domain %ld GPUs\n", j->world,
-	       j->nnodes, j->pctx.domain_gpus);
+	printf("world        %ld GPUs on %ld nodes, largest NVLink domain %ld GPUs\n", j->r.world,
+	       j->nnodes, j->r.pctx.domain_gpus);
 	printf("model        %s%s: %.1fB params, hidden %ld, %ld layers, %ld heads, vocab %ld\n",
 	       md->name, l->have_model ? "" : " (assumed; give model= for yours)", md->params / 1e9,
 	       md->hidden, md->layers, md->heads, md->vocab);
@@ -302,8 +213,8 @@ print_plan(const struct job *j)
 	printf("memory/GPU   state %.2f GB + activations %.2f GB + logits %.2f GB + embeddings %.2f GB = %.2f GB",
 	       p->state_gb_per_gpu, p->activation_gb_per_gpu, p->logits_gb_per_gpu,
 	       p->embedding_gb_per_gpu, p->total_gb_per_gpu);
-	if (j->pctx.gpu_memory_gb > 0)
-		printf(" of %.0f GB", j->pctx.gpu_memory_gb);
+	if (j->r.pctx.gpu_memory_gb > 0)
+		printf(" of %.0f GB", j->r.pctx.gpu_memory_gb);
 	printf("\n");
 	printf("traffic      per GPU per step:\n");
 	for (i = 0; i < PL_NAXES; i++) {
@@ -316,22 +227,22 @@ print_plan(const struct job *j)
 		       p->comm_seconds[i]);
 	}
 	printf("bubble       %.1f %%\n", p->bubble_fraction * 100.0);
-	if (j->place_ok)
+	if (j->r.place_ok)
 		printf("placement    cross-node %s, cross-switch %s per step (Slurm block order: %s, %s)\n"
 		       "             %s\n",
-		       human_bytes(j->place.cost.cross_node_bytes, b1, sizeof(b1)),
-		       human_bytes(j->place.cost.cross_switch_bytes, b2, sizeof(b2)),
-		       human_bytes(j->place.baseline.cross_node_bytes, (char[32]){0}, 32),
-		       human_bytes(j->place.baseline.cross_switch_bytes, (char[32]){0}, 32),
-		       j->place.strategy);
-	if (p->nwarnings == 0 && j->place_ok)
+		       human_bytes(j->r.place.cost.cross_node_bytes, b1, sizeof(b1)),
+		       human_bytes(j->r.place.cost.cross_switch_bytes, b2, sizeof(b2)),
+		       human_bytes(j->r.place.baseline.cross_node_bytes, (char[32]){0}, 32),
+		       human_bytes(j->r.place.baseline.cross_switch_bytes, (char[32]){0}, 32),
+		       j->r.place.strategy);
+	if (p->nwarnings == 0 && j->r.place_ok)
 		printf("warnings     none\n");
 	else
 		printf("warnings\n");
 	for (i = 0; i < p->nwarnings; i++)
 		printf("  - %s\n", p->warnings[i]);
-	if (!j->place_ok)
-		printf("  - placement refused: %s\n", j->place_error);
+	if (!j->r.place_ok)
+		printf("  - placement refused: %s\n", j->r.place_error);
 }
 
 enum { OPT_LAYOUT = 1000, OPT_TOPOLOGY, OPT_NODES, OPT_GPN, OPT_TPN, OPT_GPUMEM,
@@ -439,10 +350,10 @@ ctl_plan(int argc, char **argv)
 	rv = job_run(&j, a.layout, a.topology, a.nodes, a.gpn, a.tpn, a.gpu_mem, a.previous,
 		     false);
 	if (rv == 0 && a.svg) {
-		if (!j.place_ok) {
-			ctl_error("--svg %s: nothing to draw: %s", a.svg, j.place_error);
+		if (!j.r.place_ok) {
+			ctl_error("--svg %s: nothing to draw: %s", a.svg, j.r.place_error);
 			rv = 1;
-		} else if (ctl_svg_write(a.svg, &j.layout, j.map, j.nodes, j.nnodes, &j.place) < 0) {
+		} else if (ctl_svg_write(a.svg, &j.r.layout, j.map, j.nodes, j.nnodes, &j.r.place) < 0) {
 			rv = 1;
 		}
 	}
@@ -475,8 +386,8 @@ place_json(const struct job *j)
 	json_t *tasks = json_array();
 	long i;
 
-	for (i = 0; i < j->place.ntasks; i++) {
-		const struct place_task *t = &j->place.tasks[i];
+	for (i = 0; i < j->r.place.ntasks; i++) {
+		const struct place_task *t = &j->r.place.tasks[i];
 
 		json_array_append_new(tasks, json_pack(
 			"{s:I, s:s, s:I, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:s?}",
@@ -487,11 +398,11 @@ place_json(const struct job *j)
 			"ep", (json_int_t)t->co.c[PL_EP], "dp", (json_int_t)t->co.c[PL_DP],
 			"pp", (json_int_t)t->co.c[PL_PP], "nic", t->nic_name));
 	}
-	return json_pack("{s:o, s:I, s:o, s:o, s:o, s:s}", "layout", layout_json(&j->layout),
-			 "world", (json_int_t)j->world, "tasks", tasks,
-			 "cost", cost_json(&j->place.cost),
-			 "baseline_cost", cost_json(&j->place.baseline),
-			 "strategy", j->place.strategy);
+	return json_pack("{s:o, s:I, s:o, s:o, s:o, s:s}", "layout", layout_json(&j->r.layout),
+			 "world", (json_int_t)j->r.world, "tasks", tasks,
+			 "cost", cost_json(&j->r.place.cost),
+			 "baseline_cost", cost_json(&j->r.place.baseline),
+			 "strategy", j->r.place.strategy);
 }
 
 static void
@@ -502,8 +413,8 @@ print_place(const struct job *j)
 
 	printf("%6s  %-16s %6s %5s %4s %4s %4s %4s %4s  %s\n", "procid", "node", "rank",
 	       "local", "tp", "cp", "ep", "dp", "pp", "nic");
-	for (i = 0; i < j->place.ntasks; i++) {
-		const struct place_task *t = &j->place.tasks[i];
+	for (i = 0; i < j->r.place.ntasks; i++) {
+		const struct place_task *t = &j->r.place.tasks[i];
 
 		printf("%6ld  %-16s %6ld %5d %4ld %4ld %4ld %4ld %4ld  %s\n", t->procid,
 		       j->nodes[t->node].name, t->rank, t->local_rank, t->co.c[PL_TP],
@@ -511,11 +422,11 @@ print_place(const struct job *j)
 		       t->nic_name ? t->nic_name : "-");
 	}
 	printf("cost: cross-node %s, cross-switch %s per step; Slurm block order: %s, %s\n",
-	       human_bytes(j->place.cost.cross_node_bytes, b1, sizeof(b1)),
-	       human_bytes(j->place.cost.cross_switch_bytes, b2, sizeof(b2)),
-	       human_bytes(j->place.baseline.cross_node_bytes, (char[32]){0}, 32),
-	       human_bytes(j->place.baseline.cross_switch_bytes, (char[32]){0}, 32));
-	printf("strategy: %s\n", j->place.strategy);
+	       human_bytes(j->r.place.cost.cross_node_bytes, b1, sizeof(b1)),
+	       human_bytes(j->r.place.cost.cross_switch_bytes, b2, sizeof(b2)),
+	       human_bytes(j->r.place.baseline.cross_node_bytes, (char[32]){0}, 32),
+	       human_bytes(j->r.place.baseline.cross_switch_bytes, (char[32]){0}, 32));
+	printf("strategy: %s\n", j->r.place.strategy);
 }
 
 int
