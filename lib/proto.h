@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The daemon protocol: JSON over HTTP (a unix socket by default).
+ *
+ *   POST /v1/placement   request  {"spec", "nodes": [{"name", "ntasks", "tids"?}],
+ *                                  "job_id"?, "step_id"?, "view"?}
+ *                        response {"spec", "world", "layout", "map", "nodes",
+ *                                  "master_node", "rank_nodes"?, "tasks",
+ *                                  "cost", "baseline_cost", "strategy", "warnings"}
+ *   errors               {"error": "message"} with a 4xx/5xx status
+ *
+ * view is "all" (default: every task and rank_nodes), "hostfile" (rank_nodes
+ * only, what srun needs to steer Slurm) or "node:NAME" (that node's tasks,
+ * what one slurmstepd needs).  The plugin's in-process fallback runs the
+ * very same proto_place() on the same map, so both paths give the same
+ * placement.
+ */
+#ifndef PL_PROTO_H
+#define PL_PROTO_H
+
+#include <stdbool.h>
+
+#include "layout.h"
+#include "place.h"
+#include "plan.h"
+#include "topo.h"
+
+#define PROTO_SPEC_MAX 4096
+#define PROTO_VIEW_MAX 96
+
+struct proto_request {
+	char spec[PROTO_SPEC_MAX];
+	long job_id;		/* -1 unknown */
+	long step_id;		/* -1 unknown */
+	char view[PROTO_VIEW_MAX];
+	long nnodes;
+	struct place_node *nodes;	/* names and tids owned by the request */
+};
+
+/* The request JSON for a placement.  view NULL = "all".  Caller frees. */
+char *proto_request_json(const char *spec, const struct place_node *nodes, long nnodes,
+			 long job_id, long step_id, const char *view);
+
+/* Parse a request; strict (unknown keys are errors).  Free with proto_request_free(). */
+int proto_request_parse(const char *text, struct proto_request *req, pl_err_t *err);
+void proto_request_free(struct proto_request *req);
+
+/*
+ * Answer a request on map m: the response JSON text (caller frees; NULL only
+ * when out of memory) and the HTTP status in *status (200, 400 bad request,
+ * 422 a valid request whose layout cannot be placed).
+ */
+char *proto_place(const struct topo_map *m, const char *request_text, int *status);
+
+struct proto_task {
+	long procid;
+	long rank;
+	long node;		/* index into nodes[] */
+	long local_id;
+	int local_rank;
+	long co[PL_NAXES];
+	char nic[TOPO_NAME];	/* "" none */
+};
+
+struct proto_node {
+	char name[TOPO_NAME];
+	long ntasks;
+	char nccl_topo_file[256];
+};
+
+struct proto_placement {
+	char spec[PROTO_SPEC_MAX];
+	struct pl_layout layout;	/* spec, resolved */
+	long world;
+	long nnodes;
+	struct proto_node *nodes;
+	long master_node;	/* index of the node that hosts rank 0 */
+	long *rank_nodes;	/* rank -> node index; NULL when the view has none */
+	long ntasks;
+	struct proto_task *tasks;	/* the view's tasks, by procid */
+	struct place_cost cost;
+	struct place_cost baseline;
+	char strategy[96];
+	int nwarnings;
+	char warnings[PLAN_MAX_WARNINGS][PLAN_WARNING_LEN];
+};
+
+/* Parse a 200 response.  An {"error"} body fills err with its message. */
+int proto_placement_parse(const char *text, struct proto_placement *p, pl_err_t *err);
+void proto_placement_free(struct proto_placement *p);
+
+/* The {"error": msg} body.  Caller frees. */
+char *proto_error_json(const char *msg);
+
+#endif
