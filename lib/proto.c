@@ -206,12 +206,16 @@ placement_json(const struct topo_map *m, const struct proto_request *req,
 
 	layout_format(l, spec, sizeof(spec));
 	for (i = 0; i < req->nnodes; i++) {
-		long mi = topo_find_node(m, req->nodes[i].name);
+		long mi = topo_find_node(m, req->nodes[i].name), k, min_rank = r->world;
 		const struct topo_nodetype *t = mi >= 0 ? topo_node_type(m, mi) : NULL;
 
-		json_array_append_new(nodes, json_pack("{s:s, s:I, s:s}", "name",
+		for (k = 0; k < p->ntasks; k++)
+			if (p->tasks[k].node == i && p->tasks[k].rank < min_rank)
+				min_rank = p->tasks[k].rank;
+		json_array_append_new(nodes, json_pack("{s:s, s:I, s:I, s:s}", "name",
 						       req->nodes[i].name, "ntasks",
-						       (json_int_t)req->nodes[i].ntasks,
+						       (json_int_t)req->nodes[i].ntasks, "min_rank",
+						       (json_int_t)min_rank,
 						       "nccl_topo_file", t ? t->nccl_topo_file : ""));
 	}
 	if (strcmp(req->view, "hostfile") != 0)
@@ -343,11 +347,11 @@ parse_nodes(json_t *nodes, struct proto_placement *p, pl_err_t *err)
 		return pl_err_set(err, "out of memory");
 	json_array_foreach(nodes, i, v) {
 		const char *name, *tf;
-		json_int_t nt;
+		json_int_t nt, mr;
 		json_error_t je;
 
-		if (json_unpack_ex(v, &je, JSON_STRICT, "{s:s, s:I, s:s}", "name", &name, "ntasks",
-				   &nt, "nccl_topo_file", &tf) < 0)
+		if (json_unpack_ex(v, &je, JSON_STRICT, "{s:s, s:I, s:I, s:s}", "name", &name,
+				   "ntasks", &nt, "min_rank", &mr, "nccl_topo_file", &tf) < 0)
 			return pl_err_set(err, "placement nodes[%zu]: %s", i, je.text);
 		if (strlen(name) >= sizeof(p->nodes[i].name) ||
 		    strlen(tf) >= sizeof(p->nodes[i].nccl_topo_file))
@@ -355,6 +359,7 @@ parse_nodes(json_t *nodes, struct proto_placement *p, pl_err_t *err)
 		strcpy(p->nodes[i].name, name);
 		strcpy(p->nodes[i].nccl_topo_file, tf);
 		p->nodes[i].ntasks = (long)nt;
+		p->nodes[i].min_rank = (long)mr;
 		p->nnodes++;
 	}
 	return 0;

@@ -65,6 +65,7 @@ struct proto_task {
 struct proto_node {
 	char name[TOPO_NAME];
 	long ntasks;
+	long min_rank;		/* the lowest rank it hosts: nodes sorted by it give NODE_RANK */
 	char nccl_topo_file[256];
 };
 

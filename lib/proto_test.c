@@ -55,6 +55,8 @@ test_round_trip(void)
 	is_int(p.ntasks, 32, "all tasks in view all");
 	is_int(p.master_node, 0, "rank 0 is on node1");
 	is_str(p.nodes[1].nccl_topo_file, "/etc/nccl/topo.xml", "nodes carry their NCCL topology file");
+	is_int(p.nodes[1].min_rank, 16, "node2's lowest rank is 16");
+	is_int(p.nodes[2].min_rank, 8, "node3's lowest rank is 8");
 	ok(p.rank_nodes != NULL, "rank_nodes present");
 	/* Hand-worked (see place_test): stages on node1, node3, node2, node4. */
 	is_int(p.rank_nodes[8], 2, "rank 8 on node3");

@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * srun, sbatch and salloc.  Everything happens in the option callback: it
+ * runs before the allocation exists (so a refusal costs nothing: srun exits
+ * 255 and no node is touched), and it is the last moment at which a
+ * SLURM_HOSTFILE set in srun's environment still steers Slurm's own task
+ * placement.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hosts.h"
+#include "layout.h"
+#include "pl_plugin.h"
+#include "pl_shape.h"
+#include "plan.h"
+#include "service.h"
+
+#define ERR(...) slurm_error(PLUGIN_NAME ": " __VA_ARGS__)
+
+/* The largest NVLink domain and the smallest GPU memory anywhere in the map:
+ * before the allocation we do not know which nodes the step gets. */
+static void
+map_bounds(const struct topo_map *m, long *domain, double *mem)
+{
+	long i, b;
+
+	*domain = 0;
+	*mem = 0;
+	for (i = 0; i < m->nnodes; i++) {
+		const struct topo_nodetype *t = topo_node_type(m, i);
+
+		if (!t)
+			continue;
+		if (t->ngpus > *domain)
+			*domain = t->ngpus;
+		if (t->gpu_memory_gb > 0 && (*mem == 0 || t->gpu_memory_gb < *mem))
+			*mem = t->gpu_memory_gb;
+	}
+	for (b = 0; b < m->nblocks; b++) {
+		long g = 0;
+
+		if (!m->blocks[b].nvlink)
+			continue;
+		for (i = 0; i < m->nnodes; i++)
+			if (m->nodes[i].block == b && topo_node_type(m, i))
+				g += topo_node_type(m, i)->ngpus;
+		if (g > *domain)
+			*domain = g;
+	}
+}
+
+/*
+ * Check the spec against the step's task count and the cluster before
+ * anything is allocated; print the planner's warnings.  -1 refuses.
+ */
+static int
+validate(const char *spec, const struct pl_shape *s)
+{
+	struct pl_layout l;
+	struct topo_map *m = NULL;
+	struct plan_ctx ctx;
+	struct plan p;
+	pl_err_t err;
+	long domain = 0;
+	double mem = 0;
+	int i, rv = -1;
+
+	pl_err_clear(&err);
+	if (layout_parse(spec, &l, &err) < 0) {
+		ERR("--parallel-layout=%s: %s", spec, err.text);
+		return -1;
+	}
+	if (pl.conf.map[0]) {
+		m = topo_load(pl.conf.map, &err);
+		if (!m) {
+			/* Validation is best effort; the step still gets placed
+			 * (by layoutd) or refused on the nodes. */
+			slurm_info(PLUGIN_NAME ": cannot read map %s for validation: %s",
+				   pl.conf.map, err.text);
+			pl_err_clear(&err);
+		} else {
+			map_bounds(m, &domain, &mem);
+		}
+	}
+	if (domain > 0 && l.size[PL_TP] > domain) {
+		ERR("--parallel-layout=%s: tp=%ld exceeds the %ld GPUs of the largest NVLink domain in the cluster map (%s)",
+		    spec, l.size[PL_TP], domain, pl.conf.map);
+		goto out;
+	}
+	if (s->ntasks <= 0) {
+		rv = 0;		/* nothing more to check before the step exists */
+		goto out;
+	}
+	if (layout_resolve(&l, s->ntasks, &err) < 0) {
+		ERR("--parallel-layout=%s: %s (the step runs %ld tasks)", spec, err.text, s->ntasks);
+		goto out;
+	}
+	if (s->ntasks_per_node > 0 && l.size[PL_TP] > s->ntasks_per_node) {
+		ERR("--parallel-layout=%s: tp=%ld does not fit %ld tasks per node",
+		    spec, l.size[PL_TP], s->ntasks_per_node);
+		goto out;
+	}
+	plan_ctx_default(&ctx, s->nnodes > 0 ? s->nnodes : 1, 1);
+	ctx.world = s->ntasks;
+	ctx.domain_gpus = domain;
+	ctx.gpu_memory_gb = mem;
+	if (m)
+		memcpy(ctx.link, m->link, sizeof(ctx.link));
+	if (plan_compute(&l, &ctx, &p, &err) < 0) {
+		if (l.have_model) {
+			ERR("--parallel-layout=%s: %s", spec, err.text);
+			goto out;
+		}
+	} else {
+		for (i = 0; i < p.nwarnings; i++)
+			slurm_info(PLUGIN_NAME ": warning: %s", p.warnings[i]);
+		if (pl.verbose)
+			slurm_info(PLUGIN_NAME ": %s over %ld tasks: %.1f GB per GPU, bubble %.1f %%, %ld micro-batches",
+				   spec, s->ntasks, p.total_gb_per_gpu, p.bubble_fraction * 100.0,
+				   p.micro_batches);
+	}
+	rv = 0;
+out:
+	topo_free(m);
+	return rv;
+}
+
+/*
+ * Inside an allocation, write a hostfile with the node of each rank and
+ * point srun at it: Slurm then starts task r where rank r belongs, so
+ * SLURM_PROCID == RANK for every tool.  Leaves Slurm alone (env remap in
+ * task_init instead) whenever the step's shape is not certain.
+ */
+static void
+steer(const char *spec, const struct pl_shape *s)
+{
+	const char *alloc = getenv("SLURM_JOB_NODELIST");
+	struct hosts h = { 0, NULL };
+	struct place_node *nodes = NULL;
+	struct proto_placement p;
+	char *req = NULL, from[PATH_MAX + 128], msg[1024];
+	pl_err_t err;
+	long i, per;
+	FILE *f = NULL;
+	int fd;
+
+	memset(&p, 0, sizeof(p));
+	pl_err_clear(&err);
+	if (!pl.conf.reorder || !alloc || !getenv("SLURM_JOB_ID") || getenv("SLURM_HOSTFILE") ||
+	    s->nodelist || s->steer_blockers || !s->complete || s->ntasks <= 0 || s->nnodes <= 0 ||
+	    s->ntasks % s->nnodes != 0)
+		return;
+	per = s->ntasks / s->nnodes;
+	if (s->ntasks_per_node > 0 && s->ntasks_per_node != per)
+		return;
+	if (hosts_expand(&h, alloc, 1000000, &err) < 0 || h.n < s->nnodes)
+		goto out;
+	nodes = calloc((size_t)s->nnodes, sizeof(*nodes));
+	if (!nodes)
+		goto out;
+	for (i = 0; i < s->nnodes; i++) {
+		nodes[i].name = h.names[i];
+		nodes[i].ntasks = per;
+	}
+	req = proto_request_json(spec, nodes, s->nnodes,
+				 strtol(getenv("SLURM_JOB_ID"), NULL, 10), -1, "hostfile");
+	if (!req || pl_query(&pl.conf, getenv("SLURMD_NODENAME"), req, &p, from, sizeof(from),
+			     msg, sizeof(msg)) < 0) {
+		/* task_init will place (or refuse) with the exact layout. */
+		slurm_info(PLUGIN_NAME ": not steering Slurm's placement: %s",
+			   req ? msg : "out of memory");
+		goto out;
+	}
+	snprintf(pl.hostfile, sizeof(pl.hostfile), "/tmp/parallel-layout-hostfile.XXXXXX");
+	fd = mkstemp(pl.hostfile);
+	if (fd < 0 || !(f = fdopen(fd, "w"))) {
+		slurm_info(PLUGIN_NAME ": not steering: cannot write a hostfile: %s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		unlink(pl.hostfile);
+		pl.hostfile[0] = '\0';
+		goto out;
+	}
+	for (i = 0; i < p.world; i++)
+		fprintf(f, "%s\n", p.nodes[p.rank_nodes[i]].name);
+	if (fclose(f) != 0) {
+		unlink(pl.hostfile);
+		pl.hostfile[0] = '\0';
+		goto out;
+	}
+	setenv("SLURM_HOSTFILE", pl.hostfile, 1);
+	/* Tells the nodes that Slurm was steered, so they verify it. */
+	setenv("PARALLEL_LAYOUT_STEERED", "1", 1);
+	if (pl.verbose)
+		slurm_info(PLUGIN_NAME ": steering Slurm: task r starts on the node of rank r (%s)",
+			   from);
+out:
+	proto_placement_free(&p);
+	free(req);
+	free(nodes);
+	hosts_free(&h);
+}
+
+int
+pl_local_option(void)
+{
+	struct pl_shape s;
+
+	if (!pl.conf_ok) {
+		ERR("plugstack.conf: %s", pl.conf_error);
+		return -1;
+	}
+	if (spank_context() != S_CTX_LOCAL)
+		return validate(pl.spec, &(struct pl_shape){ 0 }) < 0 ? -1 : 0;
+	/* Inherited from an outer srun (a task that runs srun): not ours. */
+	unsetenv("PARALLEL_LAYOUT_STEERED");
+	if (pl_shape_self(&s) < 0)
+		memset(&s, 0, sizeof(s));
+	pl.verbose |= s.verbose;
+	if (validate(pl.spec, &s) < 0)
+		return -1;
+	steer(pl.spec, &s);
+	return 0;
+}
+
+void
+pl_local_exit(void)
+{
+	if (pl.hostfile[0]) {
+		unlink(pl.hostfile);
+		pl.hostfile[0] = '\0';
+	}
+}

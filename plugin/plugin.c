@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The SPANK entry points.  This file owns SPANK_PLUGIN and only dispatches
+ * on spank_context(); the work is in pl_local.c (srun, sbatch, salloc) and
+ * pl_remote.c (slurmstepd).  Jobs that do not use --parallel-layout pay one
+ * option registration and nothing else.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <slurm/spank.h>
+
+#include "pl_plugin.h"
+
+SPANK_PLUGIN(parallel_layout, 1);
+
+struct pl_state pl;
+
+static int
+on_layout(int val, const char *optarg, int remote)
+{
+	(void)val;
+	if (!optarg || !*optarg) {
+		slurm_error(PLUGIN_NAME ": --parallel-layout needs a value, e.g. --parallel-layout=tp8,pp4");
+		return -1;
+	}
+	if (strlen(optarg) >= sizeof(pl.spec)) {
+		slurm_error(PLUGIN_NAME ": --parallel-layout value is longer than %zu characters",
+			    sizeof(pl.spec) - 1);
+		return -1;
+	}
+	/* Slurm may call an option callback twice: the first did the work. */
+	if (pl.enabled && strcmp(pl.spec, optarg) == 0)
+		return 0;
+	pl.enabled = true;
+	snprintf(pl.spec, sizeof(pl.spec), "%s", optarg);
+	return remote ? 0 : pl_local_option();
+}
+
+static int
+on_verbose(int val, const char *optarg, int remote)
+{
+	(void)val;
+	(void)optarg;
+	(void)remote;
+	pl.verbose = true;
+	return 0;
+}
+
+static struct spank_option opt_layout = {
+	"parallel-layout", "SPEC",
+	"Place ranks for a parallel training layout, e.g. tp8,pp4 or tp4,cp2,pp8,model=70b "
+	"(sets RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR, NCCL_IB_HCA ... per task)",
+	1, 0, on_layout
+};
+
+static struct spank_option opt_verbose = {
+	"parallel-layout-verbose", NULL,
+	"Say how --parallel-layout placed the step and which variables it set or kept",
+	0, 1, on_verbose
+};
+
+int
+slurm_spank_init(spank_t sp, int ac, char **av)
+{
+	spank_context_t ctx = spank_context();
+
+	if (ctx != S_CTX_LOCAL && ctx != S_CTX_REMOTE && ctx != S_CTX_ALLOCATOR)
+		return 0;
+	/* A bad plugstack line is reported to the jobs that use the option,
+	 * not to every job of the cluster. */
+	pl.conf_ok = pl_args_parse(ac, av, &pl.conf, pl.conf_error, sizeof(pl.conf_error)) == 0;
+	if (spank_option_register(sp, &opt_layout) != ESPANK_SUCCESS ||
+	    spank_option_register(sp, &opt_verbose) != ESPANK_SUCCESS)
+		slurm_error(PLUGIN_NAME ": cannot register --parallel-layout");
+	return 0;
+}
+
+int
+slurm_spank_user_init(spank_t sp, int ac, char **av)
+{
+	(void)ac;
+	(void)av;
+	return spank_context() == S_CTX_REMOTE ? pl_remote_user_init(sp) : 0;
+}
+
+int
+slurm_spank_task_init(spank_t sp, int ac, char **av)
+{
+	(void)ac;
+	(void)av;
+	return spank_context() == S_CTX_REMOTE ? pl_remote_task_init(sp) : 0;
+}
+
+int
+slurm_spank_exit(spank_t sp, int ac, char **av)
+{
+	(void)sp;
+	(void)ac;
+	(void)av;
+	if (spank_context() == S_CTX_LOCAL)
+		pl_local_exit();
+	if (spank_context() == S_CTX_REMOTE)
+		proto_placement_free(&pl.place);
+	return 0;
+}
