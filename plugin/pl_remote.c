@@ -132,6 +132,13 @@ pl_remote_user_init(spank_t sp)
 		keep_error("cannot read the job and step ids");
 		return 0;
 	}
+	/* The batch script, the extern and the interactive steps inherit the
+	 * option from sbatch/salloc but are not the training step. */
+	if (step == SLURM_BATCH_SCRIPT || step == SLURM_EXTERN_CONT ||
+	    step == SLURM_INTERACTIVE_STEP) {
+		pl.enabled = false;
+		return 0;
+	}
 	pl.job_id = job;
 	pl.step_id = step;
 	memset(&id, 0, sizeof(id));
