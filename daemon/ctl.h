@@ -37,6 +37,11 @@ int ctl_plan(int argc, char **argv);
 int ctl_place(int argc, char **argv);
 int ctl_topo(int argc, char **argv);
 
+/* Commands that talk to a running layoutd (ctl_daemon.c). */
+int ctl_status(int argc, char **argv);
+int ctl_topology(int argc, char **argv);
+int ctl_query(int argc, char **argv);
+
 /* Write an SVG picture of a placement: nodes as rows grouped by switch, GPUs as cells. */
 int ctl_svg_write(const char *path, const struct pl_layout *l, const struct topo_map *m,
 		  const struct place_node *nodes, long nnodes,

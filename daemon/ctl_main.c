@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * layoutctl lives beside layoutd: it is the admin's and the user's tool for
- * the same maps and placements the daemon serves, and it will share the
- * daemon's client code when it queries a running layoutd.
+ * the same maps and placements the daemon serves, and it queries a running
+ * layoutd with the plugin's own client code (status, topology, query).
  */
 #include "config.h"
 
@@ -34,6 +34,13 @@ usage(FILE *f)
 		"         NCCL topology and nccl-tests files\n"
 		"  topo show MAP [--json]\n"
 		"         summarise a cluster map\n"
+		"  status [--socket PATH|http://HOST:PORT] [--json]\n"
+		"         ask a running layoutd how it is (exit 1 when degraded)\n"
+		"  topology [--socket PATH|http://HOST:PORT]\n"
+		"         print the map a running layoutd serves\n"
+		"  query  --layout SPEC --nodes HOSTLIST [--tasks-per-node N] [--view VIEW]\n"
+		"         [--json] [--socket PATH|http://HOST:PORT]\n"
+		"         ask a running layoutd for a placement (the table of 'place')\n"
 		"\n"
 		"'" CTL_PROG " COMMAND --help' describes each command.\n");
 }
@@ -223,6 +230,13 @@ main(int argc, char **argv)
 		return ctl_place(argc - 1, argv + 1);
 	if (strcmp(argv[1], "topo") == 0)
 		return ctl_topo(argc - 1, argv + 1);
-	ctl_error("unknown command '%s' (accepted: plan, place, topo)", argv[1]);
+	if (strcmp(argv[1], "status") == 0)
+		return ctl_status(argc - 1, argv + 1);
+	if (strcmp(argv[1], "topology") == 0)
+		return ctl_topology(argc - 1, argv + 1);
+	if (strcmp(argv[1], "query") == 0)
+		return ctl_query(argc - 1, argv + 1);
+	ctl_error("unknown command '%s' (accepted: plan, place, topo, status, topology, query)",
+		  argv[1]);
 	return 2;
 }

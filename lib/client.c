@@ -1,10 +1,72 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <curl/curl.h>
 
 #include "client.h"
+
+/*
+ * libcurl is loaded on first use, not linked: it drags some thirty shared
+ * libraries into every process that loads us, which costs srun and each
+ * slurmstepd about 4 ms even for jobs that never ask the daemon anything.
+ */
+static struct {
+	CURLcode (*global_init)(long);
+	CURL *(*easy_init)(void);
+	CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
+	CURLcode (*easy_perform)(CURL *);
+	CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
+	void (*easy_cleanup)(CURL *);
+	const char *(*easy_strerror)(CURLcode);
+	struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
+	void (*slist_free_all)(struct curl_slist *);
+	int loaded;		/* 1 ok, -1 failed */
+	char why[256];
+} cu;
+
+static pthread_once_t cu_once = PTHREAD_ONCE_INIT;
+
+static void
+cu_load(void)
+{
+	void *h = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
+
+	if (!h) {
+		snprintf(cu.why, sizeof(cu.why), "cannot load libcurl: %s", dlerror());
+		cu.loaded = -1;
+		return;
+	}
+	/* POSIX allows this conversion for dlsym results. */
+	*(void **)&cu.global_init = dlsym(h, "curl_global_init");
+	*(void **)&cu.easy_init = dlsym(h, "curl_easy_init");
+	*(void **)&cu.easy_setopt = dlsym(h, "curl_easy_setopt");
+	*(void **)&cu.easy_perform = dlsym(h, "curl_easy_perform");
+	*(void **)&cu.easy_getinfo = dlsym(h, "curl_easy_getinfo");
+	*(void **)&cu.easy_cleanup = dlsym(h, "curl_easy_cleanup");
+	*(void **)&cu.easy_strerror = dlsym(h, "curl_easy_strerror");
+	*(void **)&cu.slist_append = dlsym(h, "curl_slist_append");
+	*(void **)&cu.slist_free_all = dlsym(h, "curl_slist_free_all");
+	if (!cu.global_init || !cu.easy_init || !cu.easy_setopt || !cu.easy_perform ||
+	    !cu.easy_getinfo || !cu.easy_cleanup || !cu.easy_strerror || !cu.slist_append ||
+	    !cu.slist_free_all) {
+		snprintf(cu.why, sizeof(cu.why), "libcurl.so.4 lacks a function we need");
+		cu.loaded = -1;
+		return;
+	}
+	/* Once per process, as libcurl wants; never cleaned up (we may be a
+	 * plugin in a process that outlives us). */
+	if (cu.global_init(CURL_GLOBAL_NOTHING) != CURLE_OK) {
+		snprintf(cu.why, sizeof(cu.why), "libcurl initialisation failed");
+		cu.loaded = -1;
+		return;
+	}
+	cu.loaded = 1;
+}
 
 /* Answers larger than this are refused: a placement of 100k tasks is ~10 MB. */
 #define CLIENT_MAX_BODY (64L << 20)
@@ -89,51 +151,60 @@ client_request(const char *socket_path, const char *method, const char *path,
 	int tcp = strncmp(socket_path, "http://", 7) == 0, rv = -1;
 
 	memset(reply, 0, sizeof(*reply));
-	/* Safe to call more than once; libcurl counts. */
-	if (curl_global_init(CURL_GLOBAL_NOTHING) != CURLE_OK)
-		return pl_err_set(err, "libcurl initialisation failed");
-	c = curl_easy_init();
+	if (!tcp) {
+		struct stat st;
+
+		/* No socket, no daemon: say so without loading libcurl. */
+		if (stat(socket_path, &st) < 0)
+			return pl_err_set(err, "%s: %s", socket_path, strerror(errno));
+		if (!S_ISSOCK(st.st_mode))
+			return pl_err_set(err, "%s: not a socket", socket_path);
+	}
+	pthread_once(&cu_once, cu_load);
+	if (cu.loaded < 0)
+		return pl_err_set(err, "%s", cu.why);
+	c = cu.easy_init();
 	if (!c) {
 		pl_err_set(err, "libcurl: out of memory");
 		goto out;
 	}
 	snprintf(url, sizeof(url), "%s%s", tcp ? socket_path : "http://localhost", path);
 	if (!tcp)
-		curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, socket_path);
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms > 0 ? timeout_ms : 1L);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms > 0 ? timeout_ms : 1L);
+		cu.easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, socket_path);
+	cu.easy_setopt(c, CURLOPT_URL, url);
+	cu.easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms > 0 ? timeout_ms : 1L);
+	cu.easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms > 0 ? timeout_ms : 1L);
 	/* Signals are not ours to take inside srun or slurmstepd. */
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_NOPROXY, "*");
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &s);
+	cu.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	cu.easy_setopt(c, CURLOPT_NOPROXY, "*");
+	cu.easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+	cu.easy_setopt(c, CURLOPT_WRITEDATA, &s);
 	if (strcmp(method, "POST") == 0) {
-		hdr = curl_slist_append(hdr, "Content-Type: application/json");
-		hdr = curl_slist_append(hdr, "Expect:");
-		curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
-		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body ? body : "");
+		hdr = cu.slist_append(hdr, "Content-Type: application/json");
+		hdr = cu.slist_append(hdr, "Expect:");
+		cu.easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
+		cu.easy_setopt(c, CURLOPT_POSTFIELDS, body ? body : "");
 	} else if (strcmp(method, "GET") != 0) {
-		curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+		cu.easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
 	}
-	rc = curl_easy_perform(c);
+	rc = cu.easy_perform(c);
 	if (rc != CURLE_OK) {
 		if (s.too_big)
 			pl_err_set(err, "%s: answer larger than %ld bytes", socket_path,
 				   CLIENT_MAX_BODY);
 		else
-			pl_err_set(err, "%s: %s", socket_path, curl_easy_strerror(rc));
+			pl_err_set(err, "%s: %s", socket_path, cu.easy_strerror(rc));
 		goto out;
 	}
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &reply->status);
+	cu.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &reply->status);
 	reply->body = s.buf;
 	reply->len = s.len;
 	s.buf = NULL;
 	rv = 0;
 out:
 	free(s.buf);
-	curl_slist_free_all(hdr);
+	cu.slist_free_all(hdr);
 	if (c)
-		curl_easy_cleanup(c);
+		cu.easy_cleanup(c);
 	return rv;
 }

@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """A small TAP producer and helpers for running layoutctl in tests."""
+import http.client
 import json
 import os
+import socket
 import subprocess
 import sys
 
@@ -9,6 +11,7 @@ _n = 0
 _failed = 0
 
 LAYOUTCTL = os.environ.get("LAYOUTCTL", "layoutctl")
+LAYOUTD = os.environ.get("LAYOUTD", "layoutd")
 DATA = os.environ.get("PL_TEST_DATA", os.path.join(os.path.dirname(__file__), "data"))
 ETC = os.environ.get("PL_ETC", os.path.join(os.path.dirname(__file__), "..", "etc"))
 
@@ -20,6 +23,13 @@ def ok(cond, name):
     if not cond:
         _failed += 1
     return cond
+
+
+def skip(name, reason):
+    """A test that cannot run here (TAP SKIP): counted, never failed."""
+    global _n
+    _n += 1
+    print("ok %d - %s # SKIP %s" % (_n, name, reason), flush=True)
 
 
 def diag(msg):
@@ -64,6 +74,44 @@ def run_json(*args):
         diag("layoutctl %s failed (%d): %s" % (" ".join(args), rc, err))
         return None
     return json.loads(out)
+
+
+class UnixHTTPConnection(http.client.HTTPConnection):
+    """HTTP over a unix socket, as layoutd serves it."""
+
+    def __init__(self, path, timeout=10):
+        super().__init__("localhost", timeout=timeout)
+        self.unix_path = path
+
+    def connect(self):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(self.timeout)
+        try:
+            s.connect(self.unix_path)
+        except OSError:
+            s.close()
+            raise
+        self.sock = s
+
+
+def http_request(where, method, path, body=None, timeout=10):
+    """One request to a daemon at a unix socket path or http://HOST:PORT.
+    Returns (status, {lower-case header: value}, body text)."""
+    if where.startswith("http://"):
+        host, port = where[len("http://"):].rsplit(":", 1)
+        conn = http.client.HTTPConnection(host, int(port), timeout=timeout)
+    else:
+        conn = UnixHTTPConnection(where, timeout=timeout)
+    try:
+        if isinstance(body, str):
+            body = body.encode()
+        headers = {"Content-Type": "application/json"} if body is not None else {}
+        conn.request(method, path, body=body, headers=headers)
+        r = conn.getresponse()
+        text = r.read().decode("utf-8", "replace")
+        return r.status, {k.lower(): v for k, v in r.getheaders()}, text
+    finally:
+        conn.close()
 
 
 def data(*parts):

@@ -1,0 +1,358 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * layoutd's config file: `key = value` lines, `#` comments, parsed strictly
+ * with a key table.  A misspelt key is an error, not a silent default,
+ * because a daemon that quietly ignores `sokcet = ...` listens where
+ * nobody looks.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "layoutd.h"
+
+#define CONF_MAX_FILE (1L << 20)
+#define CONF_MAX_LINES 10000
+
+enum kind { K_PATH, K_SOCKET, K_MODE, K_GROUP, K_TCP, K_NODE, K_LOG, K_HWLOC, K_MS, K_SIZE };
+
+struct key {
+	const char *name;
+	enum kind kind;
+	size_t off;		/* of the field in struct ld_conf */
+	size_t size;		/* of a string field */
+};
+
+#define STR(field) offsetof(struct ld_conf, field), sizeof(((struct ld_conf *)0)->field)
+
+static const struct key keys[] = {
+	{ "map", K_PATH, STR(map) },
+	{ "socket", K_SOCKET, STR(socket) },
+	{ "socket_mode", K_MODE, offsetof(struct ld_conf, socket_mode), 0 },
+	{ "socket_group", K_GROUP, STR(socket_group) },
+	{ "tcp", K_TCP, 0, 0 },
+	{ "port_file", K_PATH, STR(port_file) },
+	{ "node_name", K_NODE, STR(node_name) },
+	{ "log", K_LOG, STR(log) },
+	{ "pidfile", K_PATH, STR(pidfile) },
+	{ "hwloc_check", K_HWLOC, STR(hwloc_check) },
+	{ "request_timeout_ms", K_MS, offsetof(struct ld_conf, request_timeout_ms), 0 },
+	{ "max_body", K_SIZE, offsetof(struct ld_conf, max_body), 0 },
+};
+
+#define NKEYS (sizeof(keys) / sizeof(keys[0]))
+
+const char *
+ld_conf_keys(void)
+{
+	return "map, socket, socket_mode, socket_group, tcp, port_file, node_name, log, "
+	       "pidfile, hwloc_check, request_timeout_ms, max_body";
+}
+
+void
+ld_conf_defaults(struct ld_conf *c)
+{
+	memset(c, 0, sizeof(*c));
+	snprintf(c->socket, sizeof(c->socket), "%s", LD_DEFAULT_SOCKET);
+	c->socket_mode = LD_DEFAULT_SOCKET_MODE;
+	snprintf(c->hwloc_check, sizeof(c->hwloc_check), "live");
+	c->request_timeout_ms = LD_DEFAULT_TIMEOUT_MS;
+	c->max_body = LD_DEFAULT_MAX_BODY;
+}
+
+/* Names that go into paths and logs: letters, digits, '.', '_', '-'. */
+static bool
+plain_name(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && *s != '.' && *s != '_' && *s != '-')
+			return false;
+	return true;
+}
+
+static int
+set_string(char *dst, size_t size, const char *value, pl_err_t *err)
+{
+	if (strlen(value) >= size)
+		return pl_err_set(err, "longer than %zu bytes", size - 1);
+	memcpy(dst, value, strlen(value) + 1);
+	return 0;
+}
+
+/* "PORT", "HOST:PORT" or "[V6ADDR]:PORT"; HOST defaults to loopback. */
+static int
+set_tcp(struct ld_conf *c, const char *value, pl_err_t *err)
+{
+	const char *colon = strrchr(value, ':'), *port = colon ? colon + 1 : value;
+	size_t hlen = colon ? (size_t)(colon - value) : 0;
+	char *end = NULL;
+	long p;
+
+	errno = 0;
+	p = strtol(port, &end, 10);
+	if (!*port || !isdigit((unsigned char)*port) || errno || *end || p < 0 || p > 65535)
+		return pl_err_set(err, "expected [HOST:]PORT with PORT 0-65535 (0 = any free port)");
+	if (colon && hlen == 0)
+		return pl_err_set(err, "empty HOST before ':' (give PORT alone for loopback)");
+	if (hlen >= 2 && value[0] == '[' && value[hlen - 1] == ']') {
+		value++;
+		hlen -= 2;
+	}
+	if (hlen >= sizeof(c->tcp_host))
+		return pl_err_set(err, "HOST is too long");
+	if (memchr(value, '[', hlen) || memchr(value, ']', hlen))
+		return pl_err_set(err, "expected [V6ADDR]:PORT for an IPv6 address");
+	if (colon) {
+		memcpy(c->tcp_host, value, hlen);
+		c->tcp_host[hlen] = '\0';
+	} else {
+		snprintf(c->tcp_host, sizeof(c->tcp_host), "127.0.0.1");
+	}
+	c->tcp_port = (int)p;
+	return 0;
+}
+
+static int
+set_number(long *dst, const char *value, bool size_suffix, long min, long max,
+	   pl_err_t *err)
+{
+	char *end = NULL;
+	long long v, mul = 1;
+
+	errno = 0;
+	v = strtoll(value, &end, 10);
+	if (end == value || !isdigit((unsigned char)*value) || errno)
+		goto bad;
+	if (size_suffix && *end) {
+		switch (*end) {
+		case 'k': case 'K': mul = 1LL << 10; break;
+		case 'm': case 'M': mul = 1LL << 20; break;
+		case 'g': case 'G': mul = 1LL << 30; break;
+		default: goto bad;
+		}
+		end++;
+	}
+	if (*end || v > max / mul || v * mul < min)
+		goto bad;
+	*dst = (long)(v * mul);
+	return 0;
+bad:
+	if (size_suffix)
+		return pl_err_set(err, "expected bytes from %ld to %ld, optionally with K, M or G (KiB, MiB, GiB)",
+				  min, max);
+	return pl_err_set(err, "expected a whole number from %ld to %ld", min, max);
+}
+
+int
+ld_conf_set(struct ld_conf *c, const char *key, const char *value, pl_err_t *err)
+{
+	const struct key *k = NULL;
+	char check[LD_PATH];
+	const char *p;
+	size_t i;
+
+	for (i = 0; i < NKEYS; i++)
+		if (strcmp(keys[i].name, key) == 0)
+			k = &keys[i];
+	if (!k)
+		return pl_err_set(err, "unknown key '%.64s' (accepted: %s)", key, ld_conf_keys());
+	if (!*value)
+		return pl_err_set(err, "empty value");
+	for (p = value; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			return pl_err_set(err, "control byte 0x%02x at position %td",
+					  (unsigned char)*p, p - value + 1);
+	switch (k->kind) {
+	case K_PATH:
+		return set_string((char *)c + k->off, k->size, value, err);
+	case K_SOCKET:
+		if (value[0] != '/')
+			return pl_err_set(err, "expected an absolute path (%%n = node name)");
+		if (client_socket_path(value, "n", check, sizeof(check)) < 0)
+			return pl_err_set(err, "bad %% sequence or too long (accepted: %%n node name, %%%% a %%)");
+		return set_string(c->socket, sizeof(c->socket), value, err);
+	case K_MODE: {
+		char *end = NULL;
+		unsigned long m;
+
+		errno = 0;
+		m = strtoul(value, &end, 8);
+		if (!isdigit((unsigned char)*value) || errno || *end || m > 0777 ||
+		    strlen(value) > 4)
+			return pl_err_set(err, "expected an octal mode from 0 to 0777, e.g. 0660");
+		c->socket_mode = (unsigned)m;
+		return 0;
+	}
+	case K_GROUP:
+		if (!plain_name(value))
+			return pl_err_set(err, "expected a group name (letters, digits, '.', '_', '-')");
+		return set_string(c->socket_group, sizeof(c->socket_group), value, err);
+	case K_TCP:
+		return set_tcp(c, value, err);
+	case K_NODE:
+		if (!plain_name(value))
+			return pl_err_set(err, "expected a node name (letters, digits, '.', '_', '-')");
+		return set_string(c->node_name, sizeof(c->node_name), value, err);
+	case K_LOG:
+		if (strcmp(value, "stderr") == 0) {
+			c->log[0] = '\0';
+			return 0;
+		}
+		return set_string(c->log, sizeof(c->log), value, err);
+	case K_HWLOC:
+		return set_string(c->hwloc_check, sizeof(c->hwloc_check), value, err);
+	case K_MS:
+		return set_number(&c->request_timeout_ms, value, false, 1, 3600000, err);
+	case K_SIZE:
+		return set_number(&c->max_body, value, true, 1024, 1L << 30, err);
+	}
+	return pl_err_set(err, "unhandled key '%s'", key);
+}
+
+static char *
+trim(char *s)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+		*--e = '\0';
+	return s;
+}
+
+/* One line (NUL-terminated, no newline).  seen[] holds the line each key
+ * was first set on, to refuse duplicates. */
+static int
+parse_line(struct ld_conf *c, char *line, const char *path, long lineno, long *seen,
+	   pl_err_t *err)
+{
+	char *hash, *eq, *key, *value;
+	pl_err_t verr;
+	size_t i;
+
+	/* '#' starts a comment at the start of a line or after a blank, so a
+	 * path may still contain one. */
+	for (hash = line; (hash = strchr(hash, '#')) != NULL; hash++)
+		if (hash == line || hash[-1] == ' ' || hash[-1] == '\t') {
+			*hash = '\0';
+			break;
+		}
+	line = trim(line);
+	if (!*line)
+		return 0;
+	eq = strchr(line, '=');
+	if (!eq)
+		return pl_err_set(err, "%s:%ld: expected 'key = value', got '%.80s'", path, lineno,
+				  line);
+	*eq = '\0';
+	key = trim(line);
+	value = trim(eq + 1);
+	pl_err_clear(&verr);
+	for (i = 0; i < NKEYS; i++)
+		if (strcmp(keys[i].name, key) == 0)
+			break;
+	if (i == NKEYS)
+		return pl_err_set(err, "%s:%ld: unknown key '%.64s' (accepted: %s)", path, lineno,
+				  key, ld_conf_keys());
+	if (seen[i])
+		return pl_err_set(err, "%s:%ld: '%s' is already set at line %ld", path, lineno, key,
+				  seen[i]);
+	seen[i] = lineno;
+	if (ld_conf_set(c, key, value, &verr) < 0)
+		return pl_err_set(err, "%s:%ld: %s = %.200s: %s", path, lineno, key, value,
+				  verr.text);
+	return 0;
+}
+
+int
+ld_conf_read(struct ld_conf *c, const char *path, bool must_exist, pl_err_t *err)
+{
+	long seen[NKEYS] = { 0 }, lineno = 0;
+	char *buf = NULL, *line, *next;
+	size_t len = 0, n;
+	FILE *f;
+	int rv = -1;
+
+	f = fopen(path, "r");
+	if (!f) {
+		if (errno == ENOENT && !must_exist)
+			return 0;
+		return pl_err_set(err, "%s: %s", path, strerror(errno));
+	}
+	buf = malloc((size_t)CONF_MAX_FILE + 1);
+	if (!buf) {
+		pl_err_set(err, "%s: out of memory", path);
+		goto out;
+	}
+	while ((n = fread(buf + len, 1, (size_t)CONF_MAX_FILE + 1 - len, f)) > 0)
+		len += n;
+	if (ferror(f)) {
+		pl_err_set(err, "%s: read error", path);
+		goto out;
+	}
+	if (len > (size_t)CONF_MAX_FILE) {
+		pl_err_set(err, "%s: larger than %ld bytes: not a layoutd config file", path,
+			   CONF_MAX_FILE);
+		goto out;
+	}
+	buf[len] = '\0';
+	if (strlen(buf) != len) {
+		pl_err_set(err, "%s: contains a NUL byte: not a text file", path);
+		goto out;
+	}
+	for (line = buf; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		if (++lineno > CONF_MAX_LINES) {
+			pl_err_set(err, "%s: more than %d lines", path, CONF_MAX_LINES);
+			goto out;
+		}
+		if (parse_line(c, line, path, lineno, seen, err) < 0)
+			goto out;
+	}
+	rv = 0;
+out:
+	free(buf);
+	fclose(f);
+	return rv;
+}
+
+int
+ld_conf_finish(struct ld_conf *c, pl_err_t *err)
+{
+	const char *env = getenv("SLURMD_NODENAME");
+	char host[256], *dot;
+
+	if (!c->map[0])
+		return pl_err_set(err, "no cluster map: set 'map = FILE' in the config file or give --map FILE");
+	if (c->node_name[0])
+		return 0;
+	if (env && *env) {
+		if (!plain_name(env) || strlen(env) >= sizeof(c->node_name))
+			return pl_err_set(err, "SLURMD_NODENAME=%.80s: not a node name; set node_name", env);
+		snprintf(c->node_name, sizeof(c->node_name), "%s", env);
+		return 0;
+	}
+	if (gethostname(host, sizeof(host)) < 0)
+		return pl_err_set(err, "gethostname: %s; set node_name", strerror(errno));
+	host[sizeof(host) - 1] = '\0';
+	dot = strchr(host, '.');
+	if (dot)
+		*dot = '\0';
+	if (!plain_name(host) || strlen(host) >= sizeof(c->node_name))
+		return pl_err_set(err, "host name '%.80s' is not a node name; set node_name", host);
+	snprintf(c->node_name, sizeof(c->node_name), "%s", host);
+	return 0;
+}

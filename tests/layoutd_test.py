@@ -1,0 +1,532 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""layoutd: the real daemon on a temporary socket, killed by PID at the end."""
+import json
+import os
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import tempfile
+import threading
+import time
+
+from taplib import (LAYOUTCTL, LAYOUTD, data, diag, done, http_request, is_eq, like, ok,
+                    run, skip)
+
+LAB = data("lab-topology.conf")
+DGX2 = data("hwloc", "nvidiaDGX2.xml")
+
+
+def wait_for(cond, timeout, step=0.05):
+    """Poll cond() until it is true or timeout seconds pass; returns its last value."""
+    end = time.monotonic() + timeout
+    while True:
+        v = cond()
+        if v or time.monotonic() > end:
+            return v
+        time.sleep(step)
+
+
+def build_map(path, name):
+    rc, out, err = run("topo", "build", "--slurm-topology", LAB, "--node", "8", "--name", name,
+                       "-o", path)
+    if rc != 0:
+        diag(err)
+    return rc == 0
+
+
+def replace_file(path, text):
+    """Atomically, so a reload never reads half a file."""
+    tmp = path + ".new"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+class Daemon:
+    """A layoutd process; stop() ends it by PID and returns its exit status."""
+
+    def __init__(self, args, log, wrapper=(), socket_path=None, start_timeout=15):
+        self.log = log
+        self.socket = socket_path
+        with open(log, "ab") as lf:
+            self.p = subprocess.Popen(list(wrapper) + [LAYOUTD] + args, stdout=lf,
+                                      stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        self.up = socket_path is not None and wait_for(self._answers, start_timeout)
+
+    def _answers(self):
+        if self.p.poll() is not None:
+            return True     # it died: stop waiting
+        try:
+            return http_request(self.socket, "GET", "/v1/health", timeout=2)[0] == 200
+        except OSError:
+            return False
+
+    def get(self, path, where=None):
+        st, hdr, body = http_request(where or self.socket, "GET", path)
+        return st, hdr, body
+
+    def health(self, where=None):
+        st, _, body = self.get("/v1/health", where)
+        return json.loads(body) if st == 200 else None
+
+    def post(self, body, where=None, path="/v1/placement"):
+        if not isinstance(body, (str, bytes)):
+            body = json.dumps(body)
+        return http_request(where or self.socket, "POST", path, body)
+
+    def send(self, sig):
+        if self.p.poll() is None:
+            self.p.send_signal(sig)
+
+    def stop(self, sig=signal.SIGTERM, timeout=30):
+        if self.p.poll() is None:
+            self.p.send_signal(sig)
+            try:
+                self.p.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.p.kill()
+                self.p.wait(timeout=10)
+        return self.p.returncode
+
+    def log_text(self):
+        try:
+            with open(self.log, errors="replace") as f:
+                return f.read()
+        except OSError:
+            return ""
+
+
+def request(spec, nodes, ntasks=8, job=None, step=None, view=None):
+    r = {"spec": spec, "nodes": [{"name": n, "ntasks": ntasks} for n in nodes]}
+    if job is not None:
+        r["job_id"] = job
+    if step is not None:
+        r["step_id"] = step
+    if view is not None:
+        r["view"] = view
+    return r
+
+
+def by_name(resp):
+    """The daemon's tasks with node names, in the shape of `layoutctl place --json`."""
+    names = [n["name"] for n in resp["nodes"]]
+    out = []
+    for t in resp["tasks"]:
+        t = dict(t)
+        t["node"] = names[t["node"]]
+        t["nic"] = t["nic"] or None
+        out.append(t)
+    return out
+
+
+NODES4 = ["node1", "node2", "node3", "node4"]
+
+tmp = tempfile.mkdtemp(prefix="layoutd-test.")
+daemons = []
+try:
+    mapf = os.path.join(tmp, "map.json")
+    map2 = os.path.join(tmp, "map2.json")
+    ok(build_map(mapf, "cluster") and build_map(map2, "lab2"), "maps built with layoutctl topo build")
+    with open(mapf) as f:
+        map_text = f.read()
+    with open(map2) as f:
+        map2_text = f.read()
+    sock = os.path.join(tmp, "run", "layoutd-%n.sock")      # run/ does not exist yet
+    sock1 = os.path.join(tmp, "run", "layoutd-node1.sock")
+    port_file = os.path.join(tmp, "port")
+    pidfile = os.path.join(tmp, "layoutd.pid")
+    logfile = os.path.join(tmp, "layoutd.log")
+    conf = os.path.join(tmp, "layoutd.conf")
+    conf_text = ("# layoutd for the tests\n"
+                 "map = %s\n"
+                 "socket = %s   # %%n is the node\n"
+                 "socket_mode = 0640\n"
+                 "tcp = 127.0.0.1:0\n"
+                 "port_file = %s\n"
+                 "node_name = node1\n"
+                 "hwloc_check = no\n"
+                 "pidfile = %s\n"
+                 "log = %s\n"
+                 "request_timeout_ms = 1500\n"
+                 "max_body = 1M\n" % (mapf, sock, port_file, pidfile, logfile))
+    with open(conf, "w") as f:
+        f.write(conf_text)
+    empty_conf = os.path.join(tmp, "empty.conf")    # -f: no system config
+    open(empty_conf, "w").close()
+    # --- --check-config ---
+    p = subprocess.run([LAYOUTD, "-f", conf, "--check-config"], capture_output=True, text=True,
+                       timeout=30)
+    is_eq((p.returncode, p.stdout.strip()), (0, "layoutd: configuration OK (map cluster: 4 nodes)"),
+          "--check-config accepts the good config")
+    bad = os.path.join(tmp, "bad.conf")
+    with open(bad, "w") as f:
+        f.write("map = %s\n# a comment\nsokcet = /tmp/x.sock\n" % mapf)
+    p = subprocess.run([LAYOUTD, "-f", bad, "--check-config"], capture_output=True, text=True,
+                       timeout=30)
+    ok(p.returncode == 1 and "bad.conf:3: unknown key 'sokcet' (accepted: map, socket," in p.stderr,
+       "--check-config names file:line of an unknown key and the accepted keys")
+    diag(p.stderr.strip())
+    with open(bad, "w") as f:
+        f.write("map = %s\nsocket_mode = 0999\n" % mapf)
+    p = subprocess.run([LAYOUTD, "-f", bad, "--check-config"], capture_output=True, text=True,
+                       timeout=30)
+    ok(p.returncode == 1 and "bad.conf:2: socket_mode = 0999: expected an octal mode" in p.stderr,
+       "--check-config refuses a bad value with file:line")
+    with open(bad, "wb") as f:
+        f.write(b"map = x\x00y\n")
+    p = subprocess.run([LAYOUTD, "-f", bad, "--check-config"], capture_output=True, text=True,
+                       timeout=30)
+    ok(p.returncode == 1 and "NUL byte" in p.stderr, "a config file with a NUL byte is refused")
+    for text, needle, name in (
+            (b"request_timeout_ms = 99999999999999999999\n", b"bad.conf:1: request_timeout_ms = 9",
+             "a huge number"),
+            (b"max_body = 12Q\n", b"bad.conf:1: max_body = 12Q: expected bytes", "a bad size suffix"),
+            (b"m\xc3\xa4p = x\n", b"bad.conf:1: unknown key 'm\xc3\xa4p'", "a non-ASCII key"),
+            (b"map /tmp/x\n", b"bad.conf:1: expected 'key = value'", "a line without '='"),
+            (b"map = x\nmap = y\n", b"bad.conf:2: 'map' is already set at line 1", "a repeated key"),
+            (b"socket = relative.sock\n", b"expected an absolute path", "a relative socket"),
+            (b"socket = /run/%x.sock\n", b"bad % sequence", "a bad % in the socket"),
+            (b"map = x\n" * 200000, b"larger than", "a 1.6 MB file"),
+            (b"# only a comment, no map\n", b"no cluster map", "no map at all"),
+            (b"map = \n", b"bad.conf:1: map = : empty value", "an empty value")):
+        with open(bad, "wb") as f:
+            f.write(text)
+        p = subprocess.run([LAYOUTD, "-f", bad, "--check-config"], capture_output=True,
+                           timeout=30)
+        if not ok(p.returncode == 1 and needle in p.stderr, "config with %s is refused" % name):
+            diag(p.stderr.decode("utf-8", "replace"))
+    p = subprocess.run([LAYOUTD, "-f", os.path.join(tmp, "missing.conf"), "--check-config"],
+                       capture_output=True, text=True, timeout=30)
+    ok(p.returncode == 1 and "missing.conf" in p.stderr, "-f with a missing file is an error")
+    p = subprocess.run([LAYOUTD, "-f", empty_conf, "--map", os.path.join(tmp, "nomap.json"),
+                        "--check-config"], capture_output=True, text=True, timeout=30)
+    ok(p.returncode == 1 and "nomap.json" in p.stderr, "--check-config refuses a missing map")
+    p = subprocess.run([LAYOUTD, "-f", conf, "--node", "node9", "--check-config"],
+                       capture_output=True, text=True, timeout=30)
+    ok(p.returncode == 0 and "warning: node node9 is not in the map cluster" in p.stdout,
+       "--check-config warns about a node missing from the map (options override the file)")
+    # The node check, hand-read from the exports (tests/data/SOURCES.md): the
+    # g4dn.metal has 8 T4s without NVLink and one EFA NIC rdmap197s0; Lassen
+    # has 4 V100s in NVLink and mlx5_0..3.
+    g4dn = data("hwloc", "g4dnmetal.xml")
+    p = subprocess.run([LAYOUTD, "-f", empty_conf, "--map", mapf, "--node", "node1",
+                        "--hwloc-check", g4dn, "--check-config"], capture_output=True,
+                       text=True, timeout=60)
+    ok(p.returncode == 0 and "warning: NVLink: the map gives node node1 (type default) 1 NVLink islands, hwloc %s finds 0" % g4dn in p.stdout,
+       "8 GPUs without NVLink against 8 in one island: the island count differs")
+    lassen_map = os.path.join(tmp, "lassen.json")
+    rc, out, err = run("topo", "build", "--slurm-topology", LAB, "--node",
+                       data("hwloc", "coral-lassen.xml"), "-o", lassen_map)
+    p = subprocess.run([LAYOUTD, "-f", empty_conf, "--map", lassen_map, "--node", "node1",
+                        "--hwloc-check", g4dn, "--check-config"], capture_output=True,
+                       text=True, timeout=60)
+    ok(rc == 0 and p.returncode == 0 and " 4 GPUs, hwloc %s finds 8" % g4dn in p.stdout and
+       "missing here: mlx5_0,mlx5_1,mlx5_2,mlx5_3; not in the map: rdmap197s0" in p.stdout,
+       "Lassen map against the g4dn export: GPU count and NIC names differ")
+    diag(p.stdout.strip())
+    p = subprocess.run([LAYOUTD, "-f", empty_conf, "--map", lassen_map, "--node", "node1",
+                        "--hwloc-check", data("hwloc", "coral-lassen.xml"), "--check-config"],
+                       capture_output=True, text=True, timeout=60)
+    is_eq((p.returncode, p.stdout.strip()), (0, "layoutd: configuration OK (map cluster: 4 nodes)"),
+          "the node's own export matches its map: no warning")
+    p = subprocess.run([LAYOUTD, "-f", empty_conf, "--map", mapf, "--node", "node1",
+                        "--hwloc-check", LAB, "--check-config"], capture_output=True,
+                       text=True, timeout=60)
+    ok(p.returncode == 0 and "warning: hwloc_check: %s" % LAB in p.stdout,
+       "an hwloc_check file that is not hwloc XML is a discrepancy, not a crash")
+    p = subprocess.run([LAYOUTD, "-f", conf, "--tcp", "127.0.0.1:70000", "--check-config"],
+                       capture_output=True, text=True, timeout=30)
+    ok(p.returncode == 1 and "--tcp 127.0.0.1:70000" in p.stderr, "a bad --tcp is refused")
+    p = subprocess.run([LAYOUTD, "--bogus"], capture_output=True, text=True, timeout=30)
+    is_eq(p.returncode, 2, "an unknown option is a usage error")
+
+    # --- start ---
+    d = Daemon(["-f", conf, "-F"], logfile, socket_path=sock1)
+    daemons.append(d)
+    ok(d.up and d.p.poll() is None, "layoutd starts and answers on its socket")
+    if not d.up:
+        diag(d.log_text())
+        raise SystemExit(done())
+    ok(stat.S_ISSOCK(os.stat(sock1).st_mode) and stat.S_IMODE(os.stat(sock1).st_mode) == 0o640,
+       "socket created in a new directory with mode 0640")
+    with open(pidfile) as f:
+        is_eq(f.read().strip(), str(d.p.pid), "pid file holds the daemon's pid")
+    port = wait_for(lambda: os.path.exists(port_file) and open(port_file).read().strip(), 10)
+    tcp = "http://127.0.0.1:%s" % port
+    ok(port and int(port) > 0, "port_file holds the ephemeral TCP port")
+
+    # --- health ---
+    h = d.health()
+    ver = subprocess.run([LAYOUTD, "--version"], capture_output=True, text=True, timeout=30).stdout
+    is_eq([h["status"], h["node"], h["map"], h["map_nodes"], h["discrepancies"], h["reloads"]],
+          ["ok", "node1", "cluster", 4, [], 0], "health: ok, node1, map cluster of 4 nodes")
+    is_eq("layoutd " + h["version"], ver.strip(), "health carries the version")
+    h2 = d.health(tcp)
+    is_eq((h2["status"], h2["requests"]), ("ok", h["requests"] + 1),
+          "health over TCP too; every request is counted")
+    ok(h2["uptime_s"] >= h["uptime_s"] >= 0, "uptime grows")
+
+    # --- topology ---
+    st, hdr, body = d.get("/v1/topology")
+    is_eq((st, hdr.get("content-type")), (200, "application/json"), "topology: 200 JSON")
+    is_eq(json.loads(body), json.loads(map_text), "topology is the map file")
+
+    # --- placement equals layoutctl place ---
+    for spec in ("tp8,pp4", "tp8,pp2,dp2,model=70b", "tp4,cp2,pp2,dp2"):
+        st, _, body = d.post(request(spec, NODES4, job=42, step=1))
+        rc, out, err = run("place", "--layout", spec, "--topology", mapf, "--nodes", "node[1-4]",
+                           "--json")
+        if not ok(st == 200 and rc == 0, "%s: placed by the daemon and by layoutctl" % spec):
+            diag(body + err)
+            continue
+        resp, ref = json.loads(body), json.loads(out)
+        is_eq(by_name(resp), ref["tasks"], "%s: the daemon's tasks equal layoutctl place's" % spec)
+        is_eq([resp["cost"], resp["baseline_cost"], resp["strategy"], resp["world"]],
+              [ref["cost"], ref["baseline_cost"], ref["strategy"], ref["world"]],
+              "%s: same cost, baseline, strategy and world" % spec)
+    all_view = json.loads(d.post(request("tp8,pp4", NODES4))[2])
+    rank_node = {t["rank"]: all_view["nodes"][t["node"]]["name"] for t in all_view["tasks"]}
+    st, _, body = d.post(request("tp8,pp4", NODES4, view="hostfile"))
+    hf = json.loads(body)
+    ok(st == 200 and hf["tasks"] == [] and
+       [hf["nodes"][n]["name"] for n in hf["rank_nodes"]] == [rank_node[r] for r in range(32)],
+       "view hostfile: no tasks, rank_nodes gives every rank's node")
+    st, _, body = d.post(request("tp8,pp4", NODES4, view="node:node3"))
+    nv = json.loads(body)
+    ok(st == 200 and "rank_nodes" not in nv and len(nv["tasks"]) == 8 and
+       nv["tasks"] == [t for t in all_view["tasks"] if t["node"] == 2],
+       "view node:node3: that node's 8 tasks, as in the full view")
+
+    # --- errors ---
+    def error_case(name, want, body=None, method="POST", path="/v1/placement", needle=None):
+        try:
+            st, hdr, text = http_request(sock1, method, path, body)
+        except OSError as e:
+            ok(False, name)
+            diag(str(e))
+            return {}
+        try:
+            msg = json.loads(text).get("error", "")
+        except ValueError:
+            msg = None
+        if not ok(st == want and isinstance(msg, str) and msg and (needle is None or needle in msg),
+                  "%s: %d with a JSON error" % (name, want)):
+            diag("got %d %r" % (st, text))
+        return hdr
+
+    error_case("not JSON", 400, "{\"spec\": ", needle="not JSON")
+    error_case("empty body", 400, "")
+    error_case("NUL byte in the body", 400, b"{\"spec\":\"tp8\"\x00}", needle="NUL")
+    error_case("non-ASCII garbage", 400, "\u00e9\u00e9\u00e9".encode("utf-8"))
+    error_case("unknown request key", 400, json.dumps({"spec": "tp8", "nodes": [], "jobid": 1}),
+               needle="jobid")
+    error_case("view of a node not in the step", 400,
+               json.dumps(request("tp8", ["node1"], view="node:node2")))
+    error_case("tp16 on 8-GPU nodes", 422, json.dumps(request("tp16", NODES4)),
+               needle="tp=16 exceeds the 8 GPUs per NVLink domain")
+    error_case("bad spec", 422, json.dumps(request("tq8", NODES4)), needle="tq8")
+    error_case("node not in the map", 422, json.dumps(request("tp8", ["node9"])), needle="node9")
+    error_case("unknown path", 404, method="GET", path="/v1/nope", needle="/v1/nope")
+    hdr = error_case("GET /v1/placement", 405, method="GET", needle="GET /v1/placement")
+    is_eq(hdr.get("allow"), "POST", "405 names the allowed method")
+    hdr = error_case("POST /v1/health", 405, "{}", path="/v1/health")
+    is_eq(hdr.get("allow"), "GET, HEAD", "405 on health allows GET, HEAD")
+    try:
+        st, _, _ = http_request(sock1, "POST", "/v1/placement", b"x" * (2 << 20))
+    except OSError:
+        st = "closed"
+    ok(st in (413, "closed"), "a body over max_body (1M) is refused (%s)" % st)
+
+    # A client that sends half a request is dropped after request_timeout_ms
+    # (1.5 s) and does not hold up the others.
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(10)
+    s.connect(sock1)
+    s.sendall(b"POST /v1/placement HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")
+    t0 = time.monotonic()
+    ok(d.health() is not None, "other requests are served while one hangs")
+    try:
+        rest = s.recv(4096)
+    except OSError:
+        rest = b""
+    waited = time.monotonic() - t0
+    s.close()
+    ok(0.5 < waited < 8 and not rest.startswith(b"HTTP/1.1 200"),
+       "the hanging request is closed after the timeout (%.1f s)" % waited)
+
+    # --- steps ---
+    st, _, body = d.get("/v1/steps")
+    steps = json.loads(body)["steps"]
+    first = next((x for x in steps if x["job_id"] == 42), None)
+    ok(st == 200 and first is not None and
+       [first["spec"], first["step_id"], first["world"], first["nnodes"], first["status"]] ==
+       ["tp4,cp2,pp2,dp2", 1, 32, 4, 200] and first["strategy"] == resp["strategy"],
+       "steps record job, step, spec, world, nodes, status and strategy")
+    is_eq([(x["spec"], x["nnodes"], x["status"]) for x in steps[:3]],
+          [("tp8", 1, 422), ("tq8", 4, 422), ("tp16", 4, 422)],
+          "steps list refused placements too, newest first")
+    for i in range(300):
+        d.post(request("tp8", ["node2"], job=7, step=i))
+    steps = json.loads(d.get("/v1/steps")[2])["steps"]
+    is_eq([len(steps), steps[0]["step_id"], steps[-1]["step_id"], steps[0]["world"]],
+          [256, 299, 44, 8], "steps keep the last 256 placements, newest first")
+    like(d.log_text(), "placement job 42.1: tp8,pp4 on 4 nodes, 32 tasks: 200 in",
+         "one log line per placement")
+
+    # --- layoutctl against the daemon ---
+    rc, out, err = run("status", "--socket", sock1)
+    ok(rc == 0 and "status       ok" in out and "node         node1" in out, "layoutctl status: ok")
+    rc, out, err = run("status", "--socket", tcp, "--json")
+    ok(rc == 0 and json.loads(out)["map"] == "cluster", "layoutctl status --json over TCP")
+    rc, out, err = run("topology", "--socket", sock1)
+    ok(rc == 0 and json.loads(out) == json.loads(map_text), "layoutctl topology prints the map")
+    rc, out, err = run("query", "--socket", sock1, "--layout", "tp8,pp4", "--nodes", "node[1-4]")
+    rc2, out2, err2 = run("place", "--topology", mapf, "--layout", "tp8,pp4", "--nodes", "node[1-4]")
+    ok(rc == 0 and rc2 == 0 and out == out2, "layoutctl query prints the table of layoutctl place")
+    rc, out, err = run("query", "--socket", sock1, "--layout", "tp8,pp2,dp2", "--nodes",
+                       "node[1-4]", "--tasks-per-node", "8", "--json")
+    rc2, out2, err2 = run("place", "--topology", mapf, "--layout", "tp8,pp2,dp2", "--nodes",
+                          "node[1-4]", "--json")
+    ok(rc == 0 and by_name(json.loads(out)) == json.loads(out2)["tasks"],
+       "layoutctl query --json: the tasks of layoutctl place --json")
+    rc, out, err = run("query", "--socket", sock1, "--layout", "tp8,pp4", "--nodes", "node[1-4]",
+                       "--view", "hostfile")
+    ok(rc == 0 and out.splitlines()[1].split() == ["0", rank_node[0]] and len(out.splitlines()) == 35,
+       "layoutctl query --view hostfile prints each rank's node")
+    rc, out, err = run("query", "--socket", sock1, "--layout", "tp16", "--nodes", "node[1-4]")
+    ok(rc == 1 and "layoutd answered 422: tp=16 exceeds" in err, "layoutctl query: a refusal is exit 1")
+    rc, out, err = run("status", "--socket", os.path.join(tmp, "nobody.sock"), "--timeout", "2000")
+    ok(rc == 1 and "does not answer" in err, "layoutctl status: no daemon is exit 1")
+    rc, out, err = run("query", "--socket", sock1, "--nodes", "node1")
+    is_eq(rc, 2, "layoutctl query without --layout is a usage error")
+    for cmd in ("status", "topology", "query"):
+        rc, out, err = run(cmd, "--help")
+        ok(rc == 0 and out.startswith("Usage: layoutctl " + cmd), "layoutctl %s --help" % cmd)
+
+    # --- a second layoutd on the same socket is refused ---
+    p = subprocess.run([LAYOUTD, "-f", empty_conf, "--map", mapf, "--node", "node1",
+                        "--hwloc-check", "no", "--socket", sock], capture_output=True, text=True,
+                       timeout=30)
+    ok(p.returncode == 1 and "another layoutd (node node1) is serving it" in p.stderr,
+       "a second layoutd on a served socket refuses to start")
+    diag(p.stderr.strip())
+    ok(os.path.exists(sock1) and d.health() is not None, "the first one still serves")
+
+    # --- SIGHUP: a new map while requests keep coming ---
+    results, stop = [], threading.Event()
+
+    def hammer():
+        while not stop.is_set() and len(results) < 5000:
+            try:
+                st, _, body = d.post(request("tp8,pp4", NODES4))
+                results.append((st, json.loads(body).get("map")))
+            except (OSError, ValueError) as e:
+                results.append((str(e), None))
+
+    th = threading.Thread(target=hammer)
+    th.start()
+    try:
+        wait_for(lambda: len(results) >= 10, 10)
+        replace_file(mapf, map2_text)
+        d.send(signal.SIGHUP)
+        h = wait_for(lambda: (lambda x: x if x and x["reloads"] == 1 else None)(d.health()), 10)
+        n0 = len(results)
+        wait_for(lambda: len(results) >= n0 + 10, 10)
+    finally:
+        stop.set()
+        th.join(timeout=30)
+    ok(h is not None and h["map"] == "lab2", "SIGHUP reloaded the map (now lab2)")
+    is_eq([r for r in results if r[0] != 200], [], "no request failed during the reload (%d sent)" % len(results))
+    names = [r[1] for r in results]
+    ok(len(results) >= 20 and names[0] == "cluster" and names[-1] == "lab2" and
+       names == sorted(names, key=lambda n: n == "lab2"),
+       "answers switch from the old map to the new one, never back")
+
+    # A bad map on reload: the old one stays.
+    replace_file(mapf, "{\"format\": \"parallel-layout-map\", \"version\": 1, \"nodes\": [")
+    d.send(signal.SIGHUP)
+    h = wait_for(lambda: (lambda x: x if x and x["reload_failures"] == 1 else None)(d.health()), 10)
+    ok(h is not None and h["map"] == "lab2" and h["reloads"] == 1,
+       "a broken map on reload is refused and the old map stays")
+    st, _, body = d.post(request("tp8,pp4", NODES4))
+    ok(st == 200 and json.loads(body)["map"] == "lab2", "placements go on with the old map")
+    like(d.log_text(), "reload failed, still serving map lab2", "the refused reload is logged")
+
+    # A config change on reload: hwloc_check against the 16-GPU DGX-2 export.
+    replace_file(mapf, map2_text)
+    replace_file(conf, conf_text.replace("hwloc_check = no", "hwloc_check = " + DGX2))
+    d.send(signal.SIGHUP)
+    h = wait_for(lambda: (lambda x: x if x and x["reloads"] == 2 else None)(d.health()), 20)
+    ok(h is not None and h["status"] == "degraded" and len(h["discrepancies"]) == 1 and
+       "8 GPUs" in h["discrepancies"][0] and "finds 16" in h["discrepancies"][0],
+       "hwloc check with 16 GPUs against a map of 8: degraded, the discrepancy listed")
+    if h:
+        diag(h["discrepancies"])
+    rc, out, err = run("status", "--socket", sock1)
+    ok(rc == 1 and "status       degraded" in out and "discrepancy  GPUs" in out,
+       "layoutctl status: degraded is exit 1")
+
+    # --- SIGTERM: clean exit, files removed ---
+    rc = d.stop()
+    is_eq(rc, 0, "SIGTERM: exit 0")
+    ok(not os.path.exists(sock1) and not os.path.exists(pidfile) and not os.path.exists(port_file),
+       "socket, pid file and port file removed")
+    like(d.log_text(), "exiting", "the exit is logged")
+
+    # --- a second full run, under valgrind when present, over a stale socket ---
+    stale = os.path.join(tmp, "stale.sock")
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(stale)
+    s.close()   # the file stays, nothing listens: a crashed daemon's leftover
+    replace_file(mapf, map_text)
+    vg = shutil.which("valgrind")
+    with open(LAYOUTD, "rb") as f:
+        exe = f.read()
+    # valgrind cannot run a wrapper script nor a binary built with ASan.
+    why_not = ("valgrind not installed" if not vg else
+               "layoutd is a wrapper script" if exe.startswith(b"#!") else
+               "layoutd is built with AddressSanitizer" if b"__asan_init" in exe else None)
+    wrapper = []
+    if not why_not:
+        wrapper = [vg, "--error-exitcode=99", "--leak-check=full",
+                   "--errors-for-leak-kinds=definite", "-q"]
+    vlog = os.path.join(tmp, "vg.log")
+    v = Daemon(["-f", empty_conf, "--map", mapf, "--node", "node2", "--socket", stale,
+                "--hwloc-check", DGX2, "--tcp", "127.0.0.1:0"], vlog, wrapper=wrapper,
+               socket_path=stale, start_timeout=120)
+    daemons.append(v)
+    if not ok(v.up and v.p.poll() is None, "layoutd starts over a stale socket%s" %
+              (" under valgrind" if wrapper else "")):
+        diag(v.log_text())
+        raise SystemExit(done())
+    like(v.log_text(), "removed stale socket", "the stale socket is reported")
+    h = v.health()
+    ok(h is not None and h["status"] == "degraded" and "finds 16" in h["discrepancies"][0],
+       "degraded at start with the DGX-2 export")
+    st, _, body = v.post(request("tp8,pp2,dp2", NODES4, job=9, step=0))
+    is_eq(st, 200, "a placement under the checker")
+    is_eq(v.post("{]")[0], 400, "a bad request under the checker")
+    is_eq(v.post(request("tp16", NODES4))[0], 422, "a refused layout under the checker")
+    is_eq(v.get("/v1/steps")[0], 200, "steps under the checker")
+    is_eq(v.get("/v1/nope")[0], 404, "404 under the checker")
+    v.send(signal.SIGHUP)
+    wait_for(lambda: (lambda x: x and x["reloads"] == 1)(v.health()), 60)
+    rc = v.stop(timeout=120)
+    if wrapper:
+        is_eq(rc, 0, "valgrind: no errors, no definite leaks, exit 0 after SIGTERM")
+        if rc != 0:
+            diag(v.log_text())
+    else:
+        is_eq(rc, 0, "exit 0 after SIGTERM")
+        skip("valgrind run", why_not)
+    ok(not os.path.exists(stale), "its socket is removed at exit")
+finally:
+    for dm in daemons:
+        if dm.p.poll() is None:
+            dm.p.kill()
+            dm.p.wait(timeout=10)
+    shutil.rmtree(tmp, ignore_errors=True)
+done()
