@@ -1,19 +1,26 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <dlfcn.h>
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <curl/curl.h>
 
 #include "client.h"
 
 /*
- * libcurl is loaded on first use, not linked: it drags some thirty shared
- * libraries into every process that loads us, which costs srun and each
- * slurmstepd about 4 ms even for jobs that never ask the daemon anything.
+ * libcurl serves http:// URLs (layoutctl against a remote layoutd, and
+ * alert delivery).  It is loaded on first use, not linked: it drags some
+ * thirty shared libraries into every process that loads us, which costs
+ * srun and each slurmstepd about 4 ms even for jobs that never use it.
  */
 static struct {
 	CURLcode (*global_init)(long);
@@ -138,6 +145,137 @@ client_socket_path(const char *pattern, const char *node, char *buf, size_t size
 	return 0;
 }
 
+/* Milliseconds left until deadline (CLOCK_MONOTONIC ms); <= 0 when past. */
+static long
+left_ms(long long deadline)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long)(deadline - ((long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000));
+}
+
+/* Wait for fd to be ready for `events` before the deadline. */
+static int
+wait_fd(int fd, short events, long long deadline, const char *path, pl_err_t *err)
+{
+	for (;;) {
+		struct pollfd p = { fd, events, 0 };
+		long ms = left_ms(deadline);
+		int n;
+
+		if (ms <= 0)
+			return pl_err_set(err, "%s: Timeout was reached", path);
+		n = poll(&p, 1, (int)ms);
+		if (n > 0)
+			return 0;
+		if (n < 0 && errno != EINTR)
+			return pl_err_set(err, "%s: poll: %s", path, strerror(errno));
+	}
+}
+
+/*
+ * HTTP/1.0 over a unix socket with plain sockets: what the plugin does in
+ * every slurmstepd.  libcurl would do the same, but loading it (and the
+ * thirty libraries it pulls in) costs each process about 4 ms, which alone
+ * put the plugin's launch overhead above its 5 % budget.  One request per
+ * connection; the daemon closes after answering.
+ */
+static int
+unix_request(const char *socket_path, const char *method, const char *path, const char *body,
+	     long timeout_ms, struct client_reply *reply, pl_err_t *err)
+{
+	struct sockaddr_un sa;
+	struct timespec ts;
+	struct sink s = { NULL, 0, 0, 0 };
+	long long deadline;
+	size_t blen = body ? strlen(body) : 0, off = 0, hlen;
+	char head[512], *hdr_end, *p;
+	int fd = -1, rv = -1;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	deadline = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + (timeout_ms > 0 ? timeout_ms : 1);
+	if (strlen(socket_path) >= sizeof(sa.sun_path))
+		return pl_err_set(err, "%s: socket path too long", socket_path);
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	strcpy(sa.sun_path, socket_path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return pl_err_set(err, "%s: socket: %s", socket_path, strerror(errno));
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int e = errno;
+		socklen_t el = sizeof(e);
+
+		if (e != EINPROGRESS && e != EAGAIN) {
+			pl_err_set(err, "%s: Couldn't connect to server: %s", socket_path, strerror(e));
+			goto out;
+		}
+		if (wait_fd(fd, POLLOUT, deadline, socket_path, err) < 0)
+			goto out;
+		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el) < 0 || e != 0) {
+			pl_err_set(err, "%s: Couldn't connect to server: %s", socket_path, strerror(e));
+			goto out;
+		}
+	}
+	hlen = (size_t)snprintf(head, sizeof(head),
+				"%s %s HTTP/1.0\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+				"Content-Length: %zu\r\nConnection: close\r\n\r\n", method, path, blen);
+	while (off < hlen + blen) {
+		const char *from = off < hlen ? head + off : body + (off - hlen);
+		size_t n = off < hlen ? hlen - off : blen - (off - hlen);
+		ssize_t w = send(fd, from, n, MSG_NOSIGNAL);
+
+		if (w < 0 && (errno == EAGAIN || errno == EINTR)) {
+			if (wait_fd(fd, POLLOUT, deadline, socket_path, err) < 0)
+				goto out;
+			continue;
+		}
+		if (w <= 0) {
+			pl_err_set(err, "%s: send: %s", socket_path, strerror(errno));
+			goto out;
+		}
+		off += (size_t)w;
+	}
+	for (;;) {
+		char buf[16384];
+		ssize_t r;
+
+		if (wait_fd(fd, POLLIN, deadline, socket_path, err) < 0)
+			goto out;
+		r = recv(fd, buf, sizeof(buf), 0);
+		if (r < 0 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		if (r < 0) {
+			pl_err_set(err, "%s: recv: %s", socket_path, strerror(errno));
+			goto out;
+		}
+		if (r == 0)
+			break;
+		if (on_data(buf, 1, (size_t)r, &s) != (size_t)r) {
+			pl_err_set(err, "%s: answer larger than %ld bytes", socket_path, CLIENT_MAX_BODY);
+			goto out;
+		}
+	}
+	if (!s.buf || sscanf(s.buf, "HTTP/%*d.%*d %ld", &reply->status) != 1 ||
+	    !(hdr_end = strstr(s.buf, "\r\n\r\n"))) {
+		pl_err_set(err, "%s: not an HTTP answer", socket_path);
+		goto out;
+	}
+	p = hdr_end + 4;
+	reply->len = s.len - (size_t)(p - s.buf);
+	memmove(s.buf, p, reply->len + 1);
+	reply->body = s.buf;
+	s.buf = NULL;
+	rv = 0;
+out:
+	if (rv < 0)
+		reply->status = 0;
+	free(s.buf);
+	close(fd);
+	return rv;
+}
+
 int
 client_request(const char *socket_path, const char *method, const char *path,
 	       const char *body, long timeout_ms, struct client_reply *reply,
@@ -159,6 +297,7 @@ client_request(const char *socket_path, const char *method, const char *path,
 			return pl_err_set(err, "%s: %s", socket_path, strerror(errno));
 		if (!S_ISSOCK(st.st_mode))
 			return pl_err_set(err, "%s: not a socket", socket_path);
+		return unix_request(socket_path, method, path, body, timeout_ms, reply, err);
 	}
 	pthread_once(&cu_once, cu_load);
 	if (cu.loaded < 0)

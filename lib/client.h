@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The client side of the daemon protocol: one HTTP request to layoutd over
- * its unix socket (or TCP), with a hard overall timeout.  Used by the plugin
- * inside srun and slurmstepd, where nothing may block past its timeout, and
- * by layoutctl.
+ * its unix socket (plain sockets) or an http:// URL (libcurl), with a hard
+ * overall timeout.  Used by the plugin inside srun and slurmstepd, where
+ * nothing may block past its timeout, and by layoutctl.
  */
 #ifndef PL_CLIENT_H
 #define PL_CLIENT_H

@@ -126,6 +126,10 @@ if exp:
        "cross-switch bytes %.3g GB per step vs %.3g GB in block order: strictly better"
        % (c["cross_switch_bytes_per_step"] / 1e9, b["cross_switch_bytes_per_step"] / 1e9))
 ok(any(r["SLURM_PROCID"] != r["RANK"] for r in rows), "standalone: RANK differs from SLURM_PROCID (remapped)")
+if have_layoutd:
+    logs = "".join(lab.log_tail("layoutd.node%d.log" % k, 50) for k in range(1, 5))
+    ok(logs.count("placement job") >= 4 and "tp8,pp4" in logs,
+       "each node's slurmstepd asked its own layoutd (placements logged on all 4)")
 is_eq(sorted({(r["SLURMD_NODENAME"], r["NODE_RANK"]) for r in rows}),
       [("node1", "0"), ("node2", "2"), ("node3", "1"), ("node4", "3")],
       "NODE_RANK orders nodes by the ranks they host (node3 holds stage 1)")
