@@ -159,6 +159,28 @@ for spec, needle in (("tp16,pp2", "tp=16 exceeds the 8 GPUs"),
 is_eq(last_job_id(), before, "no job was allocated for the refused requests")
 is_eq(lab.bad_nodes(), {}, "no node drained or down")
 
+# The options are registered for srun, sbatch and salloc.
+for cmd in ("srun", "sbatch", "salloc"):
+    rc, out, err = lab.run([cmd, "--help"], timeout=15)
+    ok("--parallel-layout=SPEC" in out + err and "--parallel-layout-verbose" in out + err,
+       "%s --help lists --parallel-layout and --parallel-layout-verbose" % cmd)
+
+# -w: Slurm cannot be steered inside the allocation, so RANK is remapped
+# per task -- the same placement.
+script = "#!/bin/bash\nsrun -w node[1-4] -n32 --parallel-layout=tp8,pp4 bash -c '%s'\n" % PRINT_ENV
+rc, out, err = lab.sbatch_wait(["-N4", "-n32"], script=script, timeout=120)
+rows = rows_of(out)
+check_rows(rows, "tp8,pp4", "srun -w inside sbatch")
+ok(rows and any(r["SLURM_PROCID"] != r["RANK"] for r in rows), "with -w the ranks are remapped, not steered")
+
+# A step that srun says it steered but that Slurm placed otherwise fails
+# on the nodes, with the reason (simulated by the variable srun would set).
+rc, out, err = lab.srun(["-N4", "-n32", "--export=ALL,PARALLEL_LAYOUT_STEERED=1",
+                         "--parallel-layout=tp8,pp4", "true"], timeout=60)
+ok(rc != 0 and "did not place step" in err, "a steered step that does not match fails in task_init")
+if "did not place step" not in err:
+    diag(err)
+
 # 4. What the user set is kept, unless the admin forces it.
 rc, out, err = lab.srun(["-N1", "-n8", "--export=ALL,MASTER_PORT=29500", "--parallel-layout=tp8",
                          "--parallel-layout-verbose", "bash", "-c", PRINT_ENV])
@@ -166,6 +188,28 @@ rows = rows_of(out)
 ok(rc == 0 and rows and all(r["MASTER_PORT"] == "29500" for r in rows), "a user's MASTER_PORT is kept")
 like(err, "kept MASTER_PORT=29500 set by the user", "verbose mode says what was kept")
 like(err, "RANK=", "verbose mode prints each task's placement")
+
+base_args = lab.knobs["plugin_args"]
+lab.up(plugin_args=base_args + " force=MASTER_PORT")
+rc, out, err = lab.srun(["-N1", "-n8", "--export=ALL,MASTER_PORT=29500", "--parallel-layout=tp8",
+                         "bash", "-c", PRINT_ENV])
+rows = rows_of(out)
+ok(rc == 0 and rows and all(r["MASTER_PORT"] != "29500" for r in rows), "force=MASTER_PORT overrides the user's")
+lab.up(plugin_args=base_args + " export=framework,slurm")
+rc, out, err = lab.srun(["-N4", "-n32", "--parallel-layout=tp8,pp4", "bash", "-c", PRINT_ENV])
+rows = rows_of(out)
+ok(rc == 0 and rows and all(r["SLURM_PROCID"] == r["RANK"] for r in rows)
+   and all(r["NCCL_IB_HCA"] == "unset" for r in rows),
+   "export=framework,slurm rewrites SLURM_PROCID to RANK and sets no NCCL variable")
+
+# A bad plugstack line is reported to the jobs that use the option only.
+lab.up(plugin_args=base_args + " timeout=5")
+rc, out, err = lab.srun(["-N1", "-n1", "--parallel-layout=tp1", "true"], timeout=30)
+ok(rc == 255 and "unknown key 'timeout'" in err and "timeout_ms" in err,
+   "an unknown plugstack key refuses --parallel-layout, naming the key and the accepted ones")
+rc, out, err = lab.srun(["-N1", "-n1", "true"], timeout=30)
+is_eq(rc, 0, "jobs without --parallel-layout still run")
+lab.up(plugin_args=base_args)
 
 # 5. The daemon down: fall back in-process (same placement), or fail cleanly.
 if have_layoutd:
