@@ -489,7 +489,11 @@ topo_load(const char *path, pl_err_t *err)
 	pl_err_t inner;
 
 	if (!root) {
-		pl_err_set(err, "%s:%d:%d: %s", path, je.line, je.column, je.text);
+		/* jansson reports open failures at line -1. */
+		if (je.line < 1)
+			pl_err_set(err, "%s: %s", path, je.text);
+		else
+			pl_err_set(err, "%s:%d:%d: %s", path, je.line, je.column, je.text);
 		return NULL;
 	}
 	pl_err_clear(&inner);
