@@ -20,6 +20,9 @@
 /* Print "layoutctl: <msg>" on stderr. */
 void ctl_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* 7516192768 -> "7.52 GB" into buf; returns buf. */
+const char *ctl_bytes(double b, char *buf, size_t size);
+
 /* Parse a positive long option value; -1 with a message when bad. */
 long ctl_parse_count(const char *opt, const char *val, long max);
 

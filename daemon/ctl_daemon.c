@@ -386,19 +386,6 @@ out:
 	return rv;
 }
 
-/* 7516192768 -> "7.52 GB", as 'place' prints it. */
-static const char *
-bytes_text(double b, char *buf, size_t size)
-{
-	if (b >= 1e9)
-		snprintf(buf, size, "%.2f GB", b / 1e9);
-	else if (b >= 1e6)
-		snprintf(buf, size, "%.2f MB", b / 1e6);
-	else
-		snprintf(buf, size, "%.0f B", b);
-	return buf;
-}
-
 static void
 print_placement(const struct proto_placement *p)
 {
@@ -422,10 +409,10 @@ print_placement(const struct proto_placement *p)
 		}
 	}
 	printf("cost: cross-node %s, cross-switch %s per step; Slurm block order: %s, %s\n",
-	       bytes_text(p->cost.cross_node_bytes, b1, sizeof(b1)),
-	       bytes_text(p->cost.cross_switch_bytes, b2, sizeof(b2)),
-	       bytes_text(p->baseline.cross_node_bytes, b3, sizeof(b3)),
-	       bytes_text(p->baseline.cross_switch_bytes, b4, sizeof(b4)));
+	       ctl_bytes(p->cost.cross_node_bytes, b1, sizeof(b1)),
+	       ctl_bytes(p->cost.cross_switch_bytes, b2, sizeof(b2)),
+	       ctl_bytes(p->baseline.cross_node_bytes, b3, sizeof(b3)),
+	       ctl_bytes(p->baseline.cross_switch_bytes, b4, sizeof(b4)));
 	printf("strategy: %s\n", p->strategy);
 }
 

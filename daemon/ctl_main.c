@@ -57,6 +57,18 @@ ctl_error(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+const char *
+ctl_bytes(double b, char *buf, size_t size)
+{
+	if (b >= 1e9)
+		snprintf(buf, size, "%.2f GB", b / 1e9);
+	else if (b >= 1e6)
+		snprintf(buf, size, "%.2f MB", b / 1e6);
+	else
+		snprintf(buf, size, "%.0f B", b);
+	return buf;
+}
+
 long
 ctl_parse_count(const char *opt, const char *val, long max)
 {

@@ -179,19 +179,6 @@ print_json(json_t *root)
 	return rv;
 }
 
-/* 7516192768 -> "7.52 GB". */
-static const char *
-human_bytes(double b, char *buf, size_t size)
-{
-	if (b >= 1e9)
-		snprintf(buf, size, "%.2f GB", b / 1e9);
-	else if (b >= 1e6)
-		snprintf(buf, size, "%.2f MB", b / 1e6);
-	else
-		snprintf(buf, size, "%.0f B", b);
-	return buf;
-}
-
 static void
 print_plan(const struct job *j)
 {
@@ -223,17 +210,17 @@ print_plan(const struct job *j)
 		if (bytes <= 0)
 			continue;
 		printf("  %-10s %12s  on %-6s ~%.3f s\n", pl_axis_name(i),
-		       human_bytes(bytes, b1, sizeof(b1)), topo_link_name(p->comm_link[i]),
+		       ctl_bytes(bytes, b1, sizeof(b1)), topo_link_name(p->comm_link[i]),
 		       p->comm_seconds[i]);
 	}
 	printf("bubble       %.1f %%\n", p->bubble_fraction * 100.0);
 	if (j->r.place_ok)
 		printf("placement    cross-node %s, cross-switch %s per step (Slurm block order: %s, %s)\n"
 		       "             %s\n",
-		       human_bytes(j->r.place.cost.cross_node_bytes, b1, sizeof(b1)),
-		       human_bytes(j->r.place.cost.cross_switch_bytes, b2, sizeof(b2)),
-		       human_bytes(j->r.place.baseline.cross_node_bytes, (char[32]){0}, 32),
-		       human_bytes(j->r.place.baseline.cross_switch_bytes, (char[32]){0}, 32),
+		       ctl_bytes(j->r.place.cost.cross_node_bytes, b1, sizeof(b1)),
+		       ctl_bytes(j->r.place.cost.cross_switch_bytes, b2, sizeof(b2)),
+		       ctl_bytes(j->r.place.baseline.cross_node_bytes, (char[32]){0}, 32),
+		       ctl_bytes(j->r.place.baseline.cross_switch_bytes, (char[32]){0}, 32),
 		       j->r.place.strategy);
 	if (p->nwarnings == 0 && j->r.place_ok)
 		printf("warnings     none\n");
@@ -422,10 +409,10 @@ print_place(const struct job *j)
 		       t->nic_name ? t->nic_name : "-");
 	}
 	printf("cost: cross-node %s, cross-switch %s per step; Slurm block order: %s, %s\n",
-	       human_bytes(j->r.place.cost.cross_node_bytes, b1, sizeof(b1)),
-	       human_bytes(j->r.place.cost.cross_switch_bytes, b2, sizeof(b2)),
-	       human_bytes(j->r.place.baseline.cross_node_bytes, (char[32]){0}, 32),
-	       human_bytes(j->r.place.baseline.cross_switch_bytes, (char[32]){0}, 32));
+	       ctl_bytes(j->r.place.cost.cross_node_bytes, b1, sizeof(b1)),
+	       ctl_bytes(j->r.place.cost.cross_switch_bytes, b2, sizeof(b2)),
+	       ctl_bytes(j->r.place.baseline.cross_node_bytes, (char[32]){0}, 32),
+	       ctl_bytes(j->r.place.baseline.cross_switch_bytes, (char[32]){0}, 32));
 	printf("strategy: %s\n", j->r.place.strategy);
 }
 
