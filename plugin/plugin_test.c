@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The plugin's pure parts: plugstack arguments and srun's command line. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "pl_plugin.h"
