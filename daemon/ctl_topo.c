@@ -16,120 +16,7 @@
 #include <jansson.h>
 
 #include "ctl.h"
-
-/*
- * Read an hwloc XML in a child process.  libhwloc can crash on a damaged
- * export (a mangled cpuset attribute is enough); the child dies instead of
- * layoutctl, and the node type comes back as map JSON through a pipe.
- */
-#define UNNAMED "(unnamed)"
-
-static int
-read_hwloc_isolated(struct topo_nodetype *t, const char *path, const char *opt)
-{
-	char *buf = NULL;
-	size_t len = 0, cap = 0;
-	int fds[2], status, rv = -1;
-	pid_t pid;
-
-	if (pipe(fds) < 0) {
-		ctl_error("%s=%s: pipe: %s", opt, path, strerror(errno));
-		return -1;
-	}
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		ctl_error("%s=%s: fork: %s", opt, path, strerror(errno));
-		close(fds[0]);
-		close(fds[1]);
-		return -1;
-	}
-	if (pid == 0) {
-		struct topo_nodetype ct;
-		struct topo_map *m = topo_new();
-		pl_err_t err;
-		char *text = NULL;
-		const char *msg;
-		size_t off, n;
-
-		close(fds[0]);
-		pl_err_clear(&err);
-		memset(&ct, 0, sizeof(ct));
-		/* A map type needs a name; UNNAMED travels for "none". */
-		if (m && topo_read_hwloc(&ct, path, &err) == 0 && !ct.name[0])
-			snprintf(ct.name, sizeof(ct.name), UNNAMED);
-		if (!m || err.text[0] || topo_add_type(m, &ct, &err) < 0 ||
-		    !(text = topo_to_json_text(m))) {
-			msg = err.text[0] ? err.text : "out of memory";
-			if (write(fds[1], "E", 1) != 1 || write(fds[1], msg, strlen(msg)) < 0)
-				_exit(2);
-			_exit(1);
-		}
-		if (write(fds[1], "J", 1) != 1)
-			_exit(2);
-		for (off = 0, n = strlen(text); off < n;) {
-			ssize_t w = write(fds[1], text + off, n - off);
-
-			if (w <= 0)
-				_exit(2);
-			off += (size_t)w;
-		}
-		_exit(0);
-	}
-	close(fds[1]);
-	for (;;) {
-		ssize_t r;
-
-		if (len + 4096 + 1 > cap) {
-			char *p = realloc(buf, cap = cap ? cap * 2 : 65536);
-
-			if (!p)
-				break;
-			buf = p;
-		}
-		r = read(fds[0], buf + len, cap - len - 1);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		len += (size_t)r;
-	}
-	close(fds[0]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (WIFSIGNALED(status)) {
-		ctl_error("%s=%s: hwloc crashed reading this file (signal %d): is it a complete, unmodified 'lstopo --of xml' export?",
-			  opt, path, WTERMSIG(status));
-		goto out;
-	}
-	if (!buf || len == 0) {
-		ctl_error("%s=%s: reading it failed (out of memory?)", opt, path);
-		goto out;
-	}
-	buf[len] = '\0';
-	if (buf[0] == 'E') {
-		ctl_error("%s=%s: %s", opt, path, buf + 1);
-		goto out;
-	} else {
-		pl_err_t err;
-		struct topo_map *m;
-
-		pl_err_clear(&err);
-		m = topo_from_json_text(buf + 1, &err);
-		if (!m || m->ntypes != 1 || topo_nodetype_copy(t, &m->types[0], &err) < 0) {
-			ctl_error("%s=%s: %s", opt, path, err.text[0] ? err.text : "bad reply from the reader");
-			topo_free(m);
-			goto out;
-		}
-		topo_free(m);
-		if (strcmp(t->name, UNNAMED) == 0)
-			t->name[0] = '\0';
-	}
-	rv = 0;
-out:
-	free(buf);
-	return rv;
-}
+#include "hwloc_child.h"
 
 /* Read one node description SOURCE into *t: a file of a known kind, "live"
  * (hwloc discovery of this machine) or a GPU count. */
@@ -171,7 +58,15 @@ read_source(struct topo_nodetype *t, const char *src, const char *opt)
 			  opt, src);
 		return -1;
 	} else if (strcmp(kind, "hwloc") == 0)
-		return read_hwloc_isolated(t, src, opt);
+	{
+		char msg[PL_ERR_TEXT + 128];
+
+		if (hwloc_read_isolated(t, src, msg, sizeof(msg)) < 0) {
+			ctl_error("%s=%s: %s", opt, src, msg);
+			return -1;
+		}
+		return 0;
+	}
 	else if (strcmp(kind, "nvsmi") == 0)
 		rc = topo_read_nvsmi(t, src, &err);
 	else if (strcmp(kind, "nccl-xml") == 0) {

@@ -32,6 +32,7 @@
 #include <jansson.h>
 
 #include "client.h"
+#include "hwloc_child.h"
 #include "layoutd.h"
 
 #ifndef SYSCONFDIR
@@ -193,7 +194,8 @@ check_node(struct ld_load *l)
 	snprintf(src, sizeof(src), "hwloc %s", live ? "(live)" : c->hwloc_check);
 	memset(&ht, 0, sizeof(ht));
 	pl_err_clear(&err);
-	if (topo_read_hwloc(&ht, live ? NULL : c->hwloc_check, &err) < 0) {
+	if (live ? topo_read_hwloc(&ht, NULL, &err) < 0 :
+	    hwloc_read_isolated(&ht, c->hwloc_check, err.text, sizeof(err.text)) < 0) {
 		add_disc(l, "hwloc_check: %s", err.text);
 		return;
 	}

@@ -237,6 +237,18 @@ try:
                        text=True, timeout=60)
     ok(p.returncode == 0 and "warning: hwloc_check: %s" % LAB in p.stdout,
        "an hwloc_check file that is not hwloc XML is a discrepancy, not a crash")
+    # One mangled attribute name makes libhwloc 2.9 itself crash; the file
+    # is read in a child process, so layoutd reports it and carries on.
+    src = open(data("hwloc", "32em64t-2n8c2t-pci-wholeio.xml")).read()
+    needle = 'os_index="26" cpuset="0x04000000" complete_cpuset'
+    damaged = os.path.join(tmp, "damaged.xml")
+    with open(damaged, "w") as f:
+        f.write(src.replace(needle, needle.replace("complete_cpuset", "complete_cpu0et")))
+    p = subprocess.run([LAYOUTD, "-f", empty_conf, "--map", mapf, "--node", "node1",
+                        "--hwloc-check", damaged, "--check-config"], capture_output=True,
+                       text=True, timeout=60)
+    ok(needle in src and p.returncode == 0 and "hwloc crashed reading this file" in p.stdout,
+       "a damaged hwloc export that crashes libhwloc is a discrepancy, not a daemon crash")
     p = subprocess.run([LAYOUTD, "-f", conf, "--tcp", "127.0.0.1:70000", "--check-config"],
                        capture_output=True, text=True, timeout=30)
     ok(p.returncode == 1 and "--tcp 127.0.0.1:70000" in p.stderr, "a bad --tcp is refused")
