@@ -185,7 +185,7 @@ print_plan(const struct job *j)
 	const struct plan *p = &j->r.plan;
 	const struct pl_layout *l = &j->r.layout;
 	const struct pl_model *md = &l->model;
-	char b1[32], b2[32];
+	char b1[32], b2[32], b3[32], b4[32];
 	int i;
 
 	printf("layout       tp%ld cp%ld ep%ld pp%ld dp%ld, order %s\n", l->size[PL_TP],
@@ -219,8 +219,8 @@ print_plan(const struct job *j)
 		       "             %s\n",
 		       ctl_bytes(j->r.place.cost.cross_node_bytes, b1, sizeof(b1)),
 		       ctl_bytes(j->r.place.cost.cross_switch_bytes, b2, sizeof(b2)),
-		       ctl_bytes(j->r.place.baseline.cross_node_bytes, (char[32]){0}, 32),
-		       ctl_bytes(j->r.place.baseline.cross_switch_bytes, (char[32]){0}, 32),
+		       ctl_bytes(j->r.place.baseline.cross_node_bytes, b3, sizeof(b3)),
+		       ctl_bytes(j->r.place.baseline.cross_switch_bytes, b4, sizeof(b4)),
 		       j->r.place.strategy);
 	if (p->nwarnings == 0 && j->r.place_ok)
 		printf("warnings     none\n");
@@ -395,7 +395,7 @@ place_json(const struct job *j)
 static void
 print_place(const struct job *j)
 {
-	char b1[32], b2[32];
+	char b1[32], b2[32], b3[32], b4[32];
 	long i;
 
 	printf("%6s  %-16s %6s %5s %4s %4s %4s %4s %4s  %s\n", "procid", "node", "rank",
@@ -411,8 +411,8 @@ print_place(const struct job *j)
 	printf("cost: cross-node %s, cross-switch %s per step; Slurm block order: %s, %s\n",
 	       ctl_bytes(j->r.place.cost.cross_node_bytes, b1, sizeof(b1)),
 	       ctl_bytes(j->r.place.cost.cross_switch_bytes, b2, sizeof(b2)),
-	       ctl_bytes(j->r.place.baseline.cross_node_bytes, (char[32]){0}, 32),
-	       ctl_bytes(j->r.place.baseline.cross_switch_bytes, (char[32]){0}, 32));
+	       ctl_bytes(j->r.place.baseline.cross_node_bytes, b3, sizeof(b3)),
+	       ctl_bytes(j->r.place.baseline.cross_switch_bytes, b4, sizeof(b4)));
 	printf("strategy: %s\n", j->r.place.strategy);
 }
 

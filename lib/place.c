@@ -371,7 +371,7 @@ charge_walk(const struct snode *sn, const long *nodes, long k, int ring, double 
 
 /* Cost of one digit's groups (members differ in that digit only). */
 static void
-cost_digit(const struct snode *sn, long nsn, const long *rank_node, long world, long size,
+cost_digit(const struct snode *sn, const long *rank_node, long world, long size,
 	   long stride, int ring, double bytes, long *stamp, long *buf, struct place_cost *cost)
 {
 	long base, i;
@@ -394,7 +394,6 @@ cost_digit(const struct snode *sn, long nsn, const long *rank_node, long world, 
 		}
 		charge_walk(sn, buf, k, ring, bytes, cost);
 	}
-	(void)nsn;
 }
 
 /* EP all-to-all: each member sends bytes spread evenly over its ep-1 peers. */
@@ -448,7 +447,7 @@ cost_of(const struct ctx *c, const long *rank_node, struct place_cost *cost)
 
 		for (j = 0; j < c->nin; j++)
 			stamp[j] = -1;
-		cost_digit(c->sn, c->nin, rank_node, c->world, c->dg.size[i], c->dg.stride[i],
+		cost_digit(c->sn, rank_node, c->world, c->dg.size[i], c->dg.stride[i],
 			   a != PL_PP, c->bytes[a], stamp, buf, cost);
 	}
 	if (cost_ep(c, rank_node, cost) < 0)
@@ -648,7 +647,7 @@ place_compute(const struct pl_layout *l, const struct topo_map *m,
 	struct ctx c;
 	long *slot_rank = NULL, *best_slots = NULL, *rank_node = NULL;
 	struct place_cost cost;
-	int prio[PL_NAXES], ident[PL_NAXES], i, rv = -1, best_base = 0;
+	int prio[PL_NAXES], ident[PL_NAXES], i, rv = -1, best_base = 0, base_valid;
 	long r, k;
 
 	memset(out, 0, sizeof(*out));
@@ -682,9 +681,11 @@ place_compute(const struct pl_layout *l, const struct topo_map *m,
 	if (resolve_nodes(&c) < 0 || check_domains(&c) < 0)
 		goto out;
 
-	/* The baseline: Slurm's block order with RANK = SLURM_PROCID. */
+	/* The baseline: Slurm's block order with RANK = SLURM_PROCID.  It is
+	 * also candidate 3, when its TP groups stay in their domains. */
 	if (baseline_rank_node(&c, rank_node) < 0 || cost_of(&c, rank_node, &out->baseline) < 0)
 		goto out;
+	base_valid = tp_in_domains(&c, rank_node);
 
 	/* Candidate 1: axes by traffic over topology order. */
 	traffic_priority(&c, prio);
@@ -713,10 +714,8 @@ place_compute(const struct pl_layout *l, const struct topo_map *m,
 		snprintf(out->strategy, sizeof(out->strategy), "topology order, framework order");
 	}
 
-	/* Candidate 3: the baseline itself, when its TP groups are node-local. */
-	if (baseline_rank_node(&c, rank_node) < 0)
-		goto out;
-	if (tp_in_domains(&c, rank_node) && better(&out->baseline, &out->cost)) {
+	/* Candidate 3: the baseline itself. */
+	if (base_valid && better(&out->baseline, &out->cost)) {
 		out->cost = out->baseline;
 		best_base = 1;
 		snprintf(out->strategy, sizeof(out->strategy), "Slurm block order (already best)");
