@@ -12,6 +12,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "client.h"
 #include "pl_err.h"
 #include "proto.h"
 #include "topo.h"
@@ -22,7 +23,7 @@
 #define LD_DISCREPANCY_LEN 400
 #define LD_STEPS 256
 
-#define LD_DEFAULT_SOCKET "/run/parallel-layout/layoutd-%n.sock"
+#define LD_DEFAULT_SOCKET CLIENT_DEFAULT_SOCKET
 #define LD_DEFAULT_SOCKET_MODE 0660
 #define LD_DEFAULT_TIMEOUT_MS 5000L
 #define LD_DEFAULT_MAX_BODY (64L << 20)

@@ -10,6 +10,10 @@
 
 #include "pl_err.h"
 
+/* Where layoutd listens unless configured otherwise (%n = node name): the
+ * one definition the daemon, the plugin and layoutctl share. */
+#define CLIENT_DEFAULT_SOCKET "/run/parallel-layout/layoutd-%n.sock"
+
 struct client_reply {
 	long status;		/* HTTP status; 0 when no answer came */
 	char *body;		/* NUL-terminated; caller frees; NULL when none */

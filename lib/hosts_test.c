@@ -251,6 +251,7 @@ test_round_trip(void)
 int
 main(void)
 {
+	plan(95);
 	test_expand();
 	test_compress();
 	test_round_trip();

@@ -458,6 +458,7 @@ test_format(void)
 int
 main(void)
 {
+	plan(380);
 	test_sizes();
 	test_orders();
 	test_model();

@@ -579,6 +579,7 @@ test_errors(void)
 int
 main(void)
 {
+	plan(325);
 	test_megatron_16();
 	test_tppdp_16();
 	test_megatron_64();

@@ -375,6 +375,7 @@ test_deterministic(void)
 int
 main(void)
 {
+	plan(51);
 	test_lab_pipeline();
 	test_cyclic_tids();
 	test_islands_and_nics();

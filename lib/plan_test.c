@@ -668,6 +668,7 @@ test_warn_previous(void)
 int
 main(void)
 {
+	plan(232);
 	test_state();
 	test_activations();
 	test_traffic();

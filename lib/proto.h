@@ -86,6 +86,35 @@ struct proto_placement {
 	char warnings[PLAN_MAX_WARNINGS][PLAN_WARNING_LEN];
 };
 
+/*
+ * The struct-level calls: no JSON inside one process.  layoutd parses the
+ * request once (proto_request_parse), answers it with proto_answer and
+ * serializes with proto_placement_json; the plugin's in-process fallback
+ * fills a request with proto_request_init and uses proto_answer's struct
+ * as it is.  proto_place() is the three in a row.
+ */
+
+/* Fill req from a step (names and tids are copied).  view NULL = "all".
+ * Returns 0, or -1 with err (a spec or view too long, out of memory).
+ * Free with proto_request_free(). */
+int proto_request_init(struct proto_request *req, const char *spec,
+		       const struct place_node *nodes, long nnodes, long job_id,
+		       long step_id, const char *view, pl_err_t *err);
+
+/*
+ * Answer req on map m: *out holds the view's tasks (and rank_nodes for the
+ * views that carry them).  Returns 0, or -1 with err saying why and *status
+ * 400 (a bad request: unknown view, repeated node, ...) or 422 (a valid
+ * request whose layout cannot be placed).  Caller frees *out with
+ * proto_placement_free(), also after a failure.
+ */
+int proto_answer(const struct topo_map *m, const struct proto_request *req,
+		 struct proto_placement *out, int *status, pl_err_t *err);
+
+/* The response JSON of a placement, as proto_placement_parse() reads it.
+ * Caller frees; NULL when out of memory. */
+char *proto_placement_json(const struct proto_placement *p);
+
 /* Parse a 200 response.  An {"error"} body fills err with its message. */
 int proto_placement_parse(const char *text, struct proto_placement *p, pl_err_t *err);
 void proto_placement_free(struct proto_placement *p);

@@ -136,6 +136,7 @@ test_errors(void)
 int
 main(void)
 {
+	plan(57);
 	test_round_trip();
 	test_errors();
 	return done_testing();

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -16,14 +17,13 @@
 
 #include "client.h"
 #include "ctl.h"
-#include "layoutd.h"
 #include "proto.h"
 
 #define CTL_TIMEOUT_MS 5000L
 
 struct dargs {
 	const char *socket, *layout, *nodes, *view;
-	char socket_buf[LD_PATH];
+	char socket_buf[PATH_MAX];
 	long timeout_ms, tpn, job_id, step_id;
 	bool json;
 };
@@ -69,7 +69,7 @@ default_socket(struct dargs *a)
 		if (dot)
 			*dot = '\0';
 	}
-	if (client_socket_path(LD_DEFAULT_SOCKET, host, a->socket_buf, sizeof(a->socket_buf)) < 0) {
+	if (client_socket_path(CLIENT_DEFAULT_SOCKET, host, a->socket_buf, sizeof(a->socket_buf)) < 0) {
 		ctl_error("node name '%.64s' makes too long a socket path; give --socket", host);
 		return -1;
 	}
@@ -218,7 +218,7 @@ status_help(void)
 	       "and this node's hardware, uptime, requests and reloads.  The default socket\n"
 	       "is %s for this node ($SLURMD_NODENAME,\n"
 	       "else hostname -s); --timeout bounds the whole exchange (default 5000 ms).\n"
-	       "Exit status: 0 ok, 1 degraded or no answer, 2 usage.\n", LD_DEFAULT_SOCKET);
+	       "Exit status: 0 ok, 1 degraded or no answer, 2 usage.\n", CLIENT_DEFAULT_SOCKET);
 }
 
 int

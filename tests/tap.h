@@ -13,6 +13,20 @@
 
 static int tap_n;
 static int tap_failed;
+static int tap_planned = -1;	/* checks declared by plan(); -1 none */
+
+/*
+ * Declare up front how many checks will run.  The plan is printed first, so
+ * a check that never runs (an early return, a loop cut short by a bug) makes
+ * the TAP driver fail the file instead of shrinking "whatever ran".
+ */
+static inline void
+plan(int n)
+{
+	tap_planned = n;
+	printf("1..%d\n", n);
+	fflush(stdout);
+}
 
 static inline void __attribute__((format(printf, 2, 0)))
 tap_vok(int cond, const char *fmt, va_list ap)
@@ -77,10 +91,17 @@ diag(const char *fmt, ...)
 		diag("  '%s' does not contain '%s'", tap_g_ ? tap_g_ : "(null)", tap_w_); \
 } while (0)
 
+/* End the file: the exit status is 1 when a check failed or the count
+ * differs from plan(). */
 static inline int
 done_testing(void)
 {
-	printf("1..%d\n", tap_n);
+	if (tap_planned < 0) {
+		printf("1..%d\n", tap_n);
+	} else if (tap_n != tap_planned) {
+		diag("planned %d checks, ran %d", tap_planned, tap_n);
+		return 1;
+	}
 	return tap_failed ? 1 : 0;
 }
 

@@ -1049,6 +1049,7 @@ test_nccl_truncations(void)
 int
 main(void)
 {
+	plan(336);
 	data = getenv("PL_TEST_DATA");
 	if (!data)
 		data = "../tests/data";

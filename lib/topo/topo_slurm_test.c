@@ -714,6 +714,7 @@ test_sniff(void)
 int
 main(void)
 {
+	plan(232);
 	data = getenv("PL_TEST_DATA");
 	if (!data)
 		data = "../tests/data";

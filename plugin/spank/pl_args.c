@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client.h"
 #include "pl_plugin.h"
 
 static const char *const keys =
@@ -88,7 +89,7 @@ pl_args_parse(int ac, char **av, struct pl_conf *c, char *msg, size_t len)
 	int i;
 
 	memset(c, 0, sizeof(*c));
-	snprintf(c->socket, sizeof(c->socket), "/run/parallel-layout/layoutd-%%n.sock");
+	snprintf(c->socket, sizeof(c->socket), "%s", CLIENT_DEFAULT_SOCKET);
 	c->fallback = FALLBACK_LOCAL;
 	c->timeout_ms = 2000;
 	c->export_mask = EXPORT_FRAMEWORK | EXPORT_NCCL;

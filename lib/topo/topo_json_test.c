@@ -152,6 +152,7 @@ test_files(void)
 int
 main(void)
 {
+	plan(57);
 	test_round_trip();
 	test_errors();
 	test_files();

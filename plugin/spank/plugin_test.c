@@ -116,6 +116,7 @@ test_shape(void)
 int
 main(void)
 {
+	plan(41);
 	test_args();
 	test_shape();
 	return done_testing();
