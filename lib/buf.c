@@ -34,6 +34,7 @@ buf_reserve(struct buf *b, size_t n)
 	}
 	b->s = p;
 	b->cap = cap;
+	b->s[b->len] = '\0';
 	return 0;
 }
 

@@ -28,4 +28,21 @@ int pl_err_set(pl_err_t *err, const char *fmt, ...)
 /* Nonzero when a message is recorded. */
 int pl_err_isset(const pl_err_t *err);
 
+/* How much of an input a message echoes (PL_CLIP_MAX characters, then
+ * "...(N bytes)"). */
+#define PL_CLIP_MAX 64
+#define PL_CLIP_BUF (4 * PL_CLIP_MAX + 32)
+
+/*
+ * An input made fit to echo in a message or a log line: at most
+ * PL_CLIP_MAX characters, the rest summarised as "...(N bytes)", and
+ * control or non-ASCII bytes written as \xHH (so a newline cannot forge a
+ * log line).  s NULL gives "(null)".  Writes into buf (PL_CLIP_BUF bytes
+ * is always enough) and returns it.
+ */
+const char *pl_clip(const char *s, char *buf, size_t size);
+
+/* The same for n bytes of s that need not end in NUL. */
+const char *pl_clipn(const char *s, size_t n, char *buf, size_t size);
+
 #endif

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* lib/buf (growable text) and pl_clip (inputs made fit to echo). */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "pl_err.h"
+#include "tap.h"
+
+static void
+test_buf(void)
+{
+	struct buf b = BUF_INIT;
+	char *s;
+	int i, rc = 0;
+
+	is_str(buf_str(&b), "", "an empty buffer reads as \"\"");
+	for (i = 0; i < 10000; i++)
+		rc |= buf_printf(&b, "%d,", i % 10);
+	is_int(rc, 0, "10000 appends");
+	is_int(b.len, 20000, "length counted");
+	ok(b.s[b.len] == '\0', "always NUL-terminated");
+	ok(strncmp(b.s, "0,1,2,", 6) == 0, "content kept across growth");
+	s = buf_take(&b);
+	ok(s && strlen(s) == 20000 && !b.s && b.len == 0, "take hands the text over and empties");
+	free(s);
+
+	b.max = 8;
+	is_int(buf_adds(&b, "12345678"), 0, "up to the limit");
+	is_int(buf_adds(&b, "9"), -1, "past the limit refused");
+	ok(b.bad, "and remembered");
+	is_int(buf_adds(&b, ""), -1, "later calls are no-ops");
+	ok(buf_take(&b) == NULL, "a bad buffer gives NULL");
+	ok(!b.s && !b.bad, "and is freed");
+	buf_free(&b);
+
+	s = buf_take(&b);
+	is_str(s, "", "take of an empty buffer gives \"\"");
+	free(s);
+}
+
+static void
+test_clip(void)
+{
+	char buf[PL_CLIP_BUF], big[5000];
+
+	is_str(pl_clip("tp8,pp4", buf, sizeof(buf)), "tp8,pp4", "short input as is");
+	is_str(pl_clip("a\nb\tc\\", buf, sizeof(buf)), "a\\x0ab\\x09c\\\\", "controls and backslash escaped");
+	is_str(pl_clip("\xc3\xa9", buf, sizeof(buf)), "\\xc3\\xa9", "non-ASCII bytes escaped");
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	pl_clip(big, buf, sizeof(buf));
+	ok(strlen(buf) < 100, "a 4999-byte input is cut (%zu characters)", strlen(buf));
+	like(buf, "...(4999 bytes)", "saying how long it was");
+	memset(big, '\n', 200);
+	pl_clipn(big, 200, buf, sizeof(buf));
+	ok(strlen(buf) < sizeof(buf), "all-escaped input fits the buffer");
+	is_str(pl_clip(NULL, buf, sizeof(buf)), "(null)", "NULL");
+	pl_clip(big, buf, 8);
+	ok(strlen(buf) < 8, "a small buffer is never overrun");
+}
+
+int
+main(void)
+{
+	plan(21);
+	test_buf();
+	test_clip();
+	return done_testing();
+}

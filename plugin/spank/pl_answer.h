@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * A placement answer checked against the step before any field is used: an
+ * answer from layoutd (or the in-process fallback) is input like any other.
+ * Pure (no Slurm calls), so the fuzzers and unit tests drive it directly.
+ */
+#ifndef PL_ANSWER_H
+#define PL_ANSWER_H
+
+#include "pl_err.h"
+#include "proto.h"
+
+/*
+ * Check p, parsed from an answer to a request for the step's nnodes nodes
+ * (names[i] with ntasks[i] tasks, in the order sent) in view ("hostfile" or
+ * "node:NAME"): the same nodes in the same order with the same task counts,
+ * world equal to their sum, every index (rank, node, procid, local id,
+ * LOCAL_RANK) in range, ranks unique, rank_nodes present and consistent
+ * for the hostfile view, and exactly the node's tasks for a node view.
+ * Returns 0, or -1 with err naming the first field that does not fit.
+ */
+int pl_answer_check(const struct proto_placement *p, const char *const *names,
+		    const long *ntasks, long nnodes, const char *view, pl_err_t *err);
+
+#endif
