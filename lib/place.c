@@ -95,6 +95,55 @@ make_gpu_order(const struct topo_nodetype *t)
 	return o;
 }
 
+/* ---- repeated nodes ---- */
+
+struct name_key {
+	const char *name;
+	long in;
+};
+
+static int
+name_cmp(const void *a, const void *b)
+{
+	const struct name_key *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	if (c)
+		return c;
+	return (x->in > y->in) - (x->in < y->in);
+}
+
+int
+place_check_nodes(const struct place_node *nodes, long nnodes, pl_err_t *err)
+{
+	struct name_key *k;
+	long i, first = -1, second = -1;
+	char clip[PL_CLIP_BUF];
+
+	if (nnodes < 2)
+		return 0;
+	k = malloc((size_t)nnodes * sizeof(*k));
+	if (!k)
+		return pl_err_set(err, "out of memory checking %ld nodes", nnodes);
+	for (i = 0; i < nnodes; i++) {
+		k[i].name = nodes[i].name ? nodes[i].name : "";
+		k[i].in = i;
+	}
+	qsort(k, (size_t)nnodes, sizeof(*k), name_cmp);
+	/* Name the repeat met first in the caller's order. */
+	for (i = 1; i < nnodes; i++)
+		if (strcmp(k[i - 1].name, k[i].name) == 0 && (second < 0 || k[i].in < second)) {
+			first = k[i - 1].in;
+			second = k[i].in;
+		}
+	free(k);
+	if (second >= 0)
+		return pl_err_set(err, "node '%s' is listed twice in the step (positions %ld and %ld of %ld): each node may appear once",
+				  pl_clip(nodes[second].name, clip, sizeof(clip)), first + 1,
+				  second + 1, nnodes);
+	return 0;
+}
+
 /* ---- node order ---- */
 
 /* Depth-first preorder number of every switch: leaves under one spine get
@@ -663,6 +712,8 @@ place_compute(const struct pl_layout *l, const struct topo_map *m,
 			c.world *= l->size[i];
 	if (nnodes <= 0)
 		return pl_err_set(err, "the step has no nodes");
+	if (place_check_nodes(nodes, nnodes, err) < 0)
+		return -1;
 	for (i = 0; i < PL_NAXES; i++)
 		c.bytes[i] = axis_bytes ? axis_bytes[i] : default_bytes[i];
 	order_digits(l, &c.dg);

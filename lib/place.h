@@ -58,4 +58,11 @@ int place_compute(const struct pl_layout *l, const struct topo_map *m,
 
 void place_result_free(struct place_result *r);
 
+/*
+ * Refuse a step that lists a node twice (two entries would be handed the
+ * same GPUs).  Returns 0, or -1 with err naming the node and both
+ * positions.  O(n log n) in the nodes; place_compute() runs it first.
+ */
+int place_check_nodes(const struct place_node *nodes, long nnodes, pl_err_t *err);
+
 #endif

@@ -10,6 +10,20 @@
 
 #define MAX_NODES 1000000L
 #define MAX_TASKS_PER_NODE 4096L
+/* uid_t is 32 bits and (uid_t)-1 means "no uid". */
+#define PROTO_UID_MAX 4294967294LL
+
+/* view is one of all, hostfile, node:NAME. */
+static int
+check_view_name(const char *view, pl_err_t *err)
+{
+	char clip[PL_CLIP_BUF];
+
+	if (strcmp(view, "all") && strcmp(view, "hostfile") && strncmp(view, "node:", 5))
+		return pl_err_set(err, "request: view '%s' (accepted: all, hostfile, node:NAME)",
+				  pl_clip(view, clip, sizeof(clip)));
+	return 0;
+}
 
 char *
 proto_error_json(const char *msg)
@@ -21,40 +35,132 @@ proto_error_json(const char *msg)
 	return text;
 }
 
-char *
-proto_request_json(const char *spec, const struct place_node *nodes, long nnodes,
-		   long job_id, long step_id, const char *view)
+/* The request JSON of a step; uid < 0 is left out. */
+static json_t *
+request_obj(const struct proto_request *req)
 {
 	json_t *arr = json_array(), *root = NULL;
-	char *text = NULL;
 	long i, j;
 
 	if (!arr)
 		return NULL;
-	for (i = 0; i < nnodes; i++) {
-		json_t *n = json_pack("{s:s, s:I}", "name", nodes[i].name, "ntasks",
-				      (json_int_t)nodes[i].ntasks);
+	for (i = 0; i < req->nnodes; i++) {
+		const struct place_node *pn = &req->nodes[i];
+		json_t *n = json_pack("{s:s, s:I}", "name", pn->name, "ntasks",
+				      (json_int_t)pn->ntasks);
 
-		if (n && nodes[i].tids) {
+		if (n && pn->tids) {
 			json_t *t = json_array();
 
-			for (j = 0; j < nodes[i].ntasks; j++)
-				json_array_append_new(t, json_integer(nodes[i].tids[j]));
-			json_object_set_new(n, "tids", t);
+			for (j = 0; t && j < pn->ntasks; j++)
+				if (json_array_append_new(t, json_integer(pn->tids[j])) < 0) {
+					json_decref(t);
+					t = NULL;
+				}
+			if (!t || json_object_set_new(n, "tids", t) < 0) {
+				json_decref(n);
+				n = NULL;
+			}
 		}
-		if (!n || json_array_append_new(arr, n) < 0)
-			goto out;
+		if (!n || json_array_append_new(arr, n) < 0) {
+			json_decref(arr);
+			return NULL;
+		}
 	}
-	root = json_pack("{s:s, s:o, s:I, s:I, s:s}", "spec", spec, "nodes", arr,
-			 "job_id", (json_int_t)job_id, "step_id", (json_int_t)step_id,
-			 "view", view ? view : "all");
-	arr = NULL;
-	if (root)
-		text = json_dumps(root, JSON_COMPACT);
-out:
-	json_decref(arr);
+	root = json_pack("{s:s, s:o, s:I, s:I, s:s}", "spec", req->spec, "nodes", arr,
+			 "job_id", (json_int_t)req->job_id, "step_id", (json_int_t)req->step_id,
+			 "view", req->view);
+	if (root && req->uid >= 0 &&
+	    json_object_set_new(root, "uid", json_integer((json_int_t)req->uid)) < 0) {
+		json_decref(root);
+		root = NULL;
+	}
+	return root;
+}
+
+char *
+proto_request_to_json(const struct proto_request *req)
+{
+	json_t *root = request_obj(req);
+	char *text = root ? json_dumps(root, JSON_COMPACT) : NULL;
+
 	json_decref(root);
 	return text;
+}
+
+char *
+proto_request_json(const char *spec, const struct place_node *nodes, long nnodes,
+		   long job_id, long step_id, const char *view)
+{
+	struct proto_request req;
+	char *text;
+
+	if (proto_request_init(&req, spec, nodes, nnodes, job_id, step_id, view, NULL) < 0)
+		return NULL;
+	text = proto_request_to_json(&req);
+	proto_request_free(&req);
+	return text;
+}
+
+int
+proto_request_init(struct proto_request *req, const char *spec,
+		   const struct place_node *nodes, long nnodes, long job_id,
+		   long step_id, const char *view, pl_err_t *err)
+{
+	char clip[PL_CLIP_BUF];
+	long i;
+
+	memset(req, 0, sizeof(*req));
+	req->uid = -1;
+	if (!view)
+		view = "all";
+	if (!spec || strlen(spec) >= sizeof(req->spec))
+		return pl_err_set(err, "request: spec '%s' is longer than %d bytes",
+				  pl_clip(spec, clip, sizeof(clip)), PROTO_SPEC_MAX - 1);
+	if (strlen(view) >= sizeof(req->view))
+		return pl_err_set(err, "request: view '%s' is longer than %d bytes",
+				  pl_clip(view, clip, sizeof(clip)), PROTO_VIEW_MAX - 1);
+	if (nnodes < 0 || nnodes > MAX_NODES)
+		return pl_err_set(err, "request: %ld nodes (accepted: 0 to %ld)", nnodes, MAX_NODES);
+	snprintf(req->spec, sizeof(req->spec), "%s", spec);
+	snprintf(req->view, sizeof(req->view), "%s", view);
+	req->job_id = job_id;
+	req->step_id = step_id;
+	req->nodes = calloc((size_t)nnodes + 1, sizeof(*req->nodes));
+	if (!req->nodes)
+		return pl_err_set(err, "out of memory");
+	for (i = 0; i < nnodes; i++) {
+		const struct place_node *src = &nodes[i];
+		struct place_node *dst = &req->nodes[req->nnodes];
+		long *ids = NULL;
+
+		if (!src->name || strlen(src->name) >= TOPO_NAME) {
+			pl_err_set(err, "request: node name '%s' must be 1 to %d characters",
+				   pl_clip(src->name, clip, sizeof(clip)), TOPO_NAME - 1);
+			goto fail;
+		}
+		if (src->tids && src->ntasks > 0) {
+			ids = malloc((size_t)src->ntasks * sizeof(*ids));
+			if (!ids) {
+				pl_err_set(err, "out of memory");
+				goto fail;
+			}
+			memcpy(ids, src->tids, (size_t)src->ntasks * sizeof(*ids));
+		}
+		dst->name = strdup(src->name);
+		if (!dst->name) {
+			free(ids);
+			pl_err_set(err, "out of memory");
+			goto fail;
+		}
+		dst->ntasks = src->ntasks;
+		dst->tids = ids;
+		req->nnodes++;
+	}
+	return 0;
+fail:
+	proto_request_free(req);
+	return -1;
 }
 
 void
@@ -121,29 +227,38 @@ int
 proto_request_parse(const char *text, struct proto_request *req, pl_err_t *err)
 {
 	const char *spec = NULL, *view = "all";
-	json_int_t job = -1, step = -1;
-	json_t *root, *nodes = NULL, *v;
+	json_int_t job = -1, step = -1, uid = -1;
+	json_t *root, *nodes = NULL, *v, *juid = NULL;
 	json_error_t je;
 	size_t i;
 	int rv = -1;
 
 	memset(req, 0, sizeof(*req));
+	req->uid = -1;
 	root = json_loads(text, JSON_REJECT_DUPLICATES, &je);
 	if (!root)
 		return pl_err_set(err, "request is not JSON: line %d: %s", je.line, je.text);
-	if (json_unpack_ex(root, &je, JSON_STRICT, "{s:s, s:o, s?:I, s?:I, s?:s}", "spec", &spec,
-			   "nodes", &nodes, "job_id", &job, "step_id", &step, "view", &view) < 0) {
-		pl_err_set(err, "request: %s (accepted: spec, nodes, job_id, step_id, view)", je.text);
+	if (json_unpack_ex(root, &je, JSON_STRICT, "{s:s, s:o, s?:I, s?:I, s?:s, s?:o}", "spec",
+			   &spec, "nodes", &nodes, "job_id", &job, "step_id", &step, "view", &view,
+			   "uid", &juid) < 0) {
+		pl_err_set(err, "request: %s (accepted: spec, nodes, job_id, step_id, view, uid)",
+			   je.text);
 		goto out;
+	}
+	if (juid) {
+		uid = json_is_integer(juid) ? json_integer_value(juid) : -1;
+		if (uid < 0 || uid > PROTO_UID_MAX) {
+			pl_err_set(err, "request: uid must be an integer 0..%ld (the job owner's uid)",
+				   (long)PROTO_UID_MAX);
+			goto out;
+		}
 	}
 	if (strlen(spec) >= sizeof(req->spec) || strlen(view) >= sizeof(req->view)) {
 		pl_err_set(err, "request: spec or view is too long");
 		goto out;
 	}
-	if (strcmp(view, "all") && strcmp(view, "hostfile") && strncmp(view, "node:", 5)) {
-		pl_err_set(err, "request: view '%s' (accepted: all, hostfile, node:NAME)", view);
+	if (check_view_name(view, err) < 0)
 		goto out;
-	}
 	if (!json_is_array(nodes) || json_array_size(nodes) == 0 ||
 	    (long)json_array_size(nodes) > MAX_NODES) {
 		pl_err_set(err, "request: nodes must be a non-empty array of at most %ld nodes",
@@ -154,6 +269,7 @@ proto_request_parse(const char *text, struct proto_request *req, pl_err_t *err)
 	strcpy(req->view, view);
 	req->job_id = (long)job;
 	req->step_id = (long)step;
+	req->uid = (long)uid;
 	req->nodes = calloc(json_array_size(nodes), sizeof(*req->nodes));
 	if (!req->nodes) {
 		pl_err_set(err, "out of memory");
@@ -172,6 +288,122 @@ out:
 	return rv;
 }
 
+/* ---- answering ---- */
+
+/* The step node a view names: -1 for all and hostfile, else its index. */
+static int
+view_node(const struct proto_request *req, long *node, pl_err_t *err)
+{
+	char clip[PL_CLIP_BUF];
+	long i;
+
+	*node = -1;
+	if (check_view_name(req->view, err) < 0)
+		return -1;
+	if (strncmp(req->view, "node:", 5) != 0)
+		return 0;
+	for (i = 0; i < req->nnodes; i++)
+		if (strcmp(req->nodes[i].name, req->view + 5) == 0) {
+			*node = i;
+			return 0;
+		}
+	return pl_err_set(err, "view '%s' names a node that is not in the step (accepted: node: and one of the step's %ld nodes)",
+			  pl_clip(req->view, clip, sizeof(clip)), req->nnodes);
+}
+
+static void
+copy_task(const struct place_task *t, struct proto_task *o)
+{
+	int a;
+
+	o->procid = t->procid;
+	o->rank = t->rank;
+	o->node = t->node;
+	o->local_id = t->local_id;
+	o->local_rank = t->local_rank;
+	for (a = 0; a < PL_NAXES; a++)
+		o->co[a] = t->co.c[a];
+	snprintf(o->nic, sizeof(o->nic), "%s", t->nic_name ? t->nic_name : "");
+}
+
+/* The placement struct of a placed request: the view's tasks by procid;
+ * rank_nodes unless the view is one node's.  Linear in the tasks. */
+static int
+fill_placement(const struct topo_map *m, const struct proto_request *req,
+	       const struct svc_result *r, long only, struct proto_placement *out, pl_err_t *err)
+{
+	const struct place_result *p = &r->place;
+	long i, n = 0;
+	int w;
+
+	layout_format(&r->layout, out->spec, sizeof(out->spec));
+	out->layout = r->layout;
+	out->world = r->world;
+	snprintf(out->map, sizeof(out->map), "%s", m->name);
+	out->nodes = calloc((size_t)req->nnodes + 1, sizeof(*out->nodes));
+	if (strcmp(req->view, "hostfile") != 0)
+		n = only >= 0 ? req->nodes[only].ntasks : p->ntasks;
+	out->tasks = calloc((size_t)n + 1, sizeof(*out->tasks));
+	if (only < 0)
+		out->rank_nodes = malloc((size_t)r->world * sizeof(*out->rank_nodes));
+	if (!out->nodes || !out->tasks || (only < 0 && !out->rank_nodes))
+		return pl_err_set(err, "out of memory");
+	for (i = 0; i < req->nnodes; i++) {
+		const struct topo_nodetype *t = topo_node_type(m, topo_find_node(m, req->nodes[i].name));
+		struct proto_node *o = &out->nodes[i];
+
+		snprintf(o->name, sizeof(o->name), "%s", req->nodes[i].name);
+		o->ntasks = req->nodes[i].ntasks;
+		o->min_rank = r->world;
+		snprintf(o->nccl_topo_file, sizeof(o->nccl_topo_file), "%s",
+			 t ? t->nccl_topo_file : "");
+	}
+	out->nnodes = req->nnodes;
+	for (i = 0; i < p->ntasks; i++) {
+		const struct place_task *t = &p->tasks[i];
+
+		if (t->rank < out->nodes[t->node].min_rank)
+			out->nodes[t->node].min_rank = t->rank;
+		if (out->ntasks < n && (only < 0 || t->node == only))
+			copy_task(t, &out->tasks[out->ntasks++]);
+	}
+	out->master_node = p->tasks[p->rank_procid[0]].node;
+	for (i = 0; out->rank_nodes && i < r->world; i++)
+		out->rank_nodes[i] = p->tasks[p->rank_procid[i]].node;
+	out->cost = p->cost;
+	out->baseline = p->baseline;
+	snprintf(out->strategy, sizeof(out->strategy), "%s", p->strategy);
+	for (w = 0; r->plan_ok && w < r->plan.nwarnings && w < PLAN_MAX_WARNINGS; w++)
+		snprintf(out->warnings[out->nwarnings++], PLAN_WARNING_LEN, "%s",
+			 r->plan.warnings[w]);
+	return 0;
+}
+
+int
+proto_answer(const struct topo_map *m, const struct proto_request *req,
+	     struct proto_placement *out, int *status, pl_err_t *err)
+{
+	struct svc_options opt = { NULL, 0, true };
+	struct svc_result r;
+	long only;
+	int rv;
+
+	memset(out, 0, sizeof(*out));
+	*status = 400;
+	if (view_node(req, &only, err) < 0 || place_check_nodes(req->nodes, req->nnodes, err) < 0)
+		return -1;
+	if (svc_run(m, req->spec, req->nodes, req->nnodes, &opt, &r, err) < 0) {
+		*status = 422;
+		return -1;
+	}
+	rv = fill_placement(m, req, &r, only, out, err);
+	svc_result_free(&r);
+	*status = rv == 0 ? 200 : 500;
+	return rv;
+}
+
+/* ---- the answer's JSON ---- */
+
 static json_t *
 cost_json(const struct place_cost *c)
 {
@@ -180,78 +412,89 @@ cost_json(const struct place_cost *c)
 }
 
 static json_t *
-task_json(const struct place_task *t)
+task_json(const struct proto_task *t)
 {
 	return json_pack("{s:I, s:I, s:I, s:I, s:i, s:I, s:I, s:I, s:I, s:I, s:s}",
 			 "procid", (json_int_t)t->procid, "rank", (json_int_t)t->rank,
 			 "node", (json_int_t)t->node, "local_id", (json_int_t)t->local_id,
-			 "local_rank", t->local_rank, "tp", (json_int_t)t->co.c[PL_TP],
-			 "cp", (json_int_t)t->co.c[PL_CP], "ep", (json_int_t)t->co.c[PL_EP],
-			 "dp", (json_int_t)t->co.c[PL_DP], "pp", (json_int_t)t->co.c[PL_PP],
-			 "nic", t->nic_name ? t->nic_name : "");
+			 "local_rank", t->local_rank, "tp", (json_int_t)t->co[PL_TP],
+			 "cp", (json_int_t)t->co[PL_CP], "ep", (json_int_t)t->co[PL_EP],
+			 "dp", (json_int_t)t->co[PL_DP], "pp", (json_int_t)t->co[PL_PP],
+			 "nic", t->nic);
 }
 
-/* The 200 body for a placed request. */
-static json_t *
-placement_json(const struct topo_map *m, const struct proto_request *req,
-	       const struct svc_result *r)
+/* Append to arr; a NULL item (out of memory) makes arr's owner fail. */
+static int
+append(json_t *arr, json_t *item)
 {
-	const struct place_result *p = &r->place;
-	const struct pl_layout *l = &r->layout;
-	json_t *nodes = json_array(), *tasks = json_array(), *warn = json_array(), *root;
-	const char *only = strncmp(req->view, "node:", 5) == 0 ? req->view + 5 : NULL;
-	char spec[PROTO_SPEC_MAX];
+	return item ? json_array_append_new(arr, item) : -1;
+}
+
+static json_t *
+placement_obj(const struct proto_placement *p)
+{
+	const struct pl_layout *l = &p->layout;
+	json_t *nodes = json_array(), *tasks = json_array(), *warn = json_array(), *root = NULL;
 	long i;
-	int w;
+	int w, bad = !nodes || !tasks || !warn;
 
-	layout_format(l, spec, sizeof(spec));
-	for (i = 0; i < req->nnodes; i++) {
-		long mi = topo_find_node(m, req->nodes[i].name), k, min_rank = r->world;
-		const struct topo_nodetype *t = mi >= 0 ? topo_node_type(m, mi) : NULL;
-
-		for (k = 0; k < p->ntasks; k++)
-			if (p->tasks[k].node == i && p->tasks[k].rank < min_rank)
-				min_rank = p->tasks[k].rank;
-		json_array_append_new(nodes, json_pack("{s:s, s:I, s:I, s:s}", "name",
-						       req->nodes[i].name, "ntasks",
-						       (json_int_t)req->nodes[i].ntasks, "min_rank",
-						       (json_int_t)min_rank,
-						       "nccl_topo_file", t ? t->nccl_topo_file : ""));
+	for (i = 0; !bad && i < p->nnodes; i++)
+		bad = append(nodes, json_pack("{s:s, s:I, s:I, s:s}", "name", p->nodes[i].name,
+					      "ntasks", (json_int_t)p->nodes[i].ntasks, "min_rank",
+					      (json_int_t)p->nodes[i].min_rank, "nccl_topo_file",
+					      p->nodes[i].nccl_topo_file)) < 0;
+	for (i = 0; !bad && i < p->ntasks; i++)
+		bad = append(tasks, task_json(&p->tasks[i])) < 0;
+	for (w = 0; !bad && w < p->nwarnings; w++)
+		bad = append(warn, json_string(p->warnings[w])) < 0;
+	if (bad) {
+		json_decref(nodes);
+		json_decref(tasks);
+		json_decref(warn);
+		return NULL;
 	}
-	if (strcmp(req->view, "hostfile") != 0)
-		for (i = 0; i < p->ntasks; i++)
-			if (!only || strcmp(req->nodes[p->tasks[i].node].name, only) == 0)
-				json_array_append_new(tasks, task_json(&p->tasks[i]));
-	for (w = 0; r->plan_ok && w < r->plan.nwarnings; w++)
-		json_array_append_new(warn, json_string(r->plan.warnings[w]));
+	/* json_pack steals the o references, also when it fails. */
 	root = json_pack("{s:s, s:I, s:{s:I, s:I, s:I, s:I, s:I, s:s}, s:s, s:o, s:I, s:o, "
 			 "s:o, s:o, s:s, s:o}",
-			 "spec", spec, "world", (json_int_t)r->world, "layout",
+			 "spec", p->spec, "world", (json_int_t)p->world, "layout",
 			 "tp", (json_int_t)l->size[PL_TP], "pp", (json_int_t)l->size[PL_PP],
 			 "cp", (json_int_t)l->size[PL_CP], "ep", (json_int_t)l->size[PL_EP],
 			 "dp", (json_int_t)l->size[PL_DP], "order", l->order_name,
-			 "map", m->name, "nodes", nodes, "master_node",
-			 (json_int_t)p->tasks[p->rank_procid[0]].node, "tasks", tasks,
-			 "cost", cost_json(&p->cost), "baseline_cost", cost_json(&p->baseline),
-			 "strategy", p->strategy, "warnings", warn);
-	if (root && !only) {
+			 "map", p->map, "nodes", nodes, "master_node", (json_int_t)p->master_node,
+			 "tasks", tasks, "cost", cost_json(&p->cost), "baseline_cost",
+			 cost_json(&p->baseline), "strategy", p->strategy, "warnings", warn);
+	if (root && p->rank_nodes) {
 		json_t *rn = json_array();
 
-		for (i = 0; i < r->world; i++)
-			json_array_append_new(rn, json_integer(p->tasks[p->rank_procid[i]].node));
-		json_object_set_new(root, "rank_nodes", rn);
+		for (i = 0; rn && i < p->world; i++)
+			if (append(rn, json_integer(p->rank_nodes[i])) < 0) {
+				json_decref(rn);
+				rn = NULL;
+			}
+		if (!rn || json_object_set_new(root, "rank_nodes", rn) < 0) {
+			json_decref(root);
+			root = NULL;
+		}
 	}
 	return root;
+}
+
+char *
+proto_placement_json(const struct proto_placement *p)
+{
+	json_t *root = placement_obj(p);
+	char *text = root ? json_dumps(root, JSON_COMPACT) : NULL;
+
+	json_decref(root);
+	return text;
 }
 
 char *
 proto_place(const struct topo_map *m, const char *request_text, int *status)
 {
 	struct proto_request req;
-	struct svc_options opt = { NULL, 0, true };
-	struct svc_result r;
+	struct proto_placement p;
 	pl_err_t err;
-	json_t *root;
 	char *text;
 
 	pl_err_clear(&err);
@@ -259,28 +502,16 @@ proto_place(const struct topo_map *m, const char *request_text, int *status)
 		*status = 400;
 		return proto_error_json(err.text);
 	}
-	if (strncmp(req.view, "node:", 5) == 0) {
-		long i, found = 0;
-
-		for (i = 0; i < req.nnodes; i++)
-			found |= strcmp(req.nodes[i].name, req.view + 5) == 0;
-		if (!found) {
-			proto_request_free(&req);
-			*status = 400;
-			return proto_error_json("view node:NAME names a node that is not in the step");
-		}
-	}
-	if (svc_run(m, req.spec, req.nodes, req.nnodes, &opt, &r, &err) < 0) {
+	if (proto_answer(m, &req, &p, status, &err) < 0) {
+		proto_placement_free(&p);
 		proto_request_free(&req);
-		*status = 422;
 		return proto_error_json(err.text);
 	}
-	root = placement_json(m, &req, &r);
-	text = root ? json_dumps(root, JSON_COMPACT) : NULL;
-	json_decref(root);
-	svc_result_free(&r);
+	text = proto_placement_json(&p);
+	proto_placement_free(&p);
 	proto_request_free(&req);
-	*status = text ? 200 : 500;
+	if (!text)
+		*status = 500;
 	return text ? text : proto_error_json("out of memory");
 }
 
@@ -410,7 +641,12 @@ proto_placement_parse(const char *text, struct proto_placement *p, pl_err_t *err
 		pl_err_set(err, "placement: malformed spec, world, nodes, tasks or warnings");
 		goto out;
 	}
+	if (strlen(map) >= sizeof(p->map)) {
+		pl_err_set(err, "placement: map name is longer than %d bytes", TOPO_NAME - 1);
+		goto out;
+	}
 	strcpy(p->spec, spec);
+	strcpy(p->map, map);
 	p->world = (long)world;
 	pl_err_clear(&inner);
 	if (layout_parse(spec, &p->layout, &inner) < 0 ||

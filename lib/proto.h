@@ -3,7 +3,7 @@
  * The daemon protocol: JSON over HTTP (a unix socket by default).
  *
  *   POST /v1/placement   request  {"spec", "nodes": [{"name", "ntasks", "tids"?}],
- *                                  "job_id"?, "step_id"?, "view"?}
+ *                                  "job_id"?, "step_id"?, "view"?, "uid"?}
  *                        response {"spec", "world", "layout", "map", "nodes",
  *                                  "master_node", "rank_nodes"?, "tasks",
  *                                  "cost", "baseline_cost", "strategy", "warnings"}
@@ -13,7 +13,9 @@
  * only, what srun needs to steer Slurm) or "node:NAME" (that node's tasks,
  * what one slurmstepd needs).  The plugin's in-process fallback runs the
  * very same proto_place() on the same map, so both paths give the same
- * placement.
+ * placement.  A node listed twice is refused (400), naming it.  uid is
+ * the job owner's uid (a non-negative integer), for the daemon to trust
+ * only from a trusted caller.
  */
 #ifndef PL_PROTO_H
 #define PL_PROTO_H
@@ -35,11 +37,17 @@ struct proto_request {
 	char view[PROTO_VIEW_MAX];
 	long nnodes;
 	struct place_node *nodes;	/* names and tids owned by the request */
+	long uid;		/* the job owner's uid; -1 unknown (then not sent) */
 };
 
-/* The request JSON for a placement.  view NULL = "all".  Caller frees. */
+/* The request JSON for a placement (no uid).  view NULL = "all".  Caller
+ * frees; NULL when out of memory or a spec, view or name is too long. */
 char *proto_request_json(const char *spec, const struct place_node *nodes, long nnodes,
 			 long job_id, long step_id, const char *view);
+
+/* The request JSON of req, uid included when >= 0 (proto_request_init,
+ * set uid, then this).  Caller frees; NULL when out of memory. */
+char *proto_request_to_json(const struct proto_request *req);
 
 /* Parse a request; strict (unknown keys are errors).  Free with proto_request_free(). */
 int proto_request_parse(const char *text, struct proto_request *req, pl_err_t *err);
@@ -71,6 +79,7 @@ struct proto_node {
 
 struct proto_placement {
 	char spec[PROTO_SPEC_MAX];
+	char map[TOPO_NAME];		/* the map's name */
 	struct pl_layout layout;	/* spec, resolved */
 	long world;
 	long nnodes;
@@ -94,9 +103,10 @@ struct proto_placement {
  * as it is.  proto_place() is the three in a row.
  */
 
-/* Fill req from a step (names and tids are copied).  view NULL = "all".
- * Returns 0, or -1 with err (a spec or view too long, out of memory).
- * Free with proto_request_free(). */
+/* Fill req from a step (names and tids are copied); uid is -1 (callers set
+ * it afterwards).  view NULL = "all".  Returns 0, or -1 with err (a spec,
+ * view or node name too long, out of memory; then req holds nothing to
+ * free).  Free with proto_request_free(). */
 int proto_request_init(struct proto_request *req, const char *spec,
 		       const struct place_node *nodes, long nnodes, long job_id,
 		       long step_id, const char *view, pl_err_t *err);

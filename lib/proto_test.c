@@ -106,6 +106,25 @@ expect_error(const struct topo_map *m, const char *req, int want_status, const c
 	free(resp);
 }
 
+/* 50,000 copies of one name (a 1.6 MB request): refused, naming it. */
+static void
+test_many_copies(const struct topo_map *m)
+{
+	struct place_node *many = calloc(50000, sizeof(*many));
+	char *req;
+	long i;
+
+	for (i = 0; many && i < 50000; i++) {
+		many[i].name = "node1";
+		many[i].ntasks = 1;
+	}
+	req = many ? proto_request_json("tp1,dp50000", many, 50000, 1, 0, "node:node1") : NULL;
+	ok(req != NULL, "a request of 50,000 copies of node1");
+	expect_error(m, req ? req : "", 400, "node 'node1' is listed twice", "50,000 copies of a node");
+	free(req);
+	free(many);
+}
+
 static void
 test_errors(void)
 {
@@ -130,14 +149,200 @@ test_errors(void)
 	req = proto_request_json("tq8", step, 4, 1, 0, NULL);
 	expect_error(m, req, 422, "'tq8'", "a bad spec");
 	free(req);
+	expect_error(m, "{\"spec\":\"tp8,dp2\",\"nodes\":[{\"name\":\"node2\",\"ntasks\":8},"
+		     "{\"name\":\"node1\",\"ntasks\":4},{\"name\":\"node1\",\"ntasks\":4}]}", 400,
+		     "node 'node1' is listed twice in the step (positions 2 and 3 of 3)", "a repeated node");
+	test_many_copies(m);
+	expect_error(m, "{\"spec\":\"tp8\",\"uid\":-1,\"nodes\":[{\"name\":\"node1\",\"ntasks\":8}]}",
+		     400, "uid must be an integer 0..4294967294", "a negative uid");
+	expect_error(m, "{\"spec\":\"tp8\",\"uid\":\"root\",\"nodes\":[{\"name\":\"node1\",\"ntasks\":8}]}",
+		     400, "uid must be an integer", "a uid that is not a number");
+	expect_error(m, "{\"spec\":\"tp8\",\"uid\":4294967295,\"nodes\":[{\"name\":\"node1\",\"ntasks\":8}]}",
+		     400, "uid must be", "uid (uid_t)-1");
 	topo_free(m);
+}
+
+
+/* Every field of two placements, compared one by one. */
+static int
+same_placement(const struct proto_placement *a, const struct proto_placement *b)
+{
+	long i;
+	int w, k;
+
+	if (strcmp(a->spec, b->spec) || strcmp(a->map, b->map) || a->world != b->world ||
+	    a->nnodes != b->nnodes || a->ntasks != b->ntasks || a->master_node != b->master_node ||
+	    strcmp(a->strategy, b->strategy) || a->nwarnings != b->nwarnings ||
+	    a->cost.cross_node_bytes != b->cost.cross_node_bytes ||
+	    a->cost.cross_switch_bytes != b->cost.cross_switch_bytes ||
+	    a->baseline.cross_node_bytes != b->baseline.cross_node_bytes ||
+	    a->baseline.cross_switch_bytes != b->baseline.cross_switch_bytes ||
+	    !a->rank_nodes != !b->rank_nodes || strcmp(a->layout.order_name, b->layout.order_name))
+		return 0;
+	for (k = 0; k < PL_NAXES; k++)
+		if (a->layout.size[k] != b->layout.size[k])
+			return 0;
+	for (i = 0; i < a->nnodes; i++)
+		if (strcmp(a->nodes[i].name, b->nodes[i].name) || a->nodes[i].ntasks != b->nodes[i].ntasks ||
+		    a->nodes[i].min_rank != b->nodes[i].min_rank ||
+		    strcmp(a->nodes[i].nccl_topo_file, b->nodes[i].nccl_topo_file))
+			return 0;
+	for (i = 0; i < a->ntasks; i++) {
+		const struct proto_task *x = &a->tasks[i], *y = &b->tasks[i];
+
+		if (x->procid != y->procid || x->rank != y->rank || x->node != y->node ||
+		    x->local_id != y->local_id || x->local_rank != y->local_rank || strcmp(x->nic, y->nic))
+			return 0;
+		for (k = 0; k < PL_NAXES; k++)
+			if (x->co[k] != y->co[k])
+				return 0;
+	}
+	for (i = 0; a->rank_nodes && i < a->world; i++)
+		if (a->rank_nodes[i] != b->rank_nodes[i])
+			return 0;
+	for (w = 0; w < a->nwarnings; w++)
+		if (strcmp(a->warnings[w], b->warnings[w]))
+			return 0;
+	return 1;
+}
+
+/* proto_answer's struct, its JSON and the JSON read back: one placement. */
+static void
+test_struct_calls(void)
+{
+	static const char *const views[] = { NULL, "node:node2", "hostfile" };
+	struct topo_map *m = lab();
+	struct proto_request req;
+	pl_err_t err;
+	size_t v;
+
+	for (v = 0; v < 3; v++) {
+		struct proto_placement a, b, c;
+		char *text = NULL, *again = NULL, *viajson = NULL, *reqtext;
+		int status = 0, st2 = 0;
+
+		pl_err_clear(&err);
+		ok(proto_request_init(&req, "tp8,pp2,dp2,model=70b", step, 4, 7, 3, views[v], &err) == 0,
+		   "view %s: request_init (%s)", views[v] ? views[v] : "all", err.text);
+		is_int(req.uid, -1, "uid unknown after init");
+		ok(proto_answer(m, &req, &a, &status, &err) == 0 && status == 200,
+		   "view %s: proto_answer 200 (%s)", views[v] ? views[v] : "all", err.text);
+		text = proto_placement_json(&a);
+		ok(text && proto_placement_parse(text, &b, &err) == 0, "its JSON parses (%s)", err.text);
+		ok(same_placement(&a, &b), "view %s: parse(json(p)) == p, field by field",
+		   views[v] ? views[v] : "all");
+		again = proto_placement_json(&b);
+		ok(text && again && strcmp(text, again) == 0, "and serialises to the same text");
+		/* The text path: request JSON through proto_place. */
+		reqtext = proto_request_to_json(&req);
+		viajson = reqtext ? proto_place(m, reqtext, &st2) : NULL;
+		ok(st2 == 200 && viajson && text && strcmp(viajson, text) == 0,
+		   "proto_place is request parse + answer + json");
+		ok(proto_placement_parse(viajson ? viajson : "", &c, &err) == 0 && same_placement(&a, &c),
+		   "the plugin's fallback struct equals the daemon's answer");
+		proto_placement_free(&c);
+		free(viajson);
+		free(reqtext);
+		free(again);
+		free(text);
+		proto_placement_free(&a);
+		proto_placement_free(&b);
+		proto_request_free(&req);
+	}
+	/* Hand-checked contents of the node view: node2 hosts stage 2 (ranks 16..23, see place_test). */
+	{
+		struct proto_placement a;
+		int status = 0;
+
+		proto_request_init(&req, "tp8,pp4", step, 4, 7, 3, "node:node2", &err);
+		ok(proto_answer(m, &req, &a, &status, &err) == 0, "node2 view answers");
+		is_int(a.ntasks, 8, "node2 view holds its 8 tasks");
+		is_int(a.tasks[0].procid, 8, "its first task is procid 8");
+		is_int(a.tasks[0].rank, 16, "and rank 16");
+		is_int(a.tasks[7].co[PL_PP], 2, "its last task is in stage 2");
+		is_str(a.map, "lab", "the map's name");
+		ok(a.rank_nodes == NULL, "a node view has no rank_nodes");
+		proto_placement_free(&a);
+		proto_request_free(&req);
+	}
+	topo_free(m);
+}
+
+static void
+test_uid(void)
+{
+	struct proto_request req, back;
+	pl_err_t err;
+	char *text;
+
+	pl_err_clear(&err);
+	proto_request_init(&req, "tp8", step, 1, 5, 0, "node:node1", &err);
+	text = proto_request_to_json(&req);
+	ok(text && !strstr(text, "uid"), "uid -1 is not sent");
+	free(text);
+	req.uid = 1000;
+	text = proto_request_to_json(&req);
+	ok(text && strstr(text, ",\"uid\":1000"), "uid 1000 is sent (%s)", text ? text : "NULL");
+	ok(text && proto_request_parse(text, &back, &err) == 0, "and parses (%s)", err.text);
+	is_int(back.uid, 1000, "uid read back");
+	is_str(back.view, "node:node1", "view read back");
+	proto_request_free(&back);
+	free(text);
+	proto_request_free(&req);
+	ok(proto_request_parse("{\"spec\":\"tp8\",\"nodes\":[{\"name\":\"node1\",\"ntasks\":8}]}",
+			       &back, &err) == 0 && back.uid == -1, "no uid: -1");
+	proto_request_free(&back);
+	ok(proto_request_parse("{\"spec\":\"tp8\",\"uid\":0,\"nodes\":[{\"name\":\"node1\",\"ntasks\":8}]}",
+			       &back, &err) == 0 && back.uid == 0, "uid 0 (root) is a uid");
+	proto_request_free(&back);
+}
+
+static void
+test_init_errors(void)
+{
+	struct proto_request req;
+	struct place_node longname[1] = { { NULL, 8, NULL } };
+	char name[TOPO_NAME + 8], spec[PROTO_SPEC_MAX + 8];
+	pl_err_t err;
+
+	memset(name, 'n', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	longname[0].name = name;
+	pl_err_clear(&err);
+	ok(proto_request_init(&req, "tp8", longname, 1, 1, 0, NULL, &err) < 0, "a 71-byte node name is refused");
+	like(err.text, "1 to 63 characters", "saying what is accepted");
+	ok(req.nodes == NULL && req.nnodes == 0, "and nothing is left to free");
+	memset(spec, 't', sizeof(spec) - 1);
+	spec[sizeof(spec) - 1] = '\0';
+	pl_err_clear(&err);
+	ok(proto_request_init(&req, spec, step, 4, 1, 0, NULL, &err) < 0, "a 4103-byte spec is refused");
+	like(err.text, "longer than 4095", "saying the limit");
+	ok(strlen(err.text) < 200, "the spec is clipped in the message");
+	pl_err_clear(&err);
+	ok(proto_request_init(&req, "tp8", step, 4, 1, 0, "node:node1", &err) == 0, "a good request");
+	strcpy(req.view, "everything");
+	{
+		struct topo_map *m = lab();
+		struct proto_placement p;
+		int status = 0;
+
+		ok(proto_answer(m, &req, &p, &status, &err) < 0 && status == 400,
+		   "proto_answer checks the view itself: 400");
+		like(err.text, "view 'everything'", "naming it");
+		proto_placement_free(&p);
+		topo_free(m);
+	}
+	proto_request_free(&req);
 }
 
 int
 main(void)
 {
-	plan(57);
+	plan(120);
 	test_round_trip();
 	test_errors();
+	test_struct_calls();
+	test_uid();
+	test_init_errors();
 	return done_testing();
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "service.h"
@@ -7,30 +8,27 @@
 long
 svc_domain_gpus(const struct topo_map *m, const struct place_node *nodes, long nnodes)
 {
-	long best = 0, i, k;
+	long best = 0, i, *block_gpus;
 
-	/* Quadratic only within a block's members; steps are node lists of a
-	 * few thousand at most and blocks are racks. */
+	/* One pass sums each NVLink block's GPUs in the step, one more takes
+	 * the largest domain: linear in the step's nodes. */
+	block_gpus = calloc((size_t)m->nblocks + 1, sizeof(*block_gpus));
 	for (i = 0; i < nnodes; i++) {
-		long mi = topo_find_node(m, nodes[i].name), g = 0;
-		int b;
+		long mi = topo_find_node(m, nodes[i].name);
+		const struct topo_nodetype *t = mi >= 0 ? topo_node_type(m, mi) : NULL;
+		int b = mi >= 0 ? m->nodes[mi].block : -1;
 
-		if (mi < 0 || !topo_node_type(m, mi))
-			continue;
-		b = m->nodes[mi].block;
-		if (b >= 0 && m->blocks[b].nvlink) {
-			for (k = 0; k < nnodes; k++) {
-				long mk = topo_find_node(m, nodes[k].name);
-
-				if (mk >= 0 && m->nodes[mk].block == b && topo_node_type(m, mk))
-					g += topo_node_type(m, mk)->ngpus;
-			}
-		} else {
-			g = topo_node_type(m, mi)->ngpus;
-		}
-		if (g > best)
-			best = g;
+		if (t && b >= 0 && m->blocks[b].nvlink && block_gpus)
+			block_gpus[b] += t->ngpus;
+		if (t && t->ngpus > best)
+			best = t->ngpus;
 	}
+	for (i = 0; block_gpus && i < m->nblocks; i++)
+		if (block_gpus[i] > best)
+			best = block_gpus[i];
+	/* Out of memory, the nodes alone stand in: a smaller domain only
+	 * makes the planner's advice more cautious. */
+	free(block_gpus);
 	return best;
 }
 
