@@ -195,7 +195,7 @@ check_node(struct ld_load *l)
 	memset(&ht, 0, sizeof(ht));
 	pl_err_clear(&err);
 	if (live ? topo_read_hwloc(&ht, NULL, &err) < 0 :
-	    hwloc_read_isolated(&ht, c->hwloc_check, err.text, sizeof(err.text)) < 0) {
+	    hwloc_read_isolated(&ht, c->hwloc_check, &err) < 0) {
 		add_disc(l, "hwloc_check: %s", err.text);
 		return;
 	}

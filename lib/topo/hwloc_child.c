@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "hwloc_child.h"
 
 /*
@@ -18,21 +19,19 @@
 #define UNNAMED "(unnamed)"
 
 int
-hwloc_read_isolated(struct topo_nodetype *t, const char *path, char *why, size_t whylen)
+hwloc_read_isolated(struct topo_nodetype *t, const char *path, pl_err_t *why)
 {
-	char *buf = NULL;
-	size_t len = 0, cap = 0;
+	struct buf b = BUF_INIT;
 	int fds[2], status, rv = -1;
 	pid_t pid;
 
-	if (pipe(fds) < 0) {
-		snprintf(why, whylen, "pipe: %s", strerror(errno));
-		return -1;
-	}
+	memset(t, 0, sizeof(*t));
+	if (pipe(fds) < 0)
+		return pl_err_set(why, "pipe: %s", strerror(errno));
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
-		snprintf(why, whylen, "fork: %s", strerror(errno));
+		pl_err_set(why, "fork: %s", strerror(errno));
 		close(fds[0]);
 		close(fds[1]);
 		return -1;
@@ -71,46 +70,37 @@ hwloc_read_isolated(struct topo_nodetype *t, const char *path, char *why, size_t
 	}
 	close(fds[1]);
 	for (;;) {
-		ssize_t r;
+		char chunk[16384];
+		ssize_t r = read(fds[0], chunk, sizeof(chunk));
 
-		if (len + 4096 + 1 > cap) {
-			char *p = realloc(buf, cap = cap ? cap * 2 : 65536);
-
-			if (!p)
-				break;
-			buf = p;
-		}
-		r = read(fds[0], buf + len, cap - len - 1);
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r <= 0)
+		if (r <= 0 || buf_add(&b, chunk, (size_t)r) < 0)
 			break;
-		len += (size_t)r;
 	}
 	close(fds[0]);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	if (WIFSIGNALED(status)) {
-		snprintf(why, whylen, "hwloc crashed reading this file (signal %d): is it a complete, unmodified 'lstopo --of xml' export?",
-			 WTERMSIG(status));
+		pl_err_set(why, "hwloc crashed reading this file (signal %d): is it a complete, unmodified 'lstopo --of xml' export?",
+			   WTERMSIG(status));
 		goto out;
 	}
-	if (!buf || len == 0) {
-		snprintf(why, whylen, "reading it failed (out of memory?)");
+	if (b.bad || b.len == 0) {
+		pl_err_set(why, "reading it failed (out of memory?)");
 		goto out;
 	}
-	buf[len] = '\0';
-	if (buf[0] == 'E') {
-		snprintf(why, whylen, "%s", buf + 1);
+	if (b.s[0] == 'E') {
+		pl_err_set(why, "%s", b.s + 1);
 		goto out;
 	} else {
 		pl_err_t err;
 		struct topo_map *m;
 
 		pl_err_clear(&err);
-		m = topo_from_json_text(buf + 1, &err);
+		m = topo_from_json_text(b.s + 1, &err);
 		if (!m || m->ntypes != 1 || topo_nodetype_copy(t, &m->types[0], &err) < 0) {
-			snprintf(why, whylen, "%s", err.text[0] ? err.text : "bad reply from the reader");
+			pl_err_set(why, "%s", err.text[0] ? err.text : "bad reply from the reader");
 			topo_free(m);
 			goto out;
 		}
@@ -120,7 +110,7 @@ hwloc_read_isolated(struct topo_nodetype *t, const char *path, char *why, size_t
 	}
 	rv = 0;
 out:
-	free(buf);
+	buf_free(&b);
 	return rv;
 }
 

@@ -7,15 +7,14 @@
 #ifndef PL_HWLOC_CHILD_H
 #define PL_HWLOC_CHILD_H
 
-#include <stddef.h>
-
+#include "pl_err.h"
 #include "topo.h"
 
 /*
- * Fill *t (zeroed) from the hwloc XML at path.  Returns 0, or -1 with msg
+ * Fill *t (zeroed) from the hwloc XML at path.  Returns 0, or -1 with err
  * saying why (the reader's error, or that hwloc crashed).  t->name is ""
- * when the file names no machine.
+ * when the file names no machine.  Free *t with topo_nodetype_clear().
  */
-int hwloc_read_isolated(struct topo_nodetype *t, const char *path, char *msg, size_t len);
+int hwloc_read_isolated(struct topo_nodetype *t, const char *path, pl_err_t *err);
 
 #endif

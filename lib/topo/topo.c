@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "topo.h"
+#include "topo_ix.h"
 
 /*
  * Nominal bus bandwidths in GB/s, used until nccl-tests figures are imported:
@@ -50,6 +51,23 @@ topo_nodetype_clear(struct topo_nodetype *t)
 	t->nics = NULL;
 	t->ngpus = 0;
 	t->nnics = 0;
+}
+
+int
+topo_nodetype_islands(const struct topo_nodetype *t)
+{
+	int i, k, n = 0;
+
+	/* Quadratic in the GPUs of one node: a few dozen at most. */
+	for (i = 0; i < t->ngpus; i++) {
+		if (t->gpus[i].island < 0)
+			continue;
+		for (k = 0; k < i; k++)
+			if (t->gpus[k].island == t->gpus[i].island)
+				break;
+		n += k == i;
+	}
+	return n;
 }
 
 int
@@ -188,6 +206,54 @@ topo_add_block(struct topo_map *m, const char *name, bool nvlink, pl_err_t *err)
 	return m->nblocks++;
 }
 
+static const char *
+node_name(const void *ctx, long i)
+{
+	return ((const struct topo_map *)ctx)->nodes[i].name;
+}
+
+/* The map's index as a struct topo_ix, and back. */
+static struct topo_ix
+ix_of(const struct topo_map *m)
+{
+	struct topo_ix ix = { m->hash, m->hash_size, m->hash_used };
+
+	return ix;
+}
+
+static void
+ix_store(struct topo_map *m, const struct topo_ix *ix)
+{
+	m->hash = ix->slot;
+	m->hash_size = ix->size;
+	m->hash_used = ix->used;
+}
+
+static void
+drop_index(struct topo_map *m)
+{
+	free(m->hash);
+	m->hash = NULL;
+	m->hash_size = 0;
+	m->hash_used = 0;
+}
+
+/* Keep the index current with the node just appended at i. */
+static void
+index_added(struct topo_map *m, long i)
+{
+	struct topo_ix ix = ix_of(m);
+
+	if (!m->hash)
+		return;
+	if (topo_ix_find(&ix, m->nodes[i].name, node_name, m) >= 0 ||
+	    topo_ix_add(&ix, i, node_name, m) < 0) {
+		drop_index(m);
+		return;
+	}
+	ix_store(m, &ix);
+}
+
 long
 topo_add_node(struct topo_map *m, const char *name, pl_err_t *err)
 {
@@ -205,70 +271,43 @@ topo_add_node(struct topo_map *m, const char *name, pl_err_t *err)
 	p[m->nnodes].sw = -1;
 	p[m->nnodes].sw2 = -1;
 	p[m->nnodes].block = -1;
-	/* The index is stale now; topo_find_node() must not be trusted. */
-	free(m->hash);
-	m->hash = NULL;
-	m->hash_size = 0;
-	return m->nnodes++;
-}
-
-/* FNV-1a: cheap, and spreads "node0001".."node9999" well. */
-static uint64_t
-name_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	while (*s) {
-		h ^= (unsigned char)*s++;
-		h *= 1099511628211ull;
-	}
-	return h;
+	m->nnodes++;
+	index_added(m, m->nnodes - 1);
+	return m->nnodes - 1;
 }
 
 int
 topo_index(struct topo_map *m, pl_err_t *err)
 {
-	long size = 16, i;
+	struct topo_ix ix = TOPO_IX_INIT;
+	long i;
 
-	while (size < m->nnodes * 2)
-		size <<= 1;
-	free(m->hash);
-	m->hash = malloc((size_t)size * sizeof(*m->hash));
-	if (!m->hash) {
-		m->hash_size = 0;
-		return pl_err_set(err, "out of memory indexing %ld nodes", m->nnodes);
-	}
-	m->hash_size = size;
-	for (i = 0; i < size; i++)
-		m->hash[i] = -1;
+	drop_index(m);
+	/* An empty map still gets a table: indexed means hash != NULL. */
+	if (topo_ix_reserve(&ix, m->nnodes) < 0)
+		goto nomem;
 	for (i = 0; i < m->nnodes; i++) {
-		uint64_t h = name_hash(m->nodes[i].name) & (uint64_t)(size - 1);
-
-		while (m->hash[h] >= 0) {
-			if (strcmp(m->nodes[m->hash[h]].name, m->nodes[i].name) == 0)
-				return pl_err_set(err, "node '%s' is listed twice in the map",
-						  m->nodes[i].name);
-			h = (h + 1) & (uint64_t)(size - 1);
+		if (topo_ix_find(&ix, m->nodes[i].name, node_name, m) >= 0) {
+			topo_ix_free(&ix);
+			return pl_err_set(err, "node '%s' is listed twice in the map",
+					  m->nodes[i].name);
 		}
-		m->hash[h] = i;
+		if (topo_ix_add(&ix, i, node_name, m) < 0)
+			goto nomem;
 	}
+	ix_store(m, &ix);
 	return 0;
+nomem:
+	topo_ix_free(&ix);
+	return pl_err_set(err, "out of memory indexing %ld nodes", m->nnodes);
 }
 
 long
 topo_find_node(const struct topo_map *m, const char *name)
 {
-	uint64_t h;
+	struct topo_ix ix = ix_of(m);
 
-	if (!m->hash || m->hash_size == 0)
-		return -1;
-	h = name_hash(name) & (uint64_t)(m->hash_size - 1);
-	while (m->hash[h] >= 0) {
-		if (strcmp(m->nodes[m->hash[h]].name, name) == 0)
-			return m->hash[h];
-		h = (h + 1) & (uint64_t)(m->hash_size - 1);
-	}
-	return -1;
+	return topo_ix_find(&ix, name, node_name, m);
 }
 
 const struct topo_nodetype *

@@ -91,9 +91,11 @@ struct topo_map {
 	long nnodes;
 	struct topo_node *nodes;
 	struct topo_linkclass link[TOPO_NLINKS];
-	/* private: name -> node index hash, built by topo_index() */
+	/* private: name -> node index (topo_ix.h), built by topo_index() and
+	 * kept by topo_add_node() */
 	long *hash;
 	long hash_size;
+	long hash_used;
 };
 
 /* "nvlink", "pcie", "leaf", "spine". */
@@ -110,7 +112,9 @@ int topo_add_block(struct topo_map *m, const char *name, bool nvlink, pl_err_t *
 long topo_add_node(struct topo_map *m, const char *name, pl_err_t *err);
 int topo_find_switch(const struct topo_map *m, const char *name);
 
-/* (Re)build the name index; topo_find_node() needs it. */
+/* (Re)build the name index; topo_find_node() needs it.  Once built,
+ * topo_add_node() keeps it (a name added twice drops it, so the next
+ * topo_index() reports the duplicate).  -1 (err set) on a duplicate name. */
 int topo_index(struct topo_map *m, pl_err_t *err);
 long topo_find_node(const struct topo_map *m, const char *name);
 
@@ -121,6 +125,10 @@ const struct topo_nodetype *topo_node_type(const struct topo_map *m, long i);
 int topo_nodetype_copy(struct topo_nodetype *dst, const struct topo_nodetype *src,
 		       pl_err_t *err);
 void topo_nodetype_clear(struct topo_nodetype *t);
+
+/* How many NVLink islands the type's GPUs form (GPUs without NVLink count
+ * for none). */
+int topo_nodetype_islands(const struct topo_nodetype *t);
 
 /*
  * A map of n nodes named names[] with `gpus` GPUs each and no switches: what
@@ -146,7 +154,8 @@ struct topo_map *topo_synth_blocks(long nodes, int gpus, long per_block);
 /* Compute levels of switches (0 = leaf) after parents are set. */
 void topo_finish(struct topo_map *m);
 
-/* JSON: load/save the map file (topo_json.c). */
+/* JSON: load/save the map file (topo_json.c).  topo_load() refuses a map
+ * of no nodes; topo_from_json_text() reads one (a node type travels so). */
 struct topo_map *topo_load(const char *path, pl_err_t *err);
 int topo_save(const struct topo_map *m, const char *path, pl_err_t *err);
 struct topo_map *topo_from_json_text(const char *text, pl_err_t *err);

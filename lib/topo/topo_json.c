@@ -499,7 +499,16 @@ topo_load(const char *path, pl_err_t *err)
 	pl_err_clear(&inner);
 	m = map_from_root(root, &inner);
 	json_decref(root);
-	if (!m)
+	if (!m) {
 		pl_err_set(err, "%s: %s", path, inner.text);
+		return NULL;
+	}
+	/* A map of no nodes places nothing: every job would be refused. */
+	if (m->nnodes == 0) {
+		pl_err_set(err, "%s: the map has no nodes (accepted: a map of at least one node)",
+			   path);
+		topo_free(m);
+		return NULL;
+	}
 	return m;
 }

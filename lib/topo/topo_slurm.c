@@ -15,6 +15,7 @@
 
 #include "hosts.h"
 #include "topo.h"
+#include "topo_ix.h"
 #include "topo_util.h"
 
 /* One Nodes= expression may name at most this many nodes. */
@@ -27,15 +28,13 @@ enum ix_kind { IX_NODE, IX_SWITCH, IX_BLOCK };
 
 /*
  * Name -> index for the map's nodes, switches or blocks while the file is
- * read (the map's own node index goes stale on every topo_add_node, and its
- * switch lookup is a linear scan).  Open addressing over indices.
+ * read (the map indexes only its nodes, and only once topo_index() ran;
+ * its switch lookup is a linear scan).
  */
 struct name_ix {
 	const struct topo_map *m;
 	enum ix_kind kind;
-	long *slot;
-	long size;		/* power of two */
-	long used;
+	struct topo_ix ix;
 };
 
 struct pair {
@@ -62,8 +61,10 @@ struct reader {
 };
 
 static const char *
-ix_name(const struct name_ix *ix, long i)
+ix_name(const void *ctx, long i)
 {
+	const struct name_ix *ix = ctx;
+
 	switch (ix->kind) {
 	case IX_NODE:
 		return ix->m->nodes[i].name;
@@ -74,68 +75,17 @@ ix_name(const struct name_ix *ix, long i)
 	}
 }
 
-/* FNV-1a, as the map's own node index uses. */
-static uint64_t
-ix_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	while (*s) {
-		h ^= (unsigned char)*s++;
-		h *= 1099511628211ull;
-	}
-	return h;
-}
-
 static long
 ix_find(const struct name_ix *ix, const char *name)
 {
-	uint64_t h, mask;
-
-	if (!ix->slot)
-		return -1;
-	mask = (uint64_t)ix->size - 1;
-	for (h = ix_hash(name) & mask; ix->slot[h] >= 0; h = (h + 1) & mask)
-		if (strcmp(ix_name(ix, ix->slot[h]), name) == 0)
-			return ix->slot[h];
-	return -1;
+	return topo_ix_find(&ix->ix, name, ix_name, ix);
 }
 
-static void
-ix_put(struct name_ix *ix, long i)
-{
-	uint64_t mask = (uint64_t)ix->size - 1, h;
-
-	for (h = ix_hash(ix_name(ix, i)) & mask; ix->slot[h] >= 0; h = (h + 1) & mask)
-		;
-	ix->slot[h] = i;
-	ix->used++;
-}
-
-/* Record that entry i of the map now exists; keeps the load under 1/2. */
+/* Record that entry i of the map now exists. */
 static int
 ix_add(struct name_ix *ix, long i)
 {
-	if ((ix->used + 1) * 2 > ix->size) {
-		long *old = ix->slot, oldsize = ix->size, k;
-		long size = ix->size ? ix->size * 2 : 64;
-
-		ix->slot = malloc((size_t)size * sizeof(*ix->slot));
-		if (!ix->slot) {
-			ix->slot = old;
-			return -1;
-		}
-		ix->size = size;
-		ix->used = 0;
-		for (k = 0; k < size; k++)
-			ix->slot[k] = -1;
-		for (k = 0; k < oldsize; k++)
-			if (old[k] >= 0)
-				ix_put(ix, old[k]);
-		free(old);
-	}
-	ix_put(ix, i);
-	return 0;
+	return topo_ix_add(&ix->ix, i, ix_name, ix);
 }
 
 static int
@@ -145,9 +95,7 @@ ix_init(struct name_ix *ix, const struct topo_map *m, enum ix_kind kind, long n)
 
 	ix->m = m;
 	ix->kind = kind;
-	ix->slot = NULL;
-	ix->size = 0;
-	ix->used = 0;
+	memset(&ix->ix, 0, sizeof(ix->ix));
 	for (i = 0; i < n; i++)
 		if (ix_add(ix, i) < 0)
 			return -1;
@@ -157,8 +105,7 @@ ix_init(struct name_ix *ix, const struct topo_map *m, enum ix_kind kind, long n)
 static void
 ix_free(struct name_ix *ix)
 {
-	free(ix->slot);
-	ix->slot = NULL;
+	topo_ix_free(&ix->ix);
 }
 
 static int
