@@ -14,6 +14,7 @@
 
 #include <curl/curl.h>
 
+#include "buf.h"
 #include "client.h"
 
 /*
@@ -78,38 +79,36 @@ cu_load(void)
 /* Answers larger than this are refused: a placement of 100k tasks is ~10 MB. */
 #define CLIENT_MAX_BODY (64L << 20)
 
+/* A connect that finds the daemon's listen queue full is retried after
+ * this long at first, doubling up to the cap, until the deadline. */
+#define CONNECT_RETRY_FIRST_MS 1
+#define CONNECT_RETRY_MAX_MS 50
+
+/* The reply as it arrives: a struct buf capped at CLIENT_MAX_BODY. */
 struct sink {
-	char *buf;
-	size_t len, cap;
-	int too_big;
+	struct buf b;
+	int too_big;		/* else a failed append was out of memory */
 };
 
+/* Append what arrived; libcurl's write callback too. */
 static size_t
 on_data(char *ptr, size_t size, size_t nmemb, void *arg)
 {
 	struct sink *s = arg;
 	size_t n = size * nmemb;
 
-	if (s->len + n + 1 > (size_t)CLIENT_MAX_BODY) {
+	if (s->b.len + n > (size_t)CLIENT_MAX_BODY)
 		s->too_big = 1;
-		return 0;
-	}
-	if (s->len + n + 1 > s->cap) {
-		size_t cap = s->cap ? s->cap : 4096;
-		char *p;
+	return buf_add(&s->b, ptr, n) == 0 ? n : 0;
+}
 
-		while (cap < s->len + n + 1)
-			cap *= 2;
-		p = realloc(s->buf, cap);
-		if (!p)
-			return 0;
-		s->buf = p;
-		s->cap = cap;
-	}
-	memcpy(s->buf + s->len, ptr, n);
-	s->len += n;
-	s->buf[s->len] = '\0';
-	return n;
+static void
+sink_error(const struct sink *s, const char *path, pl_err_t *err)
+{
+	if (s->too_big)
+		pl_err_set(err, "%s: answer larger than %ld bytes", path, CLIENT_MAX_BODY);
+	else
+		pl_err_set(err, "%s: out of memory reading the answer", path);
 }
 
 int
@@ -174,6 +173,63 @@ wait_fd(int fd, short events, long long deadline, const char *path, pl_err_t *er
 	}
 }
 
+/* Sleep ms (less when the deadline comes first); 0, or -1 when past it. */
+static int
+backoff(long ms, long long deadline)
+{
+	long left = left_ms(deadline);
+	struct timespec ts;
+
+	if (left <= 0)
+		return -1;
+	if (ms > left)
+		ms = left;
+	ts.tv_sec = ms / 1000;
+	ts.tv_nsec = (ms % 1000) * 1000000L;
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+	return 0;
+}
+
+/*
+ * A connected non-blocking socket to sa, or -1 with err.  A unix socket
+ * whose listen queue is full refuses at once with EAGAIN (the daemon is
+ * busy, not gone): try again with a short backoff until the deadline.
+ * Other refusals (no listener: ECONNREFUSED) are final, so the plugin
+ * falls back at once when the daemon is down.
+ */
+static int
+connect_unix(const struct sockaddr_un *sa, long long deadline, const char *path, pl_err_t *err)
+{
+	long wait = CONNECT_RETRY_FIRST_MS;
+
+	for (;;) {
+		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), e;
+		socklen_t el = sizeof(e);
+
+		if (fd < 0)
+			return pl_err_set(err, "%s: socket: %s", path, strerror(errno));
+		if (connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0)
+			return fd;
+		e = errno;
+		if (e == EINPROGRESS) {
+			if (wait_fd(fd, POLLOUT, deadline, path, err) < 0) {
+				close(fd);
+				return -1;
+			}
+			if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el) == 0 && e == 0)
+				return fd;
+		}
+		close(fd);
+		if (e != EAGAIN && e != EINTR)
+			return pl_err_set(err, "%s: Couldn't connect to server: %s", path, strerror(e));
+		if (backoff(wait, deadline) < 0)
+			return pl_err_set(err, "%s: Timeout was reached (the daemon's listen queue stayed full)",
+					  path);
+		wait = wait * 2 > CONNECT_RETRY_MAX_MS ? CONNECT_RETRY_MAX_MS : wait * 2;
+	}
+}
+
 /*
  * HTTP/1.0 over a unix socket with plain sockets: what the plugin does in
  * every slurmstepd.  libcurl would do the same, but loading it (and the
@@ -187,12 +243,13 @@ unix_request(const char *socket_path, const char *method, const char *path, cons
 {
 	struct sockaddr_un sa;
 	struct timespec ts;
-	struct sink s = { NULL, 0, 0, 0 };
+	struct sink s = { BUF_INIT, 0 };
 	long long deadline;
 	size_t blen = body ? strlen(body) : 0, off = 0, hlen;
-	char head[512], *hdr_end, *p;
+	char head[512], *hdr_end, *text;
 	int fd = -1, rv = -1;
 
+	s.b.max = (size_t)CLIENT_MAX_BODY;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	deadline = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + (timeout_ms > 0 ? timeout_ms : 1);
 	if (strlen(socket_path) >= sizeof(sa.sun_path))
@@ -200,24 +257,9 @@ unix_request(const char *socket_path, const char *method, const char *path, cons
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
 	strcpy(sa.sun_path, socket_path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	fd = connect_unix(&sa, deadline, socket_path, err);
 	if (fd < 0)
-		return pl_err_set(err, "%s: socket: %s", socket_path, strerror(errno));
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		int e = errno;
-		socklen_t el = sizeof(e);
-
-		if (e != EINPROGRESS && e != EAGAIN) {
-			pl_err_set(err, "%s: Couldn't connect to server: %s", socket_path, strerror(e));
-			goto out;
-		}
-		if (wait_fd(fd, POLLOUT, deadline, socket_path, err) < 0)
-			goto out;
-		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el) < 0 || e != 0) {
-			pl_err_set(err, "%s: Couldn't connect to server: %s", socket_path, strerror(e));
-			goto out;
-		}
-	}
+		return -1;
 	hlen = (size_t)snprintf(head, sizeof(head),
 				"%s %s HTTP/1.0\r\nHost: localhost\r\nContent-Type: application/json\r\n"
 				"Content-Length: %zu\r\nConnection: close\r\n\r\n", method, path, blen);
@@ -253,25 +295,26 @@ unix_request(const char *socket_path, const char *method, const char *path, cons
 		if (r == 0)
 			break;
 		if (on_data(buf, 1, (size_t)r, &s) != (size_t)r) {
-			pl_err_set(err, "%s: answer larger than %ld bytes", socket_path, CLIENT_MAX_BODY);
+			sink_error(&s, socket_path, err);
 			goto out;
 		}
 	}
-	if (!s.buf || sscanf(s.buf, "HTTP/%*d.%*d %ld", &reply->status) != 1 ||
-	    !(hdr_end = strstr(s.buf, "\r\n\r\n"))) {
+	text = s.b.s;
+	if (!text || sscanf(text, "HTTP/%*d.%*d %ld", &reply->status) != 1 ||
+	    !(hdr_end = strstr(text, "\r\n\r\n"))) {
 		pl_err_set(err, "%s: not an HTTP answer", socket_path);
 		goto out;
 	}
-	p = hdr_end + 4;
-	reply->len = s.len - (size_t)(p - s.buf);
-	memmove(s.buf, p, reply->len + 1);
-	reply->body = s.buf;
-	s.buf = NULL;
+	/* The body moves to the front; the buffer is handed over as it is. */
+	reply->len = s.b.len - (size_t)(hdr_end + 4 - text);
+	memmove(text, hdr_end + 4, reply->len + 1);
+	s.b.len = reply->len;
+	reply->body = buf_take(&s.b);
 	rv = 0;
 out:
 	if (rv < 0)
 		reply->status = 0;
-	free(s.buf);
+	buf_free(&s.b);
 	close(fd);
 	return rv;
 }
@@ -282,13 +325,14 @@ client_request(const char *socket_path, const char *method, const char *path,
 	       pl_err_t *err)
 {
 	struct curl_slist *hdr = NULL;
-	struct sink s = { NULL, 0, 0, 0 };
+	struct sink s = { BUF_INIT, 0 };
 	char url[1024];
 	CURL *c = NULL;
 	CURLcode rc;
 	int tcp = strncmp(socket_path, "http://", 7) == 0, rv = -1;
 
 	memset(reply, 0, sizeof(*reply));
+	s.b.max = (size_t)CLIENT_MAX_BODY;
 	if (!tcp) {
 		struct stat st;
 
@@ -328,20 +372,22 @@ client_request(const char *socket_path, const char *method, const char *path,
 	}
 	rc = cu.easy_perform(c);
 	if (rc != CURLE_OK) {
-		if (s.too_big)
-			pl_err_set(err, "%s: answer larger than %ld bytes", socket_path,
-				   CLIENT_MAX_BODY);
+		if (s.b.bad)
+			sink_error(&s, socket_path, err);
 		else
 			pl_err_set(err, "%s: %s", socket_path, cu.easy_strerror(rc));
 		goto out;
 	}
 	cu.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &reply->status);
-	reply->body = s.buf;
-	reply->len = s.len;
-	s.buf = NULL;
+	reply->len = s.b.len;
+	reply->body = buf_take(&s.b);
+	if (!reply->body) {
+		pl_err_set(err, "%s: out of memory", socket_path);
+		goto out;
+	}
 	rv = 0;
 out:
-	free(s.buf);
+	buf_free(&s.b);
 	cu.slist_free_all(hdr);
 	if (c)
 		cu.easy_cleanup(c);
