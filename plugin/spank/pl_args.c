@@ -2,9 +2,11 @@
 /*
  * plugstack.conf arguments, e.g.
  *   required parallel_layout.so map=/etc/parallel-layout/cluster.json fallback=local
- * Strict: an unknown key or a bad value is an error naming it.
+ * Parsed with a key table (name, kind, field, limits).  Strict: an unknown
+ * key, a key given twice or a bad value is an error naming it.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,82 +14,129 @@
 #include "client.h"
 #include "pl_plugin.h"
 
-static const char *const keys =
-	"map, socket, fallback, timeout_ms, export, reorder, master_addr, master_port_base, "
-	"master_port_span, socket_ifname, ras_port_base, ras_port_span, force";
+enum kind { K_TEXT, K_LONG, K_YESNO, K_FALLBACK, K_EXPORT };
+
+struct key {
+	const char *name;
+	enum kind kind;
+	size_t off;		/* of the field in struct pl_conf */
+	size_t size;		/* of a text field */
+	long lo, hi;		/* of a number */
+};
+
+#define TEXT(f) K_TEXT, offsetof(struct pl_conf, f), sizeof(((struct pl_conf *)0)->f), 0, 0
+#define LONG(f, lo, hi) K_LONG, offsetof(struct pl_conf, f), 0, lo, hi
+#define FIELD(k, f) k, offsetof(struct pl_conf, f), 0, 0, 0
+
+static const struct key keys[] = {
+	{ "map", TEXT(map) },
+	{ "socket", TEXT(socket) },
+	{ "fallback", FIELD(K_FALLBACK, fallback) },
+	{ "timeout_ms", LONG(timeout_ms, 1, 60000) },
+	{ "export", FIELD(K_EXPORT, export_mask) },
+	{ "reorder", FIELD(K_YESNO, reorder) },
+	{ "master_addr", TEXT(master_addr) },
+	{ "master_port_base", LONG(master_port_base, 1024, 65535) },
+	{ "master_port_span", LONG(master_port_span, 1, 64511) },
+	{ "socket_ifname", TEXT(socket_ifname) },
+	{ "ras_port_base", LONG(ras_port_base, 1024, 65535) },
+	{ "ras_port_span", LONG(ras_port_span, 0, 64511) },
+	{ "force", TEXT(force) },
+};
+
+#define NKEYS (sizeof(keys) / sizeof(keys[0]))
+
+static const char *
+key_list(char *out, size_t size)
+{
+	size_t i, o = 0;
+
+	out[0] = '\0';
+	for (i = 0; i < NKEYS && o < size; i++)
+		o += (size_t)snprintf(out + o, size - o, "%s%s", i ? ", " : "", keys[i].name);
+	return out;
+}
 
 static int
-num(const char *key, const char *v, long lo, long hi, long *out, char *msg, size_t len)
+set_long(const struct key *k, const char *v, long *out, pl_err_t *err)
 {
 	char *end = NULL;
 	long x;
 
 	errno = 0;
 	x = strtol(v, &end, 10);
-	if (errno || end == v || *end || x < lo || x > hi) {
-		snprintf(msg, len, "%s=%s: expected a whole number from %ld to %ld", key, v, lo, hi);
-		return -1;
-	}
+	if (errno || end == v || *end || x < k->lo || x > k->hi)
+		return pl_err_set(err, "expected a whole number from %ld to %ld", k->lo, k->hi);
 	*out = x;
 	return 0;
 }
 
 static int
-text(const char *key, const char *v, char *dst, size_t size, char *msg, size_t len)
+set_export(const char *v, unsigned *mask, pl_err_t *err)
 {
-	if (strlen(v) >= size) {
-		snprintf(msg, len, "%s=%.40s...: longer than %zu characters", key, v, size - 1);
-		return -1;
-	}
-	strcpy(dst, v);
-	return 0;
-}
+	const char *p = v;
 
-static int
-export_list(const char *v, unsigned *mask, char *msg, size_t len)
-{
-	char buf[256], *save = NULL, *tok;
-
-	if (text("export", v, buf, sizeof(buf), msg, len) < 0)
-		return -1;
 	*mask = 0;
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (strcmp(tok, "framework") == 0)
+	while (*p) {
+		size_t n = strcspn(p, ",");
+		char tok[PL_CLIP_BUF];
+
+		if (n == 9 && strncmp(p, "framework", n) == 0)
 			*mask |= EXPORT_FRAMEWORK;
-		else if (strcmp(tok, "nccl") == 0)
+		else if (n == 4 && strncmp(p, "nccl", n) == 0)
 			*mask |= EXPORT_NCCL;
-		else if (strcmp(tok, "slurm") == 0)
+		else if (n == 5 && strncmp(p, "slurm", n) == 0)
 			*mask |= EXPORT_SLURM;
-		else if (strcmp(tok, "none") == 0)
+		else if (n == 4 && strncmp(p, "none", n) == 0)
 			*mask = 0;
-		else {
-			snprintf(msg, len, "export=%s: unknown family '%s' (accepted: framework, nccl, slurm, none)",
-				 v, tok);
-			return -1;
-		}
+		else
+			return pl_err_set(err, "unknown family '%s' (accepted: framework, nccl, slurm, none)",
+					  pl_clipn(p, n, tok, sizeof(tok)));
+		p += n;
+		if (*p == ',')
+			p++;
 	}
 	return 0;
 }
 
 static int
-yesno(const char *key, const char *v, bool *out, char *msg, size_t len)
+set_value(const struct key *k, const char *v, struct pl_conf *c, pl_err_t *err)
 {
-	if (strcmp(v, "yes") == 0 || strcmp(v, "1") == 0)
-		*out = true;
-	else if (strcmp(v, "no") == 0 || strcmp(v, "0") == 0)
-		*out = false;
-	else {
-		snprintf(msg, len, "%s=%s: expected yes or no", key, v);
-		return -1;
+	char *field = (char *)c + k->off;
+
+	switch (k->kind) {
+	case K_TEXT:
+		if (strlen(v) >= k->size)
+			return pl_err_set(err, "longer than %zu characters", k->size - 1);
+		memcpy(field, v, strlen(v) + 1);
+		return 0;
+	case K_LONG:
+		return set_long(k, v, (long *)(void *)field, err);
+	case K_YESNO:
+		if (strcmp(v, "yes") == 0 || strcmp(v, "1") == 0)
+			*(bool *)(void *)field = true;
+		else if (strcmp(v, "no") == 0 || strcmp(v, "0") == 0)
+			*(bool *)(void *)field = false;
+		else
+			return pl_err_set(err, "expected yes or no");
+		return 0;
+	case K_FALLBACK:
+		if (strcmp(v, "local") == 0)
+			c->fallback = FALLBACK_LOCAL;
+		else if (strcmp(v, "fail") == 0)
+			c->fallback = FALLBACK_FAIL;
+		else
+			return pl_err_set(err, "expected local or fail");
+		return 0;
+	case K_EXPORT:
+		return set_export(v, &c->export_mask, err);
 	}
-	return 0;
+	return pl_err_set(err, "internal: key kind %d", (int)k->kind);
 }
 
-int
-pl_args_parse(int ac, char **av, struct pl_conf *c, char *msg, size_t len)
+static void
+defaults(struct pl_conf *c)
 {
-	int i;
-
 	memset(c, 0, sizeof(*c));
 	snprintf(c->socket, sizeof(c->socket), "%s", CLIENT_DEFAULT_SOCKET);
 	c->fallback = FALLBACK_LOCAL;
@@ -98,70 +147,50 @@ pl_args_parse(int ac, char **av, struct pl_conf *c, char *msg, size_t len)
 	c->master_port_span = 20000;
 	c->ras_port_base = 28100;
 	c->ras_port_span = 1000;
-	for (i = 0; i < ac; i++) {
-		const char *eq = strchr(av[i], '='), *v;
-		char key[32];
-		int rc;
+}
 
-		if (!eq || eq == av[i] || (size_t)(eq - av[i]) >= sizeof(key)) {
-			snprintf(msg, len, "plugstack argument '%s': expected key=value (keys: %s)", av[i],
-				 keys);
-			return -1;
+int
+pl_args_parse(int ac, char **av, struct pl_conf *c, pl_err_t *err)
+{
+	bool seen[NKEYS] = { false };
+	char list[512], arg[PL_CLIP_BUF];
+	int i;
+
+	defaults(c);
+	for (i = 0; i < ac; i++) {
+		const char *eq = av[i] ? strchr(av[i], '=') : NULL;
+		pl_err_t why;
+		size_t k, len;
+
+		if (!eq || eq == av[i])
+			return pl_err_set(err, "plugstack argument '%s': expected key=value (keys: %s)",
+					  pl_clip(av[i], arg, sizeof(arg)), key_list(list, sizeof(list)));
+		len = (size_t)(eq - av[i]);
+		for (k = 0; k < NKEYS; k++)
+			if (strlen(keys[k].name) == len && strncmp(keys[k].name, av[i], len) == 0)
+				break;
+		if (k == NKEYS) {
+			char key[PL_CLIP_BUF];
+
+			return pl_err_set(err, "plugstack argument '%s': unknown key '%s' (accepted: %s)",
+					  pl_clip(av[i], arg, sizeof(arg)),
+					  pl_clipn(av[i], len, key, sizeof(key)),
+					  key_list(list, sizeof(list)));
 		}
-		memcpy(key, av[i], (size_t)(eq - av[i]));
-		key[eq - av[i]] = '\0';
-		v = eq + 1;
-		if (strcmp(key, "map") == 0)
-			rc = text(key, v, c->map, sizeof(c->map), msg, len);
-		else if (strcmp(key, "socket") == 0)
-			rc = text(key, v, c->socket, sizeof(c->socket), msg, len);
-		else if (strcmp(key, "fallback") == 0) {
-			rc = 0;
-			if (strcmp(v, "local") == 0)
-				c->fallback = FALLBACK_LOCAL;
-			else if (strcmp(v, "fail") == 0)
-				c->fallback = FALLBACK_FAIL;
-			else {
-				snprintf(msg, len, "fallback=%s: expected local or fail", v);
-				rc = -1;
-			}
-		} else if (strcmp(key, "timeout_ms") == 0)
-			rc = num(key, v, 1, 60000, &c->timeout_ms, msg, len);
-		else if (strcmp(key, "export") == 0)
-			rc = export_list(v, &c->export_mask, msg, len);
-		else if (strcmp(key, "reorder") == 0)
-			rc = yesno(key, v, &c->reorder, msg, len);
-		else if (strcmp(key, "master_addr") == 0)
-			rc = text(key, v, c->master_addr, sizeof(c->master_addr), msg, len);
-		else if (strcmp(key, "master_port_base") == 0)
-			rc = num(key, v, 1024, 65535, &c->master_port_base, msg, len);
-		else if (strcmp(key, "master_port_span") == 0)
-			rc = num(key, v, 1, 64511, &c->master_port_span, msg, len);
-		else if (strcmp(key, "socket_ifname") == 0)
-			rc = text(key, v, c->socket_ifname, sizeof(c->socket_ifname), msg, len);
-		else if (strcmp(key, "ras_port_base") == 0)
-			rc = num(key, v, 1024, 65535, &c->ras_port_base, msg, len);
-		else if (strcmp(key, "ras_port_span") == 0)
-			rc = num(key, v, 0, 64511, &c->ras_port_span, msg, len);
-		else if (strcmp(key, "force") == 0)
-			rc = text(key, v, c->force, sizeof(c->force), msg, len);
-		else {
-			snprintf(msg, len, "plugstack argument '%s': unknown key '%s' (accepted: %s)", av[i],
-				 key, keys);
-			rc = -1;
-		}
-		if (rc < 0)
-			return -1;
+		if (seen[k])
+			return pl_err_set(err, "plugstack argument '%s': %s is given twice",
+					  pl_clip(av[i], arg, sizeof(arg)), keys[k].name);
+		seen[k] = true;
+		pl_err_clear(&why);
+		if (set_value(&keys[k], eq + 1, c, &why) < 0)
+			return pl_err_set(err, "%s=%s: %s", keys[k].name,
+					  pl_clip(eq + 1, arg, sizeof(arg)), why.text);
 	}
-	if (c->master_port_base + c->master_port_span > 65536) {
-		snprintf(msg, len, "master_port_base=%ld + master_port_span=%ld passes port 65535",
-			 c->master_port_base, c->master_port_span);
-		return -1;
-	}
-	if (c->ras_port_base + c->ras_port_span > 65536) {
-		snprintf(msg, len, "ras_port_base=%ld + ras_port_span=%ld passes port 65535",
-			 c->ras_port_base, c->ras_port_span);
-		return -1;
-	}
+	if (c->master_port_base + c->master_port_span > 65536)
+		return pl_err_set(err, "master_port_base=%ld + master_port_span=%ld passes port 65535",
+				  c->master_port_base, c->master_port_span);
+	if (c->ras_port_base + c->ras_port_span > 65536)
+		return pl_err_set(err, "ras_port_base=%ld + ras_port_span=%ld passes port 65535",
+				  c->ras_port_base, c->ras_port_span);
 	return 0;
 }

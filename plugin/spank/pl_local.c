@@ -14,12 +14,18 @@
 
 #include "hosts.h"
 #include "layout.h"
-#include "pl_plugin.h"
+#include "pl_answer.h"
+#include "pl_context.h"
 #include "pl_shape.h"
 #include "plan.h"
 #include "service.h"
 
 #define ERR(...) slurm_error(PLUGIN_NAME ": " __VA_ARGS__)
+
+/* The local context's own state. */
+static struct {
+	char hostfile[PATH_MAX];	/* ours to delete at exit */
+} ctx;
 
 /* The largest NVLink domain and the smallest GPU memory anywhere in the map:
  * before the allocation we do not know which nodes the step gets. */
@@ -58,29 +64,34 @@ map_bounds(const struct topo_map *m, long *domain, double *mem)
  * anything is allocated; print the planner's warnings.  -1 refuses.
  */
 static int
-validate(const char *spec, const struct pl_shape *s)
+validate(const struct pl_opts *o, const struct pl_shape *s)
 {
+	const char *map = o->conf.map;
 	struct pl_layout l;
 	struct topo_map *m = NULL;
-	struct plan_ctx ctx;
+	struct plan_ctx pc;
 	struct plan p;
 	pl_err_t err;
 	long domain = 0;
 	double mem = 0;
 	int i, rv = -1;
 
+	char spec[PL_CLIP_BUF], mapc[PL_CLIP_BUF];
+
+	pl_clip(o->spec, spec, sizeof(spec));
+	pl_clip(map, mapc, sizeof(mapc));
 	pl_err_clear(&err);
-	if (layout_parse(spec, &l, &err) < 0) {
+	if (layout_parse(o->spec, &l, &err) < 0) {
 		ERR("--parallel-layout=%s: %s", spec, err.text);
 		return -1;
 	}
-	if (pl.conf.map[0]) {
-		m = topo_load(pl.conf.map, &err);
+	if (map[0]) {
+		m = topo_load(map, &err);
 		if (!m) {
 			/* Validation is best effort; the step still gets placed
 			 * (by layoutd) or refused on the nodes. */
 			slurm_info(PLUGIN_NAME ": cannot read map %s for validation: %s",
-				   pl.conf.map, err.text);
+				   mapc, err.text);
 			pl_err_clear(&err);
 		} else {
 			map_bounds(m, &domain, &mem);
@@ -88,7 +99,7 @@ validate(const char *spec, const struct pl_shape *s)
 	}
 	if (domain > 0 && l.size[PL_TP] > domain) {
 		ERR("--parallel-layout=%s: tp=%ld exceeds the %ld GPUs of the largest NVLink domain in the cluster map (%s)",
-		    spec, l.size[PL_TP], domain, pl.conf.map);
+		    spec, l.size[PL_TP], domain, mapc);
 		goto out;
 	}
 	if (s->ntasks <= 0) {
@@ -104,13 +115,13 @@ validate(const char *spec, const struct pl_shape *s)
 		    spec, l.size[PL_TP], s->ntasks_per_node);
 		goto out;
 	}
-	plan_ctx_default(&ctx, s->nnodes > 0 ? s->nnodes : 1, 1);
-	ctx.world = s->ntasks;
-	ctx.domain_gpus = domain;
-	ctx.gpu_memory_gb = mem;
+	plan_ctx_default(&pc, s->nnodes > 0 ? s->nnodes : 1, 1);
+	pc.world = s->ntasks;
+	pc.domain_gpus = domain;
+	pc.gpu_memory_gb = mem;
 	if (m)
-		memcpy(ctx.link, m->link, sizeof(ctx.link));
-	if (plan_compute(&l, &ctx, &p, &err) < 0) {
+		memcpy(pc.link, m->link, sizeof(pc.link));
+	if (plan_compute(&l, &pc, &p, &err) < 0) {
 		if (l.have_model) {
 			ERR("--parallel-layout=%s: %s", spec, err.text);
 			goto out;
@@ -118,7 +129,7 @@ validate(const char *spec, const struct pl_shape *s)
 	} else {
 		for (i = 0; i < p.nwarnings; i++)
 			slurm_info(PLUGIN_NAME ": warning: %s", p.warnings[i]);
-		if (pl.verbose)
+		if (o->verbose)
 			slurm_info(PLUGIN_NAME ": %s over %ld tasks: %.1f GB per GPU, bubble %.1f %%, %ld micro-batches",
 				   spec, s->ntasks, p.total_gb_per_gpu, p.bubble_fraction * 100.0,
 				   p.micro_batches);
@@ -129,109 +140,131 @@ out:
 	return rv;
 }
 
+/* The hostfile: one line per rank, the node it must start on. */
+static int
+write_hostfile(const struct proto_placement *p)
+{
+	FILE *f = NULL;
+	long i;
+	int fd;
+
+	snprintf(ctx.hostfile, sizeof(ctx.hostfile), "/tmp/parallel-layout-hostfile.XXXXXX");
+	fd = mkstemp(ctx.hostfile);
+	if (fd < 0 || !(f = fdopen(fd, "w"))) {
+		slurm_info(PLUGIN_NAME ": not steering: cannot write a hostfile: %s", strerror(errno));
+		if (fd >= 0) {
+			close(fd);
+			unlink(ctx.hostfile);
+		}
+		ctx.hostfile[0] = '\0';
+		return -1;
+	}
+	for (i = 0; i < p->world; i++)
+		fprintf(f, "%s\n", p->nodes[p->rank_nodes[i]].name);
+	if (fclose(f) != 0) {
+		unlink(ctx.hostfile);
+		ctx.hostfile[0] = '\0';
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * Inside an allocation, write a hostfile with the node of each rank and
  * point srun at it: Slurm then starts task r where rank r belongs, so
  * SLURM_PROCID == RANK for every tool.  Leaves Slurm alone (env remap in
- * task_init instead) whenever the step's shape is not certain.
+ * task_init instead) whenever the step's shape is not certain, and when
+ * the answer does not fit the step (then the nodes place, or refuse).
  */
 static void
-steer(const char *spec, const struct pl_shape *s)
+steer(const struct pl_opts *o, const struct pl_shape *s)
 {
 	const char *alloc = getenv("SLURM_JOB_NODELIST");
 	struct hosts h = { 0, NULL };
 	struct place_node *nodes = NULL;
+	struct proto_request req;
 	struct proto_placement p;
-	char *req = NULL, from[PATH_MAX + 128], msg[1024];
+	char from[PATH_MAX + 256];
+	long *ntasks = NULL;
 	pl_err_t err;
 	long i, per;
-	FILE *f = NULL;
-	int fd;
 
 	memset(&p, 0, sizeof(p));
+	memset(&req, 0, sizeof(req));
 	pl_err_clear(&err);
-	if (!pl.conf.reorder || !alloc || !getenv("SLURM_JOB_ID") || getenv("SLURM_HOSTFILE") ||
+	if (!o->conf.reorder || !alloc || !getenv("SLURM_JOB_ID") || getenv("SLURM_HOSTFILE") ||
 	    s->nodelist || s->steer_blockers || !s->complete || s->ntasks <= 0 || s->nnodes <= 0 ||
 	    s->ntasks % s->nnodes != 0)
 		return;
 	per = s->ntasks / s->nnodes;
 	if (s->ntasks_per_node > 0 && s->ntasks_per_node != per)
 		return;
-	if (hosts_expand(&h, alloc, 1000000, &err) < 0 || h.n < s->nnodes)
+	if (hosts_expand(&h, alloc, 0, &err) < 0 || h.n < s->nnodes)
 		goto out;
 	nodes = calloc((size_t)s->nnodes, sizeof(*nodes));
-	if (!nodes)
+	ntasks = calloc((size_t)s->nnodes, sizeof(*ntasks));
+	if (!nodes || !ntasks)
 		goto out;
 	for (i = 0; i < s->nnodes; i++) {
 		nodes[i].name = h.names[i];
-		nodes[i].ntasks = per;
+		nodes[i].ntasks = ntasks[i] = per;
 	}
-	req = proto_request_json(spec, nodes, s->nnodes,
-				 strtol(getenv("SLURM_JOB_ID"), NULL, 10), -1, "hostfile");
-	if (!req || pl_query(&pl.conf, getenv("SLURMD_NODENAME"), req, &p, from, sizeof(from),
-			     msg, sizeof(msg)) < 0) {
+	if (proto_request_init(&req, o->spec, nodes, s->nnodes,
+			       strtol(getenv("SLURM_JOB_ID"), NULL, 10), -1, "hostfile", &err) < 0 ||
+	    pl_query(&o->conf, getenv("SLURMD_NODENAME"), &req, &p, from, sizeof(from), &err) < 0 ||
+	    pl_answer_check(&p, (const char *const *)h.names, ntasks, s->nnodes, "hostfile",
+			    &err) < 0) {
 		/* task_init will place (or refuse) with the exact layout. */
-		slurm_info(PLUGIN_NAME ": not steering Slurm's placement: %s",
-			   req ? msg : "out of memory");
+		slurm_info(PLUGIN_NAME ": not steering Slurm's placement: %s", err.text);
 		goto out;
 	}
-	snprintf(pl.hostfile, sizeof(pl.hostfile), "/tmp/parallel-layout-hostfile.XXXXXX");
-	fd = mkstemp(pl.hostfile);
-	if (fd < 0 || !(f = fdopen(fd, "w"))) {
-		slurm_info(PLUGIN_NAME ": not steering: cannot write a hostfile: %s", strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		unlink(pl.hostfile);
-		pl.hostfile[0] = '\0';
+	if (write_hostfile(&p) < 0)
 		goto out;
-	}
-	for (i = 0; i < p.world; i++)
-		fprintf(f, "%s\n", p.nodes[p.rank_nodes[i]].name);
-	if (fclose(f) != 0) {
-		unlink(pl.hostfile);
-		pl.hostfile[0] = '\0';
-		goto out;
-	}
-	setenv("SLURM_HOSTFILE", pl.hostfile, 1);
+	setenv("SLURM_HOSTFILE", ctx.hostfile, 1);
 	/* Tells the nodes that Slurm was steered, so they verify it. */
 	setenv("PARALLEL_LAYOUT_STEERED", "1", 1);
-	if (pl.verbose)
+	if (o->verbose)
 		slurm_info(PLUGIN_NAME ": steering Slurm: task r starts on the node of rank r (%s)",
 			   from);
 out:
 	proto_placement_free(&p);
-	free(req);
+	proto_request_free(&req);
 	free(nodes);
+	free(ntasks);
 	hosts_free(&h);
 }
 
 int
-pl_local_option(void)
+pl_local_option(struct pl_opts *o)
 {
 	struct pl_shape s;
 
-	if (!pl.conf_ok) {
-		ERR("plugstack.conf: %s", pl.conf_error);
+	if (!o->conf_ok) {
+		ERR("plugstack.conf: %s", o->conf_err.text);
 		return -1;
 	}
 	if (spank_context() != S_CTX_LOCAL)
-		return validate(pl.spec, &(struct pl_shape){ 0 }) < 0 ? -1 : 0;
+		return validate(o, &(struct pl_shape){ 0 }) < 0 ? -1 : 0;
 	/* Inherited from an outer srun (a task that runs srun): not ours. */
 	unsetenv("PARALLEL_LAYOUT_STEERED");
 	if (pl_shape_self(&s) < 0)
 		memset(&s, 0, sizeof(s));
-	pl.verbose |= s.verbose;
-	if (validate(pl.spec, &s) < 0)
+	o->verbose |= s.verbose;
+	if (s.invalid[0]) {
+		ERR("--parallel-layout: the step's shape: %s", s.invalid);
 		return -1;
-	steer(pl.spec, &s);
+	}
+	if (validate(o, &s) < 0)
+		return -1;
+	steer(o, &s);
 	return 0;
 }
 
 void
 pl_local_exit(void)
 {
-	if (pl.hostfile[0]) {
-		unlink(pl.hostfile);
-		pl.hostfile[0] = '\0';
+	if (ctx.hostfile[0]) {
+		unlink(ctx.hostfile);
+		ctx.hostfile[0] = '\0';
 	}
 }

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The SPANK plugin's shared state.  plugin.c owns SPANK_PLUGIN and only
- * dispatches on spank_context(); pl_local.c serves srun, sbatch and salloc;
- * pl_remote.c serves slurmstepd.  Nothing here may exit, abort or block
- * longer than the configured timeout.
+ * What the plugin's files share.  plugin.c owns SPANK_PLUGIN, the option
+ * values and the plugstack arguments (struct pl_opts) and only dispatches
+ * on spank_context(); pl_local.c serves srun, sbatch and salloc and
+ * pl_remote.c serves slurmstepd, each with its own static context.  Nothing
+ * here may exit, abort or block longer than the configured timeout.
  */
 #ifndef PL_PLUGIN_H
 #define PL_PLUGIN_H
@@ -11,8 +12,7 @@
 #include <limits.h>
 #include <stdbool.h>
 
-#include <slurm/spank.h>
-
+#include "pl_err.h"
 #include "proto.h"
 
 #define PLUGIN_NAME "parallel-layout"
@@ -44,49 +44,31 @@ struct pl_conf {
 	char force[512];		/* variables we may overwrite although set ("all") */
 };
 
-struct pl_state {
+/* The option values and the plugstack arguments of this process. */
+struct pl_opts {
 	bool enabled;			/* --parallel-layout was given */
 	char spec[PROTO_SPEC_MAX];
 	bool verbose;			/* --parallel-layout-verbose */
 	bool conf_ok;
 	struct pl_conf conf;
-	char conf_error[512];
-	/* local */
-	char hostfile[PATH_MAX];	/* ours to delete at exit */
-	/* remote */
-	char error[1024];		/* found before task_init; reported there */
-	bool have_place;
-	struct proto_placement place;	/* this node's view */
-	bool steered;			/* procid == rank (Slurm placed by our hostfile) */
-	long node_index;		/* this node in place.nodes */
-	char node[TOPO_NAME];
-	char master_addr[256];
-	long job_id, step_id;
-	long node_rank;			/* order of this node by its lowest rank */
-	long local_world;
+	pl_err_t conf_err;		/* why conf_ok is false */
 };
 
-extern struct pl_state pl;
-
-/* Parse plugstack arguments strictly.  -1 with msg on an unknown key or a
- * bad value. */
-int pl_args_parse(int ac, char **av, struct pl_conf *c, char *msg, size_t len);
+/*
+ * Parse plugstack arguments strictly (a key table: unknown keys, repeated
+ * keys and bad values are errors).  Fills *c (defaults first) and returns
+ * 0, or -1 with err naming the argument and what is accepted.
+ */
+int pl_args_parse(int ac, char **av, struct pl_conf *c, pl_err_t *err);
 
 /*
- * Get a placement for request_json: from layoutd at the socket for `node`,
- * or (when it cannot be reached and fallback=local) computed in-process from
- * the map file.  Returns 0, or -1 with msg.  *from says which ("layoutd at
- * PATH" or "in-process from MAP").
+ * Get a placement for req: from layoutd at the socket for `node` (JSON on
+ * the socket), or, when it cannot be reached and fallback=local, computed
+ * in-process from the map file (no JSON).  Returns 0, or -1 with err.
+ * *from says which ("layoutd at PATH" or "in-process from MAP").  Caller
+ * frees *out with proto_placement_free(), also after a failure.
  */
-int pl_query(const struct pl_conf *c, const char *node, const char *request_json,
-	     struct proto_placement *out, char *from, size_t fromlen, char *msg, size_t len);
-
-/* Local context (srun, sbatch, salloc). */
-int pl_local_option(void);
-void pl_local_exit(void);
-
-/* Remote context (slurmstepd). */
-int pl_remote_user_init(spank_t sp);
-int pl_remote_task_init(spank_t sp);
+int pl_query(const struct pl_conf *c, const char *node, const struct proto_request *req,
+	     struct proto_placement *out, char *from, size_t fromlen, pl_err_t *err);
 
 #endif

@@ -1,20 +1,45 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * slurmstepd: find the step's exact layout, get this node's part of the
- * placement, and give every task its rank and environment.  Failures found
- * before task_init are kept and reported there: only a task_init failure
- * reaches the user (and fails the step with a non-zero exit).
+ * placement, check it against the step, and give every task its rank and
+ * environment.  The request is made in init_post_opt, the last remote
+ * callback that runs as root (user_init runs with the user's euid), so
+ * layoutd can trust the job id and uid it is sent.  Failures found before
+ * task_init are kept and reported there: only a task_init failure reaches
+ * the user, and then the whole step is cancelled, because the tasks on the
+ * other nodes would wait for their missing peers until their own timeout.
  */
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <slurm/slurm.h>
 
-#include "pl_plugin.h"
+#include "pl_answer.h"
+#include "pl_context.h"
+#include "pl_request.h"
+
+/* The remote context's own state: one step in one slurmstepd. */
+static struct {
+	bool active;			/* the step uses the option (not batch/extern) */
+	char error[1024];		/* found before task_init; reported there */
+	bool have_place;
+	struct proto_placement place;	/* this node's view */
+	bool steered;			/* procid == rank (Slurm placed by our hostfile) */
+	long node_index;		/* this node in place.nodes */
+	char node[TOPO_NAME];
+	char master_addr[256];
+	uint32_t job_id, step_id;
+	long node_rank;			/* order of this node by its lowest rank */
+	long local_world;
+	bool kill_sent;
+} ctx;
 
 static void
 keep_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -24,234 +49,277 @@ keep_error(const char *fmt, ...)
 {
 	va_list ap;
 
-	if (pl.error[0])
+	if (ctx.error[0])
 		return;
 	va_start(ap, fmt);
-	vsnprintf(pl.error, sizeof(pl.error), fmt, ap);
+	vsnprintf(ctx.error, sizeof(ctx.error), fmt, ap);
 	va_end(ap);
 }
 
-/* The step's nodes with their task ids, as a placement request. */
-static char *
-request_from_layout(const slurm_step_layout_t *lay, bool with_tids, const char *view)
-{
-	struct place_node *nodes = calloc(lay->node_cnt, sizeof(*nodes));
-	long *tids = calloc(lay->task_cnt ? lay->task_cnt : 1, sizeof(*tids));
-	hostlist_t hl = slurm_hostlist_create(lay->node_list);
-	char *names[4096] = { NULL }, *req = NULL, *h;
-	uint32_t n, t, off = 0;
+/*
+ * A task of the step fails here: say why, then cancel the whole step, so
+ * that the tasks already running on the other nodes do not sit waiting for
+ * their missing peers.  The cancel (an RPC to slurmctld, bounded by Slurm's
+ * MessageTimeout) is sent from a detached child, so this task's own exit is
+ * never delayed; each node sends it once, from its first failing task.
+ */
+static int
+fail_step(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-	if (!nodes || !tids || !hl || lay->node_cnt > 4096)
-		goto out;
-	for (n = 0; n < lay->node_cnt; n++) {
-		h = slurm_hostlist_shift(hl);
-		if (!h)
-			goto out;
-		names[n] = strdup(h);
-		free(h);
-		if (!names[n])
-			goto out;
-		nodes[n].name = names[n];
-		nodes[n].ntasks = lay->tasks[n];
-		for (t = 0; t < lay->tasks[n]; t++)
-			tids[off + t] = lay->tids[n][t];
-		nodes[n].tids = with_tids ? &tids[off] : NULL;
-		off += lay->tasks[n];
+static int
+fail_step(const char *fmt, ...)
+{
+	char msg[1200];
+	va_list ap;
+	pid_t pid;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	slurm_error(PLUGIN_NAME ": %s; cancelling step %u.%u", msg, ctx.job_id, ctx.step_id);
+	if (ctx.kill_sent)
+		return -1;
+	ctx.kill_sent = true;
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		/* The grandchild: the task child that forked it exits now. */
+		if (fork() == 0)
+			slurm_kill_job_step(ctx.job_id, ctx.step_id, SIGKILL);
+		_exit(0);
 	}
-	req = proto_request_json(pl.spec, nodes, lay->node_cnt, pl.job_id, pl.step_id, view);
-out:
-	for (n = 0; n < lay->node_cnt && n < 4096; n++)
-		free(names[n]);
-	if (hl)
-		slurm_hostlist_destroy(hl);
-	free(tids);
-	free(nodes);
-	return req;
+	if (pid > 0) {
+		int st;
+
+		waitpid(pid, &st, 0);
+	} else {
+		slurm_kill_job_step(ctx.job_id, ctx.step_id, SIGKILL);
+	}
+	return -1;
 }
 
 /* Are the task ids Slurm put on this node exactly the ranks the placement
- * puts here?  Then Slurm followed our hostfile. */
+ * puts here?  Then Slurm followed our hostfile.  (The answer was checked:
+ * every rank is unique and in range.) */
 static bool
-matches(const slurm_step_layout_t *lay, uint32_t me, const struct proto_placement *p)
+matches(const struct pl_step *st, long me, const struct proto_placement *p)
 {
-	uint32_t t;
+	unsigned char *here = calloc((size_t)p->world, 1);
+	bool ok = here && p->ntasks == st->ntasks[me];
 	long k;
 
-	if (p->ntasks != lay->tasks[me])
-		return false;
-	for (t = 0; t < lay->tasks[me]; t++) {
-		bool found = false;
-
-		for (k = 0; k < p->ntasks; k++)
-			found |= p->tasks[k].rank == (long)lay->tids[me][t];
-		if (!found)
-			return false;
-	}
-	return true;
+	for (k = 0; ok && k < p->ntasks; k++)
+		here[p->tasks[k].rank] = 1;
+	for (k = 0; ok && k < st->ntasks[me]; k++)
+		ok = st->tids[me][k] >= 0 && st->tids[me][k] < p->world && here[st->tids[me][k]];
+	free(here);
+	return ok;
 }
 
 static void
-master_address(void)
+master_address(const struct pl_opts *o)
 {
 	node_info_msg_t *info = NULL;
-	const char *name = pl.place.nodes[pl.place.master_node].name;
+	const char *name = ctx.place.nodes[ctx.place.master_node].name;
 
-	if (pl.conf.master_addr[0]) {
-		snprintf(pl.master_addr, sizeof(pl.master_addr), "%s", pl.conf.master_addr);
+	if (o->conf.master_addr[0]) {
+		snprintf(ctx.master_addr, sizeof(ctx.master_addr), "%s", o->conf.master_addr);
 		return;
 	}
 	/* Node names need not resolve; the address Slurm uses always works. */
 	if (slurm_load_node_single(&info, (char *)name, SHOW_ALL) == 0 && info &&
 	    info->record_count > 0 && info->node_array[0].node_addr)
-		snprintf(pl.master_addr, sizeof(pl.master_addr), "%s", info->node_array[0].node_addr);
+		snprintf(ctx.master_addr, sizeof(ctx.master_addr), "%s", info->node_array[0].node_addr);
 	else
-		snprintf(pl.master_addr, sizeof(pl.master_addr), "%s", name);
+		snprintf(ctx.master_addr, sizeof(ctx.master_addr), "%s", name);
 	if (info)
 		slurm_free_node_info_msg(info);
 }
 
-int
-pl_remote_user_init(spank_t sp)
+/*
+ * Ask for this node's view of the placement (with the step's task ids, or
+ * in block order to see whether Slurm followed srun's hostfile) and check
+ * the answer against the step.  0, or -1 with err.
+ */
+static int
+ask(const struct pl_opts *o, const struct pl_step *st, bool with_tids, long uid,
+    const char *view, char *from, size_t fromlen, pl_err_t *err)
+{
+	struct proto_request req;
+	int rv = -1;
+
+	proto_placement_free(&ctx.place);
+	if (pl_request_build(&req, o->spec, st, with_tids, ctx.job_id, ctx.step_id, uid, view,
+			     err) < 0)
+		return -1;
+	if (pl_query(&o->conf, ctx.node, &req, &ctx.place, from, fromlen, err) == 0 &&
+	    pl_answer_check(&ctx.place, (const char *const *)st->names, st->ntasks, st->nnodes,
+			    view, err) == 0)
+		rv = 0;
+	else
+		proto_placement_free(&ctx.place);
+	proto_request_free(&req);
+	return rv;
+}
+
+/* The step's layout from slurmctld, as a pl_step; -1 with the reason kept. */
+static int
+step_layout(struct pl_step *st, long *dist)
 {
 	slurm_step_id_t id;
-	slurm_step_layout_t *lay = NULL;
-	uint32_t job = 0, step = 0, me;
-	char *req = NULL, view[PROTO_VIEW_MAX], from[PATH_MAX + 128], msg[1024], env[16];
+	slurm_step_layout_t *lay;
+	pl_err_t err;
+	int rv;
+
+	memset(&id, 0, sizeof(id));
+	id.job_id = ctx.job_id;
+	id.step_id = ctx.step_id;
+	id.step_het_comp = NO_VAL;
+	lay = slurm_job_step_layout_get(&id);
+	if (!lay) {
+		keep_error("cannot get the layout of step %u.%u from slurmctld", ctx.job_id,
+			   ctx.step_id);
+		return -1;
+	}
+	pl_err_clear(&err);
+	rv = pl_step_init(st, lay->node_list, (long)lay->node_cnt, lay->tasks, lay->tids, &err);
+	if (rv < 0)
+		keep_error("step %u.%u: %s", ctx.job_id, ctx.step_id, err.text);
+	*dist = (long)(lay->task_dist & SLURM_DIST_STATE_BASE);
+	slurm_job_step_layout_free(lay);
+	return rv;
+}
+
+int
+pl_remote_prepare(spank_t sp, const struct pl_opts *o)
+{
+	struct pl_step st = { 0, NULL, NULL, NULL, 0 };
+	uint32_t job = 0, step = 0;
+	uid_t uid = (uid_t)-1;
+	char view[PROTO_VIEW_MAX], from[PATH_MAX + 256], env[16], spec[PL_CLIP_BUF];
+	char clip[PL_CLIP_BUF];
 	const char *node = getenv("SLURMD_NODENAME");
 	bool want_steer;
-	long k;
+	long me, k, dist = 0;
+	pl_err_t err;
 
-	if (!pl.enabled)
+	if (!o->enabled || ctx.active)
 		return 0;
-	if (!pl.conf_ok) {
-		keep_error("plugstack.conf: %s", pl.conf_error);
-		return 0;
-	}
+	pl_err_clear(&err);
 	if (spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS ||
 	    spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS) {
+		ctx.active = true;
 		keep_error("cannot read the job and step ids");
 		return 0;
 	}
 	/* The batch script, the extern and the interactive steps inherit the
 	 * option from sbatch/salloc but are not the training step. */
 	if (step == SLURM_BATCH_SCRIPT || step == SLURM_EXTERN_CONT ||
-	    step == SLURM_INTERACTIVE_STEP) {
-		pl.enabled = false;
+	    step == SLURM_INTERACTIVE_STEP)
+		return 0;
+	ctx.active = true;
+	ctx.job_id = job;
+	ctx.step_id = step;
+	if (!o->conf_ok) {
+		keep_error("plugstack.conf: %s", o->conf_err.text);
 		return 0;
 	}
-	pl.job_id = job;
-	pl.step_id = step;
-	memset(&id, 0, sizeof(id));
-	id.job_id = job;
-	id.step_id = step;
-	id.step_het_comp = NO_VAL;
-	lay = slurm_job_step_layout_get(&id);
-	if (!lay) {
-		keep_error("cannot get the layout of step %u.%u from slurmctld", job, step);
-		return 0;
-	}
-	snprintf(pl.node, sizeof(pl.node), "%s", node ? node : "");
-	{
-		hostlist_t hl = slurm_hostlist_create(lay->node_list);
-		char *h;
-
-		me = UINT32_MAX;
-		for (k = 0; hl && (h = slurm_hostlist_shift(hl)); k++) {
-			if (strcmp(h, pl.node) == 0)
-				me = (uint32_t)k;
-			free(h);
-		}
-		if (hl)
-			slurm_hostlist_destroy(hl);
-	}
-	if (me == UINT32_MAX) {
-		keep_error("node '%s' is not in step %u.%u (%s)", pl.node, job, step, lay->node_list);
+	if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS)
+		uid = (uid_t)-1;
+	pl_clip(o->spec, spec, sizeof(spec));
+	if (step_layout(&st, &dist) < 0)
+		goto out;
+	snprintf(ctx.node, sizeof(ctx.node), "%s", node ? node : "");
+	me = pl_step_find(&st, ctx.node);
+	if (me < 0) {
+		keep_error("node '%s' is not in step %u.%u", pl_clip(ctx.node, clip, sizeof(clip)),
+			   job, step);
 		goto out;
 	}
-	snprintf(view, sizeof(view), "node:%s", pl.node);
+	snprintf(view, sizeof(view), "node:%s", ctx.node);
 	want_steer = spank_getenv(sp, "PARALLEL_LAYOUT_STEERED", env, sizeof(env)) ==
 		     ESPANK_SUCCESS && strcmp(env, "1") == 0;
-	if ((lay->task_dist & SLURM_DIST_STATE_BASE) == SLURM_DIST_ARBITRARY) {
+	if (dist == SLURM_DIST_ARBITRARY) {
 		/* Placed by a hostfile: ours if this node holds exactly the
 		 * ranks a block-ordered request puts here. */
-		req = request_from_layout(lay, false, view);
-		if (req && pl_query(&pl.conf, pl.node, req, &pl.place, from, sizeof(from), msg,
-				    sizeof(msg)) == 0) {
-			if (matches(lay, me, &pl.place)) {
-				pl.steered = true;
-				pl.have_place = true;
-			} else {
-				proto_placement_free(&pl.place);
-			}
+		if (ask(o, &st, false, uid == (uid_t)-1 ? -1 : (long)uid, view, from, sizeof(from),
+			&err) == 0 && matches(&st, me, &ctx.place)) {
+			ctx.steered = true;
+			ctx.have_place = true;
+		} else {
+			proto_placement_free(&ctx.place);
 		}
-		free(req);
-		req = NULL;
+		pl_err_clear(&err);
 	}
-	if (want_steer && !pl.steered) {
+	if (want_steer && !ctx.steered) {
 		keep_error("Slurm did not place step %u.%u as srun asked (SLURM_HOSTFILE was changed or not honoured): node %s runs other tasks than the placement puts there",
-			   job, step, pl.node);
+			   job, step, ctx.node);
 		goto out;
 	}
-	if (!pl.have_place) {
-		req = request_from_layout(lay, true, view);
-		if (!req) {
-			keep_error("out of memory");
+	if (!ctx.have_place) {
+		if (ask(o, &st, true, uid == (uid_t)-1 ? -1 : (long)uid, view, from, sizeof(from),
+			&err) < 0) {
+			keep_error("--parallel-layout=%s: %s", spec, err.text);
 			goto out;
 		}
-		if (pl_query(&pl.conf, pl.node, req, &pl.place, from, sizeof(from), msg,
-			     sizeof(msg)) < 0) {
-			keep_error("--parallel-layout=%s: %s", pl.spec, msg);
-			goto out;
-		}
-		pl.have_place = true;
+		ctx.have_place = true;
 	}
-	pl.node_index = me;
-	pl.local_world = lay->tasks[me];
-	pl.node_rank = 0;
-	for (k = 0; k < pl.place.nnodes; k++)
-		if (pl.place.nodes[k].min_rank < pl.place.nodes[me].min_rank)
-			pl.node_rank++;
-	master_address();
-	if (pl.verbose)
-		slurm_info(PLUGIN_NAME ": step %u.%u on %s: placement %s from %s", job, step,
-			   pl.node, pl.steered ? "followed by Slurm" : "applied by RANK", from);
+	ctx.node_index = me;
+	ctx.local_world = st.ntasks[me];
+	ctx.node_rank = 0;
+	for (k = 0; k < ctx.place.nnodes; k++)
+		if (ctx.place.nodes[k].min_rank < ctx.place.nodes[me].min_rank)
+			ctx.node_rank++;
+	master_address(o);
+	if (o->verbose)
+		slurm_info(PLUGIN_NAME ": step %u.%u on %s: placement %s from %s (asked as uid %ld for job owner %ld)",
+			   job, step, ctx.node, ctx.steered ? "followed by Slurm" : "applied by RANK",
+			   from, (long)geteuid(), uid == (uid_t)-1 ? -1L : (long)uid);
 out:
-	free(req);
-	slurm_job_step_layout_free(lay);
+	pl_step_free(&st);
 	return 0;
+}
+
+void
+pl_remote_exit(void)
+{
+	proto_placement_free(&ctx.place);
 }
 
 /* Set var unless the user set it and the admin did not let us overwrite. */
 static void
-put(spank_t sp, const char *var, const char *val)
+put(spank_t sp, const struct pl_opts *o, const char *var, const char *val)
 {
 	char old[1024], pat[80];
 	bool set = spank_getenv(sp, var, old, sizeof(old)) == ESPANK_SUCCESS;
 	bool force = false;
 
 	snprintf(pat, sizeof(pat), ",%s,", var);
-	if (pl.conf.force[0]) {
-		char list[sizeof(pl.conf.force) + 2];
+	if (o->conf.force[0]) {
+		char list[sizeof(o->conf.force) + 2];
 
-		snprintf(list, sizeof(list), ",%s,", pl.conf.force);
+		snprintf(list, sizeof(list), ",%s,", o->conf.force);
 		force = strstr(list, ",all,") || strstr(list, pat);
 	}
 	if (set && strcmp(old, val) != 0 && !force) {
-		if (pl.verbose)
+		if (o->verbose) {
+			char clip[PL_CLIP_BUF];
+
 			fprintf(stderr, PLUGIN_NAME ": kept %s=%s set by the user (placement says %s)\n",
-				var, old, val);
+				var, pl_clip(old, clip, sizeof(clip)), val);
+		}
 		return;
 	}
 	spank_setenv(sp, var, val, 1);
 }
 
 static void
-putl(spank_t sp, const char *var, long v)
+putl(spank_t sp, const struct pl_opts *o, const char *var, long v)
 {
 	char buf[32];
 
 	snprintf(buf, sizeof(buf), "%ld", v);
-	put(sp, var, buf);
+	put(sp, o, var, buf);
 }
 
 /* The index of gpu in a CUDA_VISIBLE_DEVICES list, or -1. */
@@ -269,7 +337,7 @@ visible_index(const char *list, int gpu)
 }
 
 int
-pl_remote_task_init(spank_t sp)
+pl_remote_task_init(spank_t sp, const struct pl_opts *o)
 {
 	static const char *const axis_env[PL_NAXES] = { "TP", "CP", "EP", "DP", "PP" };
 	const struct proto_task *t = NULL;
@@ -278,24 +346,17 @@ pl_remote_task_init(spank_t sp)
 	long k, rank;
 	int a, local_rank;
 
-	if (!pl.enabled)
+	if (!o->enabled || !ctx.active)
 		return 0;
-	if (pl.error[0] || !pl.have_place) {
-		slurm_error(PLUGIN_NAME ": %s", pl.error[0] ? pl.error : "no placement for this step");
-		return -1;
-	}
-	if (spank_get_item(sp, S_TASK_GLOBAL_ID, &gid) != ESPANK_SUCCESS) {
-		slurm_error(PLUGIN_NAME ": cannot read the task's global id");
-		return -1;
-	}
-	for (k = 0; k < pl.place.ntasks; k++)
-		if (pl.steered ? pl.place.tasks[k].rank == (long)gid : pl.place.tasks[k].procid == (long)gid)
-			t = &pl.place.tasks[k];
-	if (!t) {
-		slurm_error(PLUGIN_NAME ": task %u has no place on node %s in the placement", gid,
-			    pl.node);
-		return -1;
-	}
+	if (ctx.error[0] || !ctx.have_place)
+		return fail_step("%s", ctx.error[0] ? ctx.error : "no placement for this step");
+	if (spank_get_item(sp, S_TASK_GLOBAL_ID, &gid) != ESPANK_SUCCESS)
+		return fail_step("cannot read the task's global id");
+	for (k = 0; k < ctx.place.ntasks; k++)
+		if (ctx.steered ? ctx.place.tasks[k].rank == (long)gid : ctx.place.tasks[k].procid == (long)gid)
+			t = &ctx.place.tasks[k];
+	if (!t)
+		return fail_step("task %u has no place on node %s in the placement", gid, ctx.node);
 	rank = t->rank;
 	local_rank = t->local_rank;
 	/* LOCAL_RANK indexes the GPUs the task sees. */
@@ -304,55 +365,55 @@ pl_remote_task_init(spank_t sp)
 
 		if (vi >= 0)
 			local_rank = vi;
-		else if (pl.verbose)
+		else if (o->verbose)
 			fprintf(stderr, PLUGIN_NAME ": GPU %d is not in CUDA_VISIBLE_DEVICES=%s; LOCAL_RANK=%d is a node index\n",
 				t->local_rank, cvd, t->local_rank);
 	}
-	if (pl.conf.export_mask & EXPORT_FRAMEWORK) {
-		putl(sp, "RANK", rank);
-		putl(sp, "LOCAL_RANK", local_rank);
-		putl(sp, "WORLD_SIZE", pl.place.world);
-		putl(sp, "LOCAL_WORLD_SIZE", pl.local_world);
-		putl(sp, "NODE_RANK", pl.node_rank);
-		put(sp, "MASTER_ADDR", pl.master_addr);
-		putl(sp, "MASTER_PORT", pl.conf.master_port_base +
-		     (pl.job_id * 131 + pl.step_id) % pl.conf.master_port_span);
-		put(sp, "PARALLEL_LAYOUT", pl.place.spec);
+	if (o->conf.export_mask & EXPORT_FRAMEWORK) {
+		putl(sp, o, "RANK", rank);
+		putl(sp, o, "LOCAL_RANK", local_rank);
+		putl(sp, o, "WORLD_SIZE", ctx.place.world);
+		putl(sp, o, "LOCAL_WORLD_SIZE", ctx.local_world);
+		putl(sp, o, "NODE_RANK", ctx.node_rank);
+		put(sp, o, "MASTER_ADDR", ctx.master_addr);
+		putl(sp, o, "MASTER_PORT", o->conf.master_port_base +
+		     (ctx.job_id * 131 + ctx.step_id) % o->conf.master_port_span);
+		put(sp, o, "PARALLEL_LAYOUT", ctx.place.spec);
 		for (a = 0; a < PL_NAXES; a++) {
 			snprintf(var, sizeof(var), "PARALLEL_LAYOUT_%s", axis_env[a]);
-			putl(sp, var, pl.place.layout.size[a]);
+			putl(sp, o, var, ctx.place.layout.size[a]);
 			snprintf(var, sizeof(var), "PARALLEL_LAYOUT_%s_RANK", axis_env[a]);
-			putl(sp, var, t->co[a]);
+			putl(sp, o, var, t->co[a]);
 		}
 	}
-	if (pl.conf.export_mask & EXPORT_NCCL) {
+	if (o->conf.export_mask & EXPORT_NCCL) {
 		if (t->nic[0]) {
 			/* '=' asks NCCL for this exact device: mlx5_1 must not
 			 * also select mlx5_10. */
 			snprintf(val, sizeof(val), "=%s", t->nic);
-			put(sp, "NCCL_IB_HCA", val);
+			put(sp, o, "NCCL_IB_HCA", val);
 		}
-		if (pl.conf.socket_ifname[0])
-			put(sp, "NCCL_SOCKET_IFNAME", pl.conf.socket_ifname);
-		if (pl.place.nodes[pl.node_index].nccl_topo_file[0])
-			put(sp, "NCCL_TOPO_FILE", pl.place.nodes[pl.node_index].nccl_topo_file);
-		if (pl.conf.ras_port_span > 0) {
+		if (o->conf.socket_ifname[0])
+			put(sp, o, "NCCL_SOCKET_IFNAME", o->conf.socket_ifname);
+		if (ctx.place.nodes[ctx.node_index].nccl_topo_file[0])
+			put(sp, o, "NCCL_TOPO_FILE", ctx.place.nodes[ctx.node_index].nccl_topo_file);
+		if (o->conf.ras_port_span > 0) {
 			snprintf(val, sizeof(val), "127.0.0.1:%ld",
-				 pl.conf.ras_port_base + pl.job_id % pl.conf.ras_port_span);
-			put(sp, "NCCL_RAS_ADDR", val);
+				 o->conf.ras_port_base + ctx.job_id % o->conf.ras_port_span);
+			put(sp, o, "NCCL_RAS_ADDR", val);
 		}
 	}
-	if (pl.conf.export_mask & EXPORT_SLURM) {
+	if (o->conf.export_mask & EXPORT_SLURM) {
 		/* Opt-in: for tools that read SLURM_PROCID (PyTorch Lightning). */
 		spank_setenv(sp, "SLURM_PROCID", (snprintf(val, sizeof(val), "%ld", rank), val), 1);
 		spank_setenv(sp, "SLURM_LOCALID", (snprintf(val, sizeof(val), "%d", local_rank), val), 1);
 	}
-	if (pl.verbose)
+	if (o->verbose)
 		fprintf(stderr, PLUGIN_NAME ": task %u on %s: RANK=%ld LOCAL_RANK=%d (GPU %d) tp%ld cp%ld ep%ld dp%ld pp%ld NIC %s, %s\n",
-			gid, pl.node, rank, local_rank, t->local_rank, t->co[PL_TP], t->co[PL_CP],
+			gid, ctx.node, rank, local_rank, t->local_rank, t->co[PL_TP], t->co[PL_CP],
 			t->co[PL_EP], t->co[PL_DP], t->co[PL_PP], t->nic[0] ? t->nic : "-",
-			pl.steered ? "placed by Slurm (SLURM_PROCID == RANK)" : "remapped by RANK");
-	if (pl.steered && spank_getenv(sp, "SLURM_HOSTFILE", val, sizeof(val)) == ESPANK_SUCCESS &&
+			ctx.steered ? "placed by Slurm (SLURM_PROCID == RANK)" : "remapped by RANK");
+	if (ctx.steered && spank_getenv(sp, "SLURM_HOSTFILE", val, sizeof(val)) == ESPANK_SUCCESS &&
 	    strncmp(val, "/tmp/parallel-layout-hostfile.", 30) == 0)
 		spank_unsetenv(sp, "SLURM_HOSTFILE");	/* srun deleted it; a nested srun must not read it */
 	spank_unsetenv(sp, "PARALLEL_LAYOUT_STEERED");

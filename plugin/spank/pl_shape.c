@@ -5,10 +5,13 @@
  * program and pick out the task and node counts.  An option we do not know
  * makes the shape incomplete, and then we only validate what we are sure of.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
+#include "pl_err.h"
 #include "pl_shape.h"
 
 /* Short options that take an argument. */
@@ -62,28 +65,43 @@ listed(const char *const *list, const char *name, size_t len)
 	return false;
 }
 
+/*
+ * A count: its leading digits ("-N 2-4", a range, counts as its minimum;
+ * Slurm may pick more).  0 when there is no number; past
+ * PL_SHAPE_MAX_COUNT the shape is marked invalid, naming where the
+ * count came from.
+ */
 static long
-count(const char *v)
+count(struct pl_shape *s, const char *what, const char *v)
 {
-	char *end = NULL;
-	long x = strtol(v, &end, 10);
+	char clip[PL_CLIP_BUF];
+	long x = 0;
+	const char *p;
 
-	/* "-N 2-4" (a range) counts as its minimum; Slurm may pick more. */
-	return end != v && x > 0 ? x : 0;
+	for (p = v; isdigit((unsigned char)*p); p++) {
+		if (x > (PL_SHAPE_MAX_COUNT - (*p - '0')) / 10) {
+			if (!s->invalid[0])
+				snprintf(s->invalid, sizeof(s->invalid), "%s=%s: expected a count from 1 to %ld",
+					 what, pl_clip(v, clip, sizeof(clip)), PL_SHAPE_MAX_COUNT);
+			return 0;
+		}
+		x = x * 10 + (*p - '0');
+	}
+	return x;
 }
 
 static void
 take(struct pl_shape *s, const char *name, size_t len, const char *v)
 {
 	if (len == 6 && strncmp(name, "ntasks", 6) == 0)
-		s->ntasks = count(v);
+		s->ntasks = count(s, "--ntasks", v);
 	else if (len == 5 && strncmp(name, "nodes", 5) == 0) {
-		s->nnodes = count(v);
+		s->nnodes = count(s, "--nodes", v);
 		/* A range leaves the count to Slurm. */
 		if (strchr(v, '-'))
 			s->steer_blockers = true;
 	} else if (len == 15 && strncmp(name, "ntasks-per-node", 15) == 0)
-		s->ntasks_per_node = count(v);
+		s->ntasks_per_node = count(s, "--ntasks-per-node", v);
 	else if (len == 8 && strncmp(name, "nodelist", 8) == 0)
 		s->nodelist = true;
 	else if (len == 23 && strncmp(name, "parallel-layout-verbose", 23) == 0)
@@ -112,17 +130,26 @@ from_env(struct pl_shape *s)
 	const char *v;
 
 	if (!s->ntasks && (v = getenv("SLURM_NTASKS")))
-		s->ntasks = count(v);
+		s->ntasks = count(s, "SLURM_NTASKS", v);
 	if (!s->nnodes && (v = getenv("SLURM_NNODES")))
-		s->nnodes = count(v);
+		s->nnodes = count(s, "SLURM_NNODES", v);
 	if (!s->ntasks_per_node && (v = getenv("SLURM_NTASKS_PER_NODE")))
-		s->ntasks_per_node = count(v);
+		s->ntasks_per_node = count(s, "SLURM_NTASKS_PER_NODE", v);
 	if (getenv("SLURM_DISTRIBUTION"))
 		s->steer_blockers = true;
 	if (s->ntasks && s->ntasks_per_node && !s->nnodes && s->ntasks % s->ntasks_per_node == 0)
 		s->nnodes = s->ntasks / s->ntasks_per_node;
-	if (s->nnodes && s->ntasks_per_node && !s->ntasks)
-		s->ntasks = s->nnodes * s->ntasks_per_node;
+	if (s->nnodes && s->ntasks_per_node && !s->ntasks) {
+		/* Both are at most PL_SHAPE_MAX_COUNT: the product fits a long. */
+		if (s->nnodes > PL_SHAPE_MAX_COUNT / s->ntasks_per_node) {
+			if (!s->invalid[0])
+				snprintf(s->invalid, sizeof(s->invalid),
+					 "%ld nodes x %ld tasks per node: more than %ld tasks",
+					 s->nnodes, s->ntasks_per_node, PL_SHAPE_MAX_COUNT);
+		} else {
+			s->ntasks = s->nnodes * s->ntasks_per_node;
+		}
+	}
 }
 
 void
@@ -171,22 +198,32 @@ pl_shape_parse(int argc, char **argv, struct pl_shape *s)
 int
 pl_shape_self(struct pl_shape *s)
 {
-	char buf[65536], *argv[1024];
-	size_t n;
-	int argc = 0;
+	struct buf b = BUF_INIT;
+	char chunk[8192], **argv = NULL;
+	size_t n, o;
+	int argc = 0, rv = -1;
 	FILE *f = fopen("/proc/self/cmdline", "r");
 
 	memset(s, 0, sizeof(*s));
 	if (!f)
 		return -1;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	for (size_t o = 0; o < n && argc < 1023; o += strlen(buf + o) + 1)
-		argv[argc++] = buf + o;
-	argv[argc] = NULL;
-	if (n == sizeof(buf) - 1)
-		return -1;	/* truncated: too long to trust */
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		buf_add(&b, chunk, n);
+	if (ferror(f) || b.bad)
+		goto out;
+	for (o = 0; o < b.len; o += strlen(b.s + o) + 1)
+		argc++;
+	argv = calloc((size_t)argc + 1, sizeof(*argv));
+	if (!argv)
+		goto out;
+	argc = 0;
+	for (o = 0; o < b.len; o += strlen(b.s + o) + 1)
+		argv[argc++] = b.s + o;
 	pl_shape_parse(argc, argv, s);
-	return 0;
+	rv = 0;
+out:
+	fclose(f);
+	free(argv);
+	buf_free(&b);
+	return rv;
 }

@@ -16,16 +16,23 @@ struct pl_shape {
 	bool steer_blockers;	/* -m, -r, -x, --multi-prog ...: leave Slurm's placement alone */
 	bool complete;		/* the whole command line was understood */
 	bool verbose;		/* --parallel-layout-verbose (its callback may come after ours) */
+	char invalid[192];	/* "" or why a count cannot be used (srun is refused) */
 };
+
+/* The largest task or node count taken from a command line or SLURM_*. */
+#define PL_SHAPE_MAX_COUNT 100000000L
 
 /*
  * Fill *s from argv (argv[0] is srun) and, for what the command line leaves
  * open, from the SLURM_* variables srun itself reads (SLURM_NTASKS,
- * SLURM_NNODES, SLURM_NTASKS_PER_NODE inside an allocation).
+ * SLURM_NNODES, SLURM_NTASKS_PER_NODE inside an allocation).  A count past
+ * PL_SHAPE_MAX_COUNT (or a product of counts past it) fills s->invalid and
+ * is not used.
  */
 void pl_shape_parse(int argc, char **argv, struct pl_shape *s);
 
-/* The same from /proc/self/cmdline.  -1 if it cannot be read. */
+/* The same from /proc/self/cmdline, however long.  -1 if it cannot be
+ * read. */
 int pl_shape_self(struct pl_shape *s);
 
 #endif

@@ -10,11 +10,13 @@
 
 #include <slurm/spank.h>
 
-#include "pl_plugin.h"
+#include "pl_context.h"
 
 SPANK_PLUGIN(parallel_layout, 1);
 
-struct pl_state pl;
+/* The option values and plugstack arguments of this process; the contexts
+ * read them, and keep their own state in their own files. */
+static struct pl_opts opts;
 
 static int
 on_layout(int val, const char *optarg, int remote)
@@ -24,17 +26,19 @@ on_layout(int val, const char *optarg, int remote)
 		slurm_error(PLUGIN_NAME ": --parallel-layout needs a value, e.g. --parallel-layout=tp8,pp4");
 		return -1;
 	}
-	if (strlen(optarg) >= sizeof(pl.spec)) {
-		slurm_error(PLUGIN_NAME ": --parallel-layout value is longer than %zu characters",
-			    sizeof(pl.spec) - 1);
+	if (strlen(optarg) >= sizeof(opts.spec)) {
+		char clip[PL_CLIP_BUF];
+
+		slurm_error(PLUGIN_NAME ": --parallel-layout=%s: longer than %zu characters",
+			    pl_clip(optarg, clip, sizeof(clip)), sizeof(opts.spec) - 1);
 		return -1;
 	}
 	/* Slurm may call an option callback twice: the first did the work. */
-	if (pl.enabled && strcmp(pl.spec, optarg) == 0)
+	if (opts.enabled && strcmp(opts.spec, optarg) == 0)
 		return 0;
-	pl.enabled = true;
-	snprintf(pl.spec, sizeof(pl.spec), "%s", optarg);
-	return remote ? 0 : pl_local_option();
+	opts.enabled = true;
+	snprintf(opts.spec, sizeof(opts.spec), "%s", optarg);
+	return remote ? 0 : pl_local_option(&opts);
 }
 
 static int
@@ -43,7 +47,7 @@ on_verbose(int val, const char *optarg, int remote)
 	(void)val;
 	(void)optarg;
 	(void)remote;
-	pl.verbose = true;
+	opts.verbose = true;
 	return 0;
 }
 
@@ -69,19 +73,22 @@ slurm_spank_init(spank_t sp, int ac, char **av)
 		return 0;
 	/* A bad plugstack line is reported to the jobs that use the option,
 	 * not to every job of the cluster. */
-	pl.conf_ok = pl_args_parse(ac, av, &pl.conf, pl.conf_error, sizeof(pl.conf_error)) == 0;
+	pl_err_clear(&opts.conf_err);
+	opts.conf_ok = pl_args_parse(ac, av, &opts.conf, &opts.conf_err) == 0;
 	if (spank_option_register(sp, &opt_layout) != ESPANK_SUCCESS ||
 	    spank_option_register(sp, &opt_verbose) != ESPANK_SUCCESS)
 		slurm_error(PLUGIN_NAME ": cannot register --parallel-layout");
 	return 0;
 }
 
+/* In slurmstepd the option callbacks have run by now, and this is the last
+ * callback before user_init, which runs with the user's euid. */
 int
-slurm_spank_user_init(spank_t sp, int ac, char **av)
+slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 {
 	(void)ac;
 	(void)av;
-	return spank_context() == S_CTX_REMOTE ? pl_remote_user_init(sp) : 0;
+	return spank_context() == S_CTX_REMOTE ? pl_remote_prepare(sp, &opts) : 0;
 }
 
 int
@@ -89,7 +96,7 @@ slurm_spank_task_init(spank_t sp, int ac, char **av)
 {
 	(void)ac;
 	(void)av;
-	return spank_context() == S_CTX_REMOTE ? pl_remote_task_init(sp) : 0;
+	return spank_context() == S_CTX_REMOTE ? pl_remote_task_init(sp, &opts) : 0;
 }
 
 int
@@ -101,6 +108,6 @@ slurm_spank_exit(spank_t sp, int ac, char **av)
 	if (spank_context() == S_CTX_LOCAL)
 		pl_local_exit();
 	if (spank_context() == S_CTX_REMOTE)
-		proto_placement_free(&pl.place);
+		pl_remote_exit();
 	return 0;
 }

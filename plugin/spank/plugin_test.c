@@ -1,23 +1,35 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The plugin's pure parts: plugstack arguments and srun's command line. */
+/*
+ * The plugin's pure parts: plugstack arguments, srun's command line, the
+ * check of a placement answer against the step, request building and the
+ * in-process fallback.
+ */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "pl_answer.h"
 #include "pl_plugin.h"
+#include "pl_request.h"
 #include "pl_shape.h"
 #include "tap.h"
+#include "topo.h"
 
 static int
 args(const char *line, struct pl_conf *c, char *msg, size_t len)
 {
-	char buf[1024], *av[32], *save = NULL, *tok;
-	int ac = 0;
+	char buf[8192], *av[32], *save = NULL, *tok;
+	pl_err_t err;
+	int ac = 0, rv;
 
 	snprintf(buf, sizeof(buf), "%s", line);
 	for (tok = strtok_r(buf, " ", &save); tok && ac < 32; tok = strtok_r(NULL, " ", &save))
 		av[ac++] = tok;
-	msg[0] = '\0';
-	return pl_args_parse(ac, av, c, msg, len);
+	pl_err_clear(&err);
+	rv = pl_args_parse(ac, av, c, &err);
+	snprintf(msg, len, "%s", err.text);
+	return rv;
 }
 
 static void
@@ -59,6 +71,18 @@ test_args(void)
 	ok(args("master_port_base=60000 master_port_span=10000", &c, msg, sizeof(msg)) < 0,
 	   "a port range past 65535 refused");
 	like(msg, "passes port 65535", "saying why");
+	ok(args("timeout_ms=100 timeout_ms=200", &c, msg, sizeof(msg)) < 0, "a key given twice refused");
+	like(msg, "timeout_ms is given twice", "naming it");
+	{
+		char line[6000];
+
+		memset(line, 'x', sizeof(line));
+		memcpy(line, "fallback=", 9);
+		line[5009] = '\0';
+		ok(args(line, &c, msg, sizeof(msg)) < 0 && strlen(msg) < 200,
+		   "a 5,000-character value is echoed cut (%zu characters)", strlen(msg));
+		like(msg, "...(5000 bytes)", "saying how long it was");
+	}
 }
 
 static void
@@ -111,13 +135,296 @@ test_shape(void)
 	unsetenv("SLURM_NNODES");
 	shape("srun", &s);
 	ok(s.ntasks == 0 && s.nnodes == 0, "nothing given: unknown");
+	shape("srun -N2 --ntasks-per-node=99999999999999999999 true", &s);
+	ok(s.invalid[0] && s.ntasks == 0 && s.ntasks_per_node == 0,
+	   "a count past a long is refused, not wrapped");
+	like(s.invalid, "--ntasks-per-node=99999999999999999999: expected a count from 1 to",
+	     "naming the option and the accepted range");
+	shape("srun -N 99999999 --ntasks-per-node=99999999 true", &s);
+	ok(s.invalid[0] && s.ntasks == 0, "nodes x tasks per node past the limit is refused");
+	like(s.invalid, "more than", "saying so");
+	setenv("SLURM_NNODES", "2", 1);
+	setenv("SLURM_NTASKS_PER_NODE", "99999999999999999999", 1);
+	shape("srun true", &s);
+	like(s.invalid, "SLURM_NTASKS_PER_NODE=99999999999999999999", "the same from SLURM_* variables");
+	unsetenv("SLURM_NNODES");
+	unsetenv("SLURM_NTASKS_PER_NODE");
+	shape("srun -N2 --ntasks-per-node=8 true", &s);
+	ok(!s.invalid[0] && s.ntasks == 16, "ordinary counts still multiply");
+}
+
+/*
+ * A placement worked out by hand for a step of 2 nodes x 2 tasks, tp2:
+ * world 4, ranks 0,1 on nodeB (the step's second node) and 2,3 on nodeA.
+ * view: "all", "hostfile" (rank_nodes, no tasks) or "node:NAME".
+ */
+static const char *const step_names[] = { "nodeA", "nodeB" };
+static const long step_ntasks[] = { 2, 2 };
+
+static void
+hand_answer(struct proto_placement *p, const char *view)
+{
+	static const long rank_of_procid[] = { 2, 3, 0, 1 };
+	pl_err_t err;
+	long i, k = 0;
+
+	memset(p, 0, sizeof(*p));
+	snprintf(p->spec, sizeof(p->spec), "tp2");
+	pl_err_clear(&err);
+	layout_parse("tp2", &p->layout, &err);
+	layout_resolve(&p->layout, 4, &err);
+	p->world = 4;
+	p->nnodes = 2;
+	p->nodes = calloc(2, sizeof(*p->nodes));
+	for (i = 0; i < 2; i++) {
+		snprintf(p->nodes[i].name, sizeof(p->nodes[i].name), "%s", step_names[i]);
+		p->nodes[i].ntasks = 2;
+	}
+	p->nodes[0].min_rank = 2;
+	p->nodes[1].min_rank = 0;
+	p->master_node = 1;
+	p->tasks = calloc(4, sizeof(*p->tasks));
+	for (i = 0; i < 4; i++) {
+		struct proto_task *t = &p->tasks[k];
+		long node = i / 2;
+
+		if (strncmp(view, "node:", 5) == 0 && strcmp(view + 5, step_names[node]) != 0)
+			continue;
+		if (strcmp(view, "hostfile") == 0)
+			continue;
+		t->procid = i;
+		t->rank = rank_of_procid[i];
+		t->node = node;
+		t->local_id = i % 2;
+		t->local_rank = (int)(i % 2);
+		t->co[PL_TP] = t->rank % 2;
+		t->co[PL_DP] = t->rank / 2;
+		k++;
+	}
+	p->ntasks = k;
+	if (strncmp(view, "node:", 5) != 0) {
+		p->rank_nodes = calloc(4, sizeof(long));
+		p->rank_nodes[0] = p->rank_nodes[1] = 1;
+		p->rank_nodes[2] = p->rank_nodes[3] = 0;
+	}
+}
+
+#define COSTS "\"cost\":{\"cross_node_bytes_per_step\":0,\"cross_switch_bytes_per_step\":0}," \
+	"\"baseline_cost\":{\"cross_node_bytes_per_step\":0,\"cross_switch_bytes_per_step\":0}," \
+	"\"strategy\":\"s\",\"warnings\":[]"
+#define NODE_JSON(name, mr) "{\"name\":\"" name "\",\"ntasks\":2,\"min_rank\":" #mr ",\"nccl_topo_file\":\"\"}"
+#define TASK_JSON(procid, rank, lr) "{\"procid\":" #procid ",\"rank\":" #rank ",\"node\":0,\"local_id\":" #lr \
+	",\"local_rank\":" #lr ",\"tp\":" #lr ",\"cp\":0,\"ep\":0,\"dp\":0,\"pp\":0,\"nic\":\"\"}"
+static const char HOSTFILE_NO_RANK_NODES[] =
+	"{\"spec\":\"tp2\",\"world\":4,\"layout\":{},\"map\":\"m\",\"nodes\":[" NODE_JSON("nodeA", 2) ","
+	NODE_JSON("nodeB", 0) "],\"master_node\":1,\"tasks\":[]," COSTS "}";
+static const char NODE_VIEW_ONE_NODE[] =
+	"{\"spec\":\"tp2\",\"world\":4,\"layout\":{},\"map\":\"m\",\"nodes\":[" NODE_JSON("nodeB", 0)
+	"],\"master_node\":0,\"tasks\":[" TASK_JSON(2, 0, 0) "," TASK_JSON(3, 1, 1) "]," COSTS "}";
+
+static int
+check(const struct proto_placement *p, const char *view, char *msg, size_t len)
+{
+	pl_err_t err;
+	int rv;
+
+	pl_err_clear(&err);
+	rv = pl_answer_check(p, step_names, step_ntasks, 2, view, &err);
+	snprintf(msg, len, "%s", err.text);
+	return rv;
+}
+
+/* Each case breaks one field of a valid answer; the check must name it. */
+static void
+test_answer_check(void)
+{
+	struct proto_placement p;
+	char msg[PL_ERR_TEXT];
+	pl_err_t err;
+
+#define BROKEN(view, change, needle, what) do { \
+		hand_answer(&p, view); \
+		change; \
+		ok(check(&p, view, msg, sizeof(msg)) < 0, "refused: %s", what); \
+		like(msg, needle, "  saying '%s'", needle); \
+		proto_placement_free(&p); \
+	} while (0)
+
+	hand_answer(&p, "all");
+	ok(check(&p, "all", msg, sizeof(msg)) == 0, "the hand-made answer passes, view all (%s)", msg);
+	proto_placement_free(&p);
+	hand_answer(&p, "hostfile");
+	ok(check(&p, "hostfile", msg, sizeof(msg)) == 0, "view hostfile passes (%s)", msg);
+	proto_placement_free(&p);
+	hand_answer(&p, "node:nodeB");
+	ok(check(&p, "node:nodeB", msg, sizeof(msg)) == 0, "view node:nodeB passes (%s)", msg);
+	proto_placement_free(&p);
+
+	/* The two answers that crashed srun and slurmstepd, as a daemon
+	 * would send them: valid JSON that the parser accepts. */
+	pl_err_clear(&err);
+	ok(proto_placement_parse(HOSTFILE_NO_RANK_NODES, &p, &err) == 0,
+	   "the parser takes a hostfile answer without rank_nodes (%s)", err.text);
+	ok(check(&p, "hostfile", msg, sizeof(msg)) < 0, "refused: hostfile view without rank_nodes (srun crashed)");
+	like(msg, "no rank_nodes", "  saying rank_nodes is missing");
+	proto_placement_free(&p);
+	pl_err_clear(&err);
+	ok(proto_placement_parse(NODE_VIEW_ONE_NODE, &p, &err) == 0,
+	   "the parser takes a node answer listing 1 of the step's 2 nodes (%s)", err.text);
+	ok(check(&p, "node:nodeB", msg, sizeof(msg)) < 0,
+	   "refused: fewer nodes than the step (slurmstepd read past the end)");
+	like(msg, "placement lists 1 nodes, the step has 2", "  saying so");
+	proto_placement_free(&p);
+	BROKEN("node:nodeB", p.nnodes = 1, "placement lists 1 nodes, the step has 2",
+	       "fewer nodes than the step (slurmstepd read past the end)");
+	BROKEN("hostfile", p.nnodes = 1, "placement lists 1 nodes, the step has 2",
+	       "fewer nodes, hostfile view");
+	BROKEN("all", p.tasks[3].rank = 2, "rank 2 is given twice", "a duplicate rank");
+	BROKEN("all", (p.tasks[3].rank = 4, p.rank_nodes = realloc(p.rank_nodes, 4 * sizeof(long))),
+	       "rank 4 is not in 0..3", "rank >= world");
+	BROKEN("all", p.tasks[1].node = 2, "node 2 is not a node index 0..1", "task node index out of range");
+	BROKEN("all", p.rank_nodes[0] = 5, "rank_nodes[0] = 5 is not a node index", "rank_nodes out of range");
+	BROKEN("all", p.master_node = 2, "master_node 2 is not a node index", "master_node out of range");
+	BROKEN("all", snprintf(p.nodes[0].name, sizeof(p.nodes[0].name), "nodeZ"),
+	       "nodes[0] is 'nodeZ', the step's node 0 is 'nodeA'", "another node's name");
+	BROKEN("all", (snprintf(p.nodes[0].name, sizeof(p.nodes[0].name), "nodeB"),
+		       snprintf(p.nodes[1].name, sizeof(p.nodes[1].name), "nodeA")),
+	       "nodes[0] is 'nodeB'", "the nodes in another order");
+	BROKEN("all", p.nodes[1].ntasks = 3, "nodes[1] (nodeB) has 3 tasks, the step runs 2",
+	       "a wrong task count");
+	BROKEN("all", p.world = 5, "world is 5, the step runs 4 tasks", "a world that is not the step's");
+	BROKEN("node:nodeB", p.ntasks = 1, "lists 1 tasks, the view needs 2", "too few tasks for the node");
+	BROKEN("node:nodeB", p.tasks[0].node = 0, "not on the node asked for",
+	       "a task of another node in a node view");
+	BROKEN("node:nodeB", p.tasks[1].local_rank = -1, "local_rank -1 is not a GPU index",
+	       "local_rank out of range");
+	BROKEN("node:nodeB", p.tasks[1].local_rank = 0, "two tasks on node 1 have local_rank 0",
+	       "two tasks on one GPU");
+	BROKEN("node:nodeB", p.tasks[1].local_id = 2, "local_id 2 is not in 0..1", "local_id out of range");
+	BROKEN("node:nodeB", p.tasks[1].procid = 2, "procid 2 is given twice", "a duplicate procid");
+	BROKEN("node:nodeB", p.tasks[0].co[PL_TP] = 2, "outside the layout", "a coordinate past the layout");
+	BROKEN("node:nodeB", p.nodes[1].min_rank = 1, "min_rank 1, but its lowest rank is 0",
+	       "a min_rank that does not match (NODE_RANK)");
+	BROKEN("all", p.tasks[0].node = 1, "rank 2 on node 1, rank_nodes says 0",
+	       "rank_nodes contradicting the tasks");
+	BROKEN("hostfile", (p.rank_nodes[1] = 0, p.nodes[0].min_rank = 1),
+	       "rank_nodes puts 3 ranks on node 0", "rank_nodes with wrong counts per node");
+	hand_answer(&p, "node:nodeB");
+	ok(check(&p, "node:nodeQ", msg, sizeof(msg)) < 0, "refused: a view naming no node of the step");
+	proto_placement_free(&p);
+#undef BROKEN
+}
+
+
+/* A 12,800-node step: the request is built from the layout with no fixed
+ * limit (slurmstepd used to stop at 4,096 nodes) and reads back whole. */
+static void
+test_request(void)
+{
+	enum { N = 12800, PER = 8 };
+	uint16_t *tasks = calloc(N, sizeof(*tasks));
+	uint32_t **tids = calloc(N, sizeof(*tids));
+	struct pl_step st;
+	struct proto_request req, back;
+	pl_err_t err;
+	char *json = NULL;
+	long n;
+	int t;
+
+	for (n = 0; n < N; n++) {
+		tasks[n] = PER;
+		tids[n] = calloc(PER, sizeof(**tids));
+		for (t = 0; t < PER; t++)
+			tids[n][t] = (uint32_t)(t * N + n);	/* cyclic */
+	}
+	pl_err_clear(&err);
+	ok(pl_step_init(&st, "node[1-12800]", N, tasks, tids, &err) == 0, "a 12,800-node step layout (%s)",
+	   err.text);
+	is_int(st.world, (long)N * PER, "world 102,400");
+	is_str(st.names[N - 1], "node12800", "the last node's name");
+	is_int(pl_step_find(&st, "node9000"), 8999, "node9000 found at index 8999");
+	ok(pl_request_build(&req, "tp8,pp16", &st, true, 7, 3, 1234, "node:node12800", &err) == 0,
+	   "its request builds (%s)", err.text);
+	json = proto_request_to_json(&req);
+	ok(json != NULL, "and serializes");
+	memset(&back, 0, sizeof(back));
+	ok(json && proto_request_parse(json, &back, &err) == 0, "and parses back (%s)", err.text);
+	is_int(back.nnodes, N, "with all 12,800 nodes");
+	ok(back.nnodes == N && strcmp(back.nodes[N - 1].name, "node12800") == 0 &&
+	   back.nodes[N - 1].tids && back.nodes[N - 1].tids[7] == 7L * N + N - 1,
+	   "the last node's name and task ids travel");
+	is_int(back.uid, 1234, "the job owner's uid travels");
+	proto_request_free(&back);
+	proto_request_free(&req);
+	ok(pl_request_build(&req, "tp8", &st, false, 7, 3, -1, "hostfile", &err) == 0 &&
+	   req.nodes[5].tids == NULL, "without tids: Slurm's block order");
+	proto_request_free(&req);
+	pl_step_free(&st);
+	ok(pl_step_init(&st, "node[1-3]", 4, tasks, tids, &err) < 0, "a node list shorter than the layout is refused");
+	pl_step_free(&st);
+	free(json);
+	for (n = 0; n < N; n++)
+		free(tids[n]);
+	free(tids);
+	free(tasks);
+}
+
+/* The in-process fallback: a request struct in, a placement struct out,
+ * checked like a daemon's answer. */
+static void
+test_fallback(void)
+{
+	struct topo_map *m = topo_synth_fat_tree(4, 8, 2, 2, 1);
+	char dir[] = "/tmp/pl-plugin-test.XXXXXX", path[PATH_MAX], from[PATH_MAX + 256];
+	const char *names[] = { "node00001", "node00002", "node00003", "node00004" };
+	long ntasks[] = { 8, 8, 8, 8 };
+	struct place_node nodes[4];
+	struct proto_request req;
+	struct proto_placement p;
+	struct pl_conf c;
+	pl_err_t err;
+	int i;
+
+	pl_err_clear(&err);
+	ok(m && mkdtemp(dir), "a 4-node synthetic map");
+	snprintf(path, sizeof(path), "%s/map.json", dir);
+	ok(topo_save(m, path, &err) == 0, "saved (%s)", err.text);
+	for (i = 0; i < 4; i++) {
+		nodes[i].name = names[i];
+		nodes[i].ntasks = 8;
+		nodes[i].tids = NULL;
+	}
+	pl_args_parse(0, NULL, &c, &err);
+	snprintf(c.map, sizeof(c.map), "%s", path);
+	snprintf(c.socket, sizeof(c.socket), "%s/none-%%n.sock", dir);
+	c.timeout_ms = 200;
+	ok(proto_request_init(&req, "tp8,pp4", nodes, 4, 1, 0, "node:node00003", &err) == 0,
+	   "a request (%s)", err.text);
+	ok(pl_query(&c, "node00003", &req, &p, from, sizeof(from), &err) == 0,
+	   "no daemon, fallback=local: placed in-process (%s)", err.text);
+	like(from, "in-process from", "saying where it came from");
+	ok(pl_answer_check(&p, names, ntasks, 4, "node:node00003", &err) == 0,
+	   "the in-process answer fits the step (%s)", err.text);
+	proto_placement_free(&p);
+	c.fallback = FALLBACK_FAIL;
+	pl_err_clear(&err);
+	ok(pl_query(&c, "node00003", &req, &p, from, sizeof(from), &err) < 0, "fallback=fail: refused");
+	like(err.text, "layoutd did not answer", "saying the daemon did not answer");
+	proto_placement_free(&p);
+	proto_request_free(&req);
+	unlink(path);
+	rmdir(dir);
+	topo_free(m);
 }
 
 int
 main(void)
 {
-	plan(41);
+	plan(123);
 	test_args();
 	test_shape();
+	test_answer_check();
+	test_request();
+	test_fallback();
 	return done_testing();
 }
