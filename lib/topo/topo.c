@@ -137,11 +137,22 @@ grow(void *arr, long n, size_t sz)
 static int
 name_ok(const char *name, const char *what, pl_err_t *err)
 {
+	const char *p;
+
 	if (!name || !*name)
 		return pl_err_set(err, "empty %s name", what);
 	if (strlen(name) >= TOPO_NAME)
 		return pl_err_set(err, "%s name '%.40s...' is longer than %d characters",
 				  what, name, TOPO_NAME - 1);
+	/* The map file is JSON: a name that is not text would be dropped
+	 * from it when written. */
+	for (p = name; *p; p++)
+		if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f) {
+			char clip[PL_CLIP_BUF];
+
+			return pl_err_set(err, "%s name '%s': only printable ASCII is accepted",
+					  what, pl_clip(name, clip, sizeof(clip)));
+		}
 	return 0;
 }
 
