@@ -1,8 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * layoutd, the per-node placement daemon: what its three files share.
- * layoutd.c owns start-up, signals, reload and the node check;
- * layoutd_http.c the request handlers; layoutd_conf.c the config file.
+ * layoutd, the per-node placement daemon: what its files share.
+ *
+ *   layoutd.c         main: command line, signals, the event loop
+ *   layoutd_conf.c    the config file (key table)
+ *   layoutd_load.c    one load of config + map, and SIGHUP's reload
+ *   layoutd_node.c    this node through hwloc against its map entry
+ *   layoutd_log.c     the log (escaped, rate-limited where it can flood)
+ *   layoutd_listen.c  the unix socket and the TCP listener
+ *   layoutd_conn.c    connections: cap, whole-request deadline, EMFILE
+ *                     back-off, the caller's credentials (layoutd_conn.h)
+ *   layoutd_steps.c   the ring of recorded steps (layoutd_steps.h)
+ *   layoutd_http.c    routing, replies and the handlers
+ *
+ * Each subsystem keeps its state in its own struct; struct ld only holds
+ * them together.
  */
 #ifndef PL_LAYOUTD_H
 #define PL_LAYOUTD_H
@@ -21,12 +33,20 @@
 #define LD_PATH 1024
 #define LD_MAX_DISCREPANCIES 16
 #define LD_DISCREPANCY_LEN 400
-#define LD_STEPS 256
 
 #define LD_DEFAULT_SOCKET CLIENT_DEFAULT_SOCKET
 #define LD_DEFAULT_SOCKET_MODE 0660
 #define LD_DEFAULT_TIMEOUT_MS 5000L
 #define LD_DEFAULT_MAX_BODY (64L << 20)
+#define LD_DEFAULT_MAX_HEADER (16L << 10)
+#define LD_DEFAULT_MAX_CONNECTIONS 512L
+
+/* What a TCP caller, which has no credentials, may do. */
+enum ld_tcp_access {
+	LD_TCP_READ_ONLY,	/* /v1/health and /v1/topology only (default) */
+	LD_TCP_QUERY,		/* also placements, answered as for an untrusted user */
+	LD_TCP_TRUSTED,		/* everything, as root */
+};
 
 /* The settings; strings are "" when unset. */
 struct ld_conf {
@@ -36,13 +56,18 @@ struct ld_conf {
 	char socket_group[TOPO_NAME];
 	char tcp_host[LD_PATH];		/* "" = no TCP listener */
 	int tcp_port;			/* 0 = ephemeral */
+	enum ld_tcp_access tcp_access;
 	char port_file[LD_PATH];
 	char node_name[TOPO_NAME];	/* "" until ld_conf_finish() */
 	char log[LD_PATH];		/* "" = stderr */
 	char pidfile[LD_PATH];
 	char hwloc_check[LD_PATH];	/* "live", "no" or an hwloc XML */
+	char slurm_user[TOPO_NAME];	/* "" = only root is trusted */
+	long slurm_uid;			/* -1 = none; set by ld_conf_finish() */
 	long request_timeout_ms;
 	long max_body;
+	long max_header;
+	long max_connections;
 };
 
 /* One setting from the command line: applied after the file, so it wins. */
@@ -52,7 +77,7 @@ struct ld_override {
 	const char *value;
 };
 
-/* Built defaults (socket pattern, mode, timeouts, hwloc_check live). */
+/* Built defaults (socket pattern, mode, timeouts, limits, hwloc_check live). */
 void ld_conf_defaults(struct ld_conf *c);
 
 /*
@@ -69,11 +94,15 @@ int ld_conf_set(struct ld_conf *c, const char *key, const char *value, pl_err_t 
 int ld_conf_read(struct ld_conf *c, const char *path, bool must_exist, pl_err_t *err);
 
 /* Fill what is derived (node_name from $SLURMD_NODENAME or the short
- * hostname) and check what needs every key (a map is given). */
+ * hostname, slurm_uid from slurm_user) and check what needs every key (a
+ * map is given). */
 int ld_conf_finish(struct ld_conf *c, pl_err_t *err);
 
 /* Comma-separated accepted keys, for messages and --help. */
 const char *ld_conf_keys(void);
+
+/* The name of a tcp_access value, as the config file spells it. */
+const char *ld_tcp_access_name(enum ld_tcp_access a);
 
 /* What a load of config + map gives; swapped whole on reload. */
 struct ld_load {
@@ -84,47 +113,138 @@ struct ld_load {
 	char disc[LD_MAX_DISCREPANCIES][LD_DISCREPANCY_LEN];
 };
 
-/* One answered placement, for /v1/steps. */
-struct ld_step {
-	long job_id, step_id;	/* -1 unknown */
-	char *spec;		/* as requested; "" when the request did not parse */
-	long world, nnodes;
-	char strategy[96];
-	time_t time;
-	int status;
-	double ms;
+/* ---- the log (layoutd_log.c) ---- */
+
+struct ld_log {
+	FILE *f;		/* stderr or the log file */
 };
 
-struct event_base;
-struct evhttp;
+/* A timestamped line to the log.  Whatever came from a client goes
+ * through pl_clip() first: a newline in it must not forge a line. */
+void ld_log(struct ld_log *lg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-struct ld {
-	struct ld_load *cur;
-	const char *conf_path;		/* NULL = the built-in default */
-	bool conf_must_exist;
-	const struct ld_override *ov;
-	int nov;
-	FILE *log;			/* stderr or the log file */
-	struct event_base *base;
-	struct evhttp *http;
-	struct timespec start;		/* CLOCK_MONOTONIC */
-	unsigned long requests;
-	unsigned long reloads;
-	unsigned long reload_failures;
-	struct ld_step steps[LD_STEPS];	/* ring: steps[(head - 1) % LD_STEPS] newest */
-	long nsteps, head;
+/* Open the log file ("" = stderr).  NULL with err on failure. */
+FILE *ld_log_open(const char *path, pl_err_t *err);
+
+/* Close what ld_log_open() gave (stderr stays open). */
+void ld_log_close(FILE *f);
+
+/*
+ * A message that may repeat fast (accept failures, libevent's warnings):
+ * at most one line per interval, with how many were not written since.
+ */
+struct ld_ratelog {
+	double interval_ms;
+	double last_ms;		/* when the last line was written; 0 never */
+	unsigned long count;	/* every occurrence */
+	unsigned long quiet;	/* occurrences not written since the last line */
 };
 
-/* A timestamped line to the log. */
-void ld_log(struct ld *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Count one occurrence and log it unless one was written within the
+ * interval (then the next line says how many were not). */
+void ld_ratelog(struct ld_log *lg, struct ld_ratelog *r, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Route libevent's own messages into lg, rate-limited (NULL = restore). */
+void ld_log_libevent(struct ld_log *lg);
+
+struct buf;
+
+/* s made fit for one log line, escaped like pl_clip() (a newline cannot
+ * forge a line) but cut at max bytes, for messages longer than an echoed
+ * input.  The text lives in b (free it with buf_free). */
+const char *ld_escape(struct buf *b, const char *s, size_t max);
 
 /* Milliseconds of CLOCK_MONOTONIC. */
 double ld_now_ms(void);
 
+/* ---- the node check (layoutd_node.c) ---- */
+
+/* Compare this node (through hwloc as conf.hwloc_check says) with its map
+ * entry; differences go into l->disc. */
+void ld_node_check(struct ld_load *l);
+
+/* ---- loading and reloading (layoutd_load.c) ---- */
+
+struct ld_loader {
+	const char *conf_path;		/* NULL = the built-in default */
+	bool conf_must_exist;
+	const struct ld_override *ov;
+	int nov;
+};
+
+/* Config file, then the command line over it, then the map and the node
+ * check.  NULL with err when any of them fails.  Free with ld_load_free(). */
+struct ld_load *ld_load_build(const struct ld_loader *ldr, pl_err_t *err);
+void ld_load_free(struct ld_load *l);
+
+/* The path of the default config file. */
+const char *ld_default_conf(void);
+
+struct ld;
+
+/* Log the state of the current load (what, node, map, verdict, each
+ * discrepancy). */
+void ld_log_state(struct ld *d, const char *what);
+
+/* SIGHUP: load again and swap when it all loaded.  Returns 0 when swapped. */
+int ld_reload(struct ld *d);
+
+/* ---- the listeners (layoutd_listen.c) ---- */
+
+/* What the listeners leave behind, to remove at exit. */
+struct ld_listen {
+	char path[LD_PATH];		/* "" until bound */
+	dev_t dev;
+	ino_t ino;
+	char port_file[LD_PATH];	/* "" until written */
+};
+
+struct sockaddr_un;
+
+/* path as a unix socket address; -1 with err when it is too long. */
+int ld_unix_addr(const char *path, struct sockaddr_un *sa, pl_err_t *err);
+
+/* Bind, chmod/chown and listen on the configured unix socket, and hand it
+ * to d->http and d->conns. */
+int ld_listen_unix(struct ld *d, struct ld_listen *ls, pl_err_t *err);
+
+/* The optional TCP listener, and its port file. */
+int ld_listen_tcp(struct ld *d, struct ld_listen *ls, pl_err_t *err);
+
+/* Remove the socket (only while it is still the one we bound) and the port
+ * file. */
+void ld_unlisten(struct ld_listen *ls);
+
+/* Write a small file whole (a temporary file renamed into place). */
+int ld_write_small_file(const char *path, const char *text, pl_err_t *err);
+
+/* ---- the daemon ---- */
+
+struct event_base;
+struct evhttp;
+struct ld_conns;
+struct ld_steps;
+
+struct ld {
+	struct ld_load *cur;
+	struct ld_loader loader;
+	struct ld_log log;
+	struct event_base *base;
+	struct evhttp *http;
+	struct ld_conns *conns;		/* layoutd_conn.c */
+	struct ld_steps *steps;		/* layoutd_steps.c */
+	struct timespec start;		/* CLOCK_MONOTONIC */
+	unsigned long requests;
+	unsigned long reloads;
+	unsigned long reload_failures;
+	unsigned long slow_answers;	/* computed in more than request_timeout_ms */
+};
+
 /* Route every request of http to the handlers; d outlives http. */
 void ld_http_setup(struct ld *d, struct evhttp *http);
 
-/* Free the recorded steps. */
-void ld_steps_free(struct ld *d);
+/* Apply the current load's HTTP settings (timeouts, sizes, limits). */
+void ld_http_apply(struct ld *d);
 
 #endif

@@ -10,6 +10,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +22,10 @@
 #define CONF_MAX_FILE (1L << 20)
 #define CONF_MAX_LINES 10000
 
-enum kind { K_PATH, K_SOCKET, K_MODE, K_GROUP, K_TCP, K_NODE, K_LOG, K_HWLOC, K_MS, K_SIZE };
+enum kind {
+	K_PATH, K_SOCKET, K_MODE, K_GROUP, K_TCP, K_TCP_ACCESS, K_NODE, K_LOG, K_HWLOC, K_USER,
+	K_MS, K_SIZE, K_HEADER, K_COUNT
+};
 
 struct key {
 	const char *name;
@@ -38,22 +42,36 @@ static const struct key keys[] = {
 	{ "socket_mode", K_MODE, offsetof(struct ld_conf, socket_mode), 0 },
 	{ "socket_group", K_GROUP, STR(socket_group) },
 	{ "tcp", K_TCP, 0, 0 },
+	{ "tcp_access", K_TCP_ACCESS, 0, 0 },
 	{ "port_file", K_PATH, STR(port_file) },
 	{ "node_name", K_NODE, STR(node_name) },
 	{ "log", K_LOG, STR(log) },
 	{ "pidfile", K_PATH, STR(pidfile) },
 	{ "hwloc_check", K_HWLOC, STR(hwloc_check) },
+	{ "slurm_user", K_USER, STR(slurm_user) },
 	{ "request_timeout_ms", K_MS, offsetof(struct ld_conf, request_timeout_ms), 0 },
 	{ "max_body", K_SIZE, offsetof(struct ld_conf, max_body), 0 },
+	{ "max_header", K_HEADER, offsetof(struct ld_conf, max_header), 0 },
+	{ "max_connections", K_COUNT, offsetof(struct ld_conf, max_connections), 0 },
 };
+
+static const char *const tcp_access_names[] = { "read-only", "query", "trusted" };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
 const char *
 ld_conf_keys(void)
 {
-	return "map, socket, socket_mode, socket_group, tcp, port_file, node_name, log, "
-	       "pidfile, hwloc_check, request_timeout_ms, max_body";
+	return "map, socket, socket_mode, socket_group, tcp, tcp_access, port_file, node_name, "
+	       "log, pidfile, hwloc_check, slurm_user, request_timeout_ms, max_body, max_header, "
+	       "max_connections";
+}
+
+const char *
+ld_tcp_access_name(enum ld_tcp_access a)
+{
+	return (size_t)a < sizeof(tcp_access_names) / sizeof(tcp_access_names[0]) ?
+	       tcp_access_names[a] : "?";
 }
 
 void
@@ -65,6 +83,10 @@ ld_conf_defaults(struct ld_conf *c)
 	snprintf(c->hwloc_check, sizeof(c->hwloc_check), "live");
 	c->request_timeout_ms = LD_DEFAULT_TIMEOUT_MS;
 	c->max_body = LD_DEFAULT_MAX_BODY;
+	c->max_header = LD_DEFAULT_MAX_HEADER;
+	c->max_connections = LD_DEFAULT_MAX_CONNECTIONS;
+	c->tcp_access = LD_TCP_READ_ONLY;
+	c->slurm_uid = -1;
 }
 
 /* Names that go into paths and logs: letters, digits, '.', '_', '-'. */
@@ -198,6 +220,17 @@ ld_conf_set(struct ld_conf *c, const char *key, const char *value, pl_err_t *err
 		return set_string(c->socket_group, sizeof(c->socket_group), value, err);
 	case K_TCP:
 		return set_tcp(c, value, err);
+	case K_TCP_ACCESS:
+		for (i = 0; i < sizeof(tcp_access_names) / sizeof(tcp_access_names[0]); i++)
+			if (strcmp(value, tcp_access_names[i]) == 0) {
+				c->tcp_access = (enum ld_tcp_access)i;
+				return 0;
+			}
+		return pl_err_set(err, "expected read-only (health and topology only), query (placements too, nothing recorded) or trusted (everything, as root)");
+	case K_USER:
+		if (!plain_name(value))
+			return pl_err_set(err, "expected a user name or uid (letters, digits, '.', '_', '-')");
+		return set_string(c->slurm_user, sizeof(c->slurm_user), value, err);
 	case K_NODE:
 		if (!plain_name(value))
 			return pl_err_set(err, "expected a node name (letters, digits, '.', '_', '-')");
@@ -214,6 +247,10 @@ ld_conf_set(struct ld_conf *c, const char *key, const char *value, pl_err_t *err
 		return set_number(&c->request_timeout_ms, value, false, 1, 3600000, err);
 	case K_SIZE:
 		return set_number(&c->max_body, value, true, 1024, 1L << 30, err);
+	case K_HEADER:
+		return set_number(&c->max_header, value, true, 1024, 1L << 20, err);
+	case K_COUNT:
+		return set_number(&c->max_connections, value, false, 1, 1000000, err);
 	}
 	return pl_err_set(err, "unhandled key '%s'", key);
 }
@@ -329,6 +366,32 @@ out:
 	return rv;
 }
 
+/* slurm_user as a uid: a user name, or a number. */
+static int
+resolve_user(struct ld_conf *c, pl_err_t *err)
+{
+	struct passwd *pw;
+	char *end = NULL;
+	long v;
+
+	c->slurm_uid = -1;
+	if (!c->slurm_user[0])
+		return 0;
+	errno = 0;
+	pw = getpwnam(c->slurm_user);
+	if (pw) {
+		c->slurm_uid = (long)pw->pw_uid;
+		return 0;
+	}
+	v = strtol(c->slurm_user, &end, 10);
+	if (isdigit((unsigned char)c->slurm_user[0]) && !*end && v >= 0 && v < INT_MAX) {
+		c->slurm_uid = v;
+		return 0;
+	}
+	return pl_err_set(err, "slurm_user %s: no such user (give the user slurmctld and slurmd run as, e.g. SlurmUser from slurm.conf, or a uid)",
+			  c->slurm_user);
+}
+
 int
 ld_conf_finish(struct ld_conf *c, pl_err_t *err)
 {
@@ -337,6 +400,8 @@ ld_conf_finish(struct ld_conf *c, pl_err_t *err)
 
 	if (!c->map[0])
 		return pl_err_set(err, "no cluster map: set 'map = FILE' in the config file or give --map FILE");
+	if (resolve_user(c, err) < 0)
+		return -1;
 	if (c->node_name[0])
 		return 0;
 	if (env && *env) {
