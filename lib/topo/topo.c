@@ -156,13 +156,39 @@ name_ok(const char *name, const char *what, pl_err_t *err)
 	return 0;
 }
 
+/* A node type's other strings go into the map file too (see name_ok). */
+static int
+text_ok(const char *s, const char *what, const char *type, pl_err_t *err)
+{
+	const char *p;
+
+	for (p = s; *p; p++)
+		if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f) {
+			char clip[PL_CLIP_BUF];
+
+			return pl_err_set(err, "node type '%s': %s '%s': only printable ASCII is accepted",
+					  type, what, pl_clip(s, clip, sizeof(clip)));
+		}
+	return 0;
+}
+
 int
 topo_add_type(struct topo_map *m, const struct topo_nodetype *t, pl_err_t *err)
 {
 	struct topo_nodetype *p;
+	int i;
 
-	if (name_ok(t->name, "node type", err) < 0)
+	if (name_ok(t->name, "node type", err) < 0 ||
+	    text_ok(t->nccl_topo_file, "NCCL topology file", t->name, err) < 0)
 		return -1;
+	for (i = 0; i < t->ngpus; i++)
+		if (text_ok(t->gpus[i].name, "GPU name", t->name, err) < 0 ||
+		    text_ok(t->gpus[i].pci, "GPU PCI bus id", t->name, err) < 0)
+			return -1;
+	for (i = 0; i < t->nnics; i++)
+		if (text_ok(t->nics[i].name, "NIC name", t->name, err) < 0 ||
+		    text_ok(t->nics[i].pci, "NIC PCI bus id", t->name, err) < 0)
+			return -1;
 	p = grow(m->types, m->ntypes, sizeof(*p));
 	if (!p)
 		return pl_err_set(err, "out of memory adding node type '%s'", t->name);
