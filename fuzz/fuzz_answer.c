@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The placement answer (proto_placement_parse, then pl_answer_check) for
+ * the lab step, in each view the plugin asks for; an answer the check
+ * passes is then read the way the plugin reads it.
+ */
+#include <stdlib.h>
+
+#include "fuzz.h"
+#include "fuzz_lab.h"
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const char *const views[] = { "hostfile", "all", "node:node1", "node:node2",
+					     "node:node3", "node:node4", "node:node5" };
+	struct proto_placement p;
+	char *text = fuzz_text(data, size);
+	pl_err_t err;
+	size_t v;
+
+	pl_err_clear(&err);
+	if (proto_placement_parse(text, &p, &err) < 0)
+		FUZZ_ASSERT(pl_err_isset(&err), "a refusal has a message");
+	else
+		for (v = 0; v < sizeof(views) / sizeof(views[0]); v++)
+			fuzz_answer_use(&p, fuzz_lab_names, fuzz_lab_ntasks, LAB_NODES, views[v], &err);
+	proto_placement_free(&p);
+	free(text);
+	return 0;
+}
