@@ -7,6 +7,7 @@
 #include "order.h"
 #include "place.h"
 #include "topo.h"
+#include "place_ref.h"
 #include "plan.h"
 #include "tap.h"
 
@@ -258,6 +259,14 @@ test_blocks(void)
 	topo_free(m);
 }
 
+static int
+is_close(double a, double b)
+{
+	double d = a > b ? a - b : b - a;
+
+	return d <= 1e-9 * ((a < 0 ? -a : a) + (b < 0 ? -b : b) + 1.0);
+}
+
 /* The quality gates of the benchmark, as a test. */
 static void
 test_quality_gates(void)
@@ -290,22 +299,33 @@ test_quality_gates(void)
 			n[k].ntasks = 8;
 		}
 		plan_ctx_default(&ctx, c[i].nodes, 8);
-		plan_compute(&l, &ctx, &p, &err);
+		ok(plan_compute(&l, &ctx, &p, &err) == 0, "%s: plans (%s)", c[i].spec, err.text);
 		for (a = 0; a < PL_NAXES; a++)
 			bytes[a] = plan_axis_bytes(&p, a);
+		ok(bytes[PL_TP] > 0 && bytes[PL_DP] + bytes[PL_PP] > 0, "%s: the axes move bytes",
+		   c[i].spec);
 		if (place_compute(&l, m, n, c[i].nodes, bytes, &r, &err) < 0) {
 			ok(0, "%s: %s", c[i].spec, err.text);
-		} else if (c[i].inter) {
-			ok(r.cost.cross_switch_bytes * 1.5 <= r.baseline.cross_switch_bytes,
-			   "%s interleaved over %ld nodes: >= 1.5x fewer cross-switch bytes (%.3g vs %.3g GB)",
-			   c[i].spec, c[i].nodes, r.cost.cross_switch_bytes / 1e9,
-			   r.baseline.cross_switch_bytes / 1e9);
+			ok(0, "%s: not placed", c[i].spec);
 		} else {
-			ok(r.cost.cross_switch_bytes <= r.baseline.cross_switch_bytes,
-			   "%s contiguous over %ld nodes: never worse than block order", c[i].spec,
-			   c[i].nodes);
+			struct ref_cost ours = { 0, 0 }, base = { 0, 0 };
+			char why[256] = "";
+			int valid = ref_recost(&l, m, n, c[i].nodes, &r, bytes, &ours, &base, why,
+					       sizeof(why)) == 0;
+
+			ok(valid && is_close(ours.sw, r.cost.cross_switch_bytes) &&
+			   is_close(base.sw, r.baseline.cross_switch_bytes),
+			   "%s: the reported costs are those of the tasks returned %s", c[i].spec, why);
+			if (c[i].inter)
+				ok(valid && base.sw > 0 && ours.sw * 1.5 <= base.sw,
+				   "%s interleaved over %ld nodes: >= 1.5x fewer cross-switch bytes (%.3g vs %.3g GB)",
+				   c[i].spec, c[i].nodes, ours.sw / 1e9, base.sw / 1e9);
+			else
+				ok(valid && base.sw > 0 && ours.sw <= base.sw * (1 + 1e-12),
+				   "%s contiguous over %ld nodes: never worse than block order", c[i].spec,
+				   c[i].nodes);
+			place_result_free(&r);
 		}
-		place_result_free(&r);
 		free(n);
 		topo_free(m);
 	}
@@ -372,10 +392,249 @@ test_deterministic(void)
 	topo_free(m);
 }
 
+
+/* A map of 8-GPU nodes node1..node4 (and more) with this topology.conf. */
+static struct topo_map *
+fabric(const char *conf)
+{
+	static const char *const none[] = { NULL };
+	struct topo_map *m = topo_make_uniform(none, 0, 8, NULL);
+	pl_err_t err;
+
+	pl_err_clear(&err);
+	if (topo_read_slurm_text(m, conf, "test", true, &err) < 0)
+		diag("fabric: %s", err.text);
+	return m;
+}
+
+/*
+ * EP: tp2,ep2,dp4 over node1..node4 with 2 tasks each on the lab (leaves
+ * {node1,node3} and {node2,node4}), bytes tp 8, dp 1, ep 3.  Expert groups
+ * (Megatron: tp fastest, then ep): {0,2} {1,3} {4,6} {5,7}; dense DP rings
+ * {0,2,4,6} and {1,3,5,7}.  Topology order node1, node3, node2, node4 gets
+ * ranks 0-1, 2-3, 4-5, 6-7: every expert group stays under one leaf.  By
+ * hand: EP 4 groups x 2 directed pairs x 3 = 24 cross-node, 0 cross-switch;
+ * DP 2 rings x 4 edges (n1-n3, n3-n2, n2-n4, n4-n1) = 8 cross-node, 4 of
+ * them across leaves.  Block order: EP pairs (n1,n2) and (n3,n4) all cross
+ * leaves (24 + 24), the DP ring n1-n2-n3-n4 crosses on every edge (8 + 8).
+ */
+static void
+test_ep(void)
+{
+	struct topo_map *m = lab(8);
+	struct pl_layout l = lay("tp2,ep2,dp4", 8);
+	double bytes[PL_NAXES] = { 0 };
+	struct place_node n[4];
+	struct place_result r;
+	struct ref_cost ours = { 0, 0 }, base = { 0, 0 };
+	char why[256] = "";
+	pl_err_t err;
+	int i;
+
+	pl_err_clear(&err);
+	step4(n, 2);
+	bytes[PL_TP] = 8;
+	bytes[PL_DP] = 1;
+	bytes[PL_EP] = 3;
+	ok(place_compute(&l, m, n, 4, bytes, &r, &err) == 0, "tp2,ep2,dp4 places (%s)", err.text);
+	is_int(r.tasks[4].rank, 2, "node3's first task (procid 4) is rank 2");
+	is_int(r.tasks[2].rank, 4, "node2's first task (procid 2) is rank 4");
+	for (i = 0; i < 8; i += 4)
+		ok(r.tasks[r.rank_procid[i]].co.c[PL_EP] == 0 &&
+		   r.tasks[r.rank_procid[i + 2]].co.c[PL_EP] == 1 &&
+		   m->nodes[topo_find_node(m, n[r.tasks[r.rank_procid[i]].node].name)].sw ==
+		   m->nodes[topo_find_node(m, n[r.tasks[r.rank_procid[i + 2]].node].name)].sw,
+		   "expert group {%d,%d} under one leaf", i, i + 2);
+	is_double(r.cost.cross_node_bytes, 32, 1e-9, "cross-node: 24 EP + 8 DP");
+	is_double(r.cost.cross_switch_bytes, 4, 1e-9, "cross-switch: 4 DP edges, no EP");
+	is_double(r.baseline.cross_node_bytes, 32, 1e-9, "block order: the same cross-node bytes");
+	is_double(r.baseline.cross_switch_bytes, 32, 1e-9, "block order: 24 EP + 8 DP across leaves");
+	ok(ref_recost(&l, m, n, 4, &r, bytes, &ours, &base, why, sizeof(why)) == 0 &&
+	   is_close(ours.node, 32) && is_close(ours.sw, 4) && is_close(base.sw, 32),
+	   "the reference agrees %s", why);
+	place_result_free(&r);
+	topo_free(m);
+}
+
+/*
+ * node2 hangs under leaf0 and leaf1; node1 only under leaf0, node3 only
+ * under leaf1.  tp8,dp3 in block order: the DP ring node1-node2-node3
+ * crosses leaves only on its closing edge node3-node1; the PP chain of
+ * tp8,pp3 over node3, node2, node1 crosses none.  Bytes tp 8, dp 1, pp 2.
+ */
+static void
+test_two_leaves(void)
+{
+	struct topo_map *m = fabric("SwitchName=leaf0 Nodes=node[1-2]\n"
+				    "SwitchName=leaf1 Nodes=node[2-3]\n"
+				    "SwitchName=spine Switches=leaf[0-1]\n");
+	struct pl_layout l = lay("tp8,dp3", 24);
+	double bytes[PL_NAXES] = { 0 };
+	struct place_node n[3] = { { "node1", 8, NULL }, { "node2", 8, NULL }, { "node3", 8, NULL } };
+	struct place_result r;
+	pl_err_t err;
+
+	pl_err_clear(&err);
+	bytes[PL_TP] = 8;
+	bytes[PL_DP] = 1;
+	bytes[PL_PP] = 2;
+	ok(m->nodes[topo_find_node(m, "node2")].sw2 >= 0, "node2 is under two leaves");
+	ok(place_compute(&l, m, n, 3, bytes, &r, &err) == 0, "tp8,dp3 places (%s)", err.text);
+	is_double(r.baseline.cross_node_bytes, 8 * 3, 1e-9, "block order: 8 DP rings x 3 edges");
+	is_double(r.baseline.cross_switch_bytes, 8 * 1, 1e-9,
+		  "only the edge node3-node1 crosses (node2 shares a leaf with both)");
+	ok(r.cost.cross_switch_bytes <= 8 + 1e-9, "ours is no worse");
+	place_result_free(&r);
+	n[0].name = "node3";
+	n[2].name = "node1";
+	l = lay("tp8,pp3", 24);
+	ok(place_compute(&l, m, n, 3, bytes, &r, &err) == 0, "tp8,pp3 places (%s)", err.text);
+	is_double(r.baseline.cross_node_bytes, 8 * 2 * 2, 1e-9, "block order: 8 chains x 2 edges x 2");
+	is_double(r.baseline.cross_switch_bytes, 0, 1e-9,
+		  "node3-node2 and node2-node1 share leaf1 and leaf0");
+	place_result_free(&r);
+	topo_free(m);
+}
+
+/*
+ * Axes after TP follow traffic.  Leaves {node1,node4} and {node2,node3}:
+ * topology order node1, node4, node2, node3, so the axis placed right
+ * after TP pairs nodes under one leaf and the next one crosses.  With PP
+ * heavier (pp 5, dp 1) node4 must hold stage 1 of the same DP replica as
+ * node1; with DP heavier (dp 5, pp 1) it must hold replica 1 of stage 0.
+ * Costs by hand: the light axis crosses on 16 groups.
+ */
+static void
+test_traffic_priority(void)
+{
+	struct topo_map *m = fabric("SwitchName=leaf0 Nodes=node[1,4]\n"
+				    "SwitchName=leaf1 Nodes=node[2-3]\n"
+				    "SwitchName=spine Switches=leaf[0-1]\n");
+	struct pl_layout l = lay("tp8,pp2,dp2", 32);
+	double bytes[PL_NAXES] = { 0 };
+	struct place_node n[4];
+	struct place_result r;
+	pl_err_t err;
+
+	pl_err_clear(&err);
+	step4(n, 8);
+	bytes[PL_TP] = 8;
+	bytes[PL_PP] = 5;
+	bytes[PL_DP] = 1;
+	ok(place_compute(&l, m, n, 4, bytes, &r, &err) == 0, "pp-heavy places (%s)", err.text);
+	ok(r.tasks[24].co.c[PL_PP] == 1 && r.tasks[24].co.c[PL_DP] == 0,
+	   "pp heavier: node4 holds stage 1 of replica 0 (pp %ld, dp %ld)", r.tasks[24].co.c[PL_PP],
+	   r.tasks[24].co.c[PL_DP]);
+	ok(r.tasks[8].co.c[PL_PP] == 0 && r.tasks[8].co.c[PL_DP] == 1,
+	   "pp heavier: node2 holds stage 0 of replica 1");
+	/* 16 DP rings over 2 nodes (2 edges) cross; 16 PP chains (1 edge) do not. */
+	is_double(r.cost.cross_switch_bytes, 16 * 2 * 1, 1e-9, "only DP crosses leaves");
+	is_double(r.cost.cross_node_bytes, 16 * 2 * 1 + 16 * 5, 1e-9, "cross-node: DP and PP");
+	place_result_free(&r);
+	bytes[PL_PP] = 1;
+	bytes[PL_DP] = 5;
+	ok(place_compute(&l, m, n, 4, bytes, &r, &err) == 0, "dp-heavy places (%s)", err.text);
+	ok(r.tasks[24].co.c[PL_PP] == 0 && r.tasks[24].co.c[PL_DP] == 1,
+	   "dp heavier: node4 holds replica 1 of stage 0 (pp %ld, dp %ld)", r.tasks[24].co.c[PL_PP],
+	   r.tasks[24].co.c[PL_DP]);
+	is_double(r.cost.cross_switch_bytes, 16 * 1 * 1, 1e-9, "only PP crosses leaves");
+	place_result_free(&r);
+	topo_free(m);
+}
+
+/* layoutctl place --nodes node1,node1,node2,node2: the two node1 entries
+ * would get the same eight GPUs (ranks 0 and 8 on GPU 0). */
+static void
+test_repeated_node(void)
+{
+	struct topo_map *m = lab(8);
+	struct pl_layout l = lay("tp8", 32);
+	struct place_node n[4] = { { "node1", 8, NULL }, { "node1", 8, NULL },
+				   { "node2", 8, NULL }, { "node2", 8, NULL } };
+	struct place_result r;
+	pl_err_t err;
+
+	pl_err_clear(&err);
+	ok(place_compute(&l, m, n, 4, NULL, &r, &err) < 0, "a node listed twice is refused");
+	is_str(err.text, "node 'node1' is listed twice in the step (positions 1 and 2 of 4): each node may appear once",
+	       "naming it and where");
+	pl_err_clear(&err);
+	n[1].name = "node3";
+	n[3].name = "node1";
+	ok(place_check_nodes(n, 4, &err) < 0, "a repeat far apart");
+	like(err.text, "node 'node1' is listed twice in the step (positions 1 and 4 of 4)",
+	     "the first repeat in the caller's order");
+	pl_err_clear(&err);
+	n[3].name = "node4";
+	ok(place_check_nodes(n, 4, &err) == 0 && !pl_err_isset(&err), "distinct nodes pass");
+	topo_free(m);
+}
+
+/* The reference recomputes what place_compute reports, on every kind of step. */
+static void
+test_reference(void)
+{
+	static const struct { const char *fab; long nodes, group; const char *spec; int cyclic; } c[] = {
+		{ "tree", 8, 2, "tp8,pp2,dp4", 0 },
+		{ "tree", 8, 2, "tp2,cp2,pp2,dp8", 1 },
+		{ "tree", 16, 4, "tp4,ep4,dp8,pp4", 0 },
+		{ "tree", 16, 4, "tp8,dp16,order=torchtitan", 0 },
+		{ "tree", 12, 3, "tp8,pp3,dp4,order=megatron-tp-pp-dp", 1 },
+		{ "blocks", 16, 4, "tp16,pp2,dp2", 0 },
+		{ "blocks", 16, 4, "tp4,ep2,dp16", 1 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		int gpus = strcmp(c[i].fab, "blocks") == 0 ? 4 : 8;
+		struct topo_map *m = gpus == 4 ? topo_synth_blocks(c[i].nodes, 4, c[i].group) :
+					topo_synth_fat_tree(c[i].nodes, 8, c[i].group, 2, 1);
+		long world = c[i].nodes * gpus, k, j;
+		struct place_node *n = calloc((size_t)c[i].nodes, sizeof(*n));
+		long *tids = calloc((size_t)world, sizeof(*tids));
+		struct pl_layout l = lay(c[i].spec, world);
+		double bytes[PL_NAXES] = { 8, 4, 3, 1, 2 };
+		struct place_result r;
+		struct ref_cost ours = { 0, 0 }, base = { 0, 0 };
+		char why[256] = "";
+		pl_err_t err;
+
+		pl_err_clear(&err);
+		for (k = 0; k < c[i].nodes; k++) {
+			n[k].name = m->nodes[k].name;
+			n[k].ntasks = gpus;
+			if (c[i].cyclic) {
+				for (j = 0; j < gpus; j++)
+					tids[k * gpus + j] = k + j * c[i].nodes;
+				n[k].tids = &tids[k * gpus];
+			}
+		}
+		if (place_compute(&l, m, n, c[i].nodes, bytes, &r, &err) < 0) {
+			ok(0, "%s on %s: %s", c[i].spec, c[i].fab, err.text);
+		} else {
+			int valid = ref_recost(&l, m, n, c[i].nodes, &r, bytes, &ours, &base, why,
+					       sizeof(why)) == 0;
+
+			ok(valid && is_close(ours.node, r.cost.cross_node_bytes) &&
+			   is_close(ours.sw, r.cost.cross_switch_bytes) &&
+			   is_close(base.node, r.baseline.cross_node_bytes) &&
+			   is_close(base.sw, r.baseline.cross_switch_bytes) && ours.sw <= base.sw + 1e-9,
+			   "%s on %s%s: reference %g/%g (base %g/%g), placer %g/%g (base %g/%g) %s",
+			   c[i].spec, c[i].fab, c[i].cyclic ? ", cyclic" : "", ours.sw, ours.node, base.sw,
+			   base.node, r.cost.cross_switch_bytes, r.cost.cross_node_bytes,
+			   r.baseline.cross_switch_bytes, r.baseline.cross_node_bytes, why);
+			place_result_free(&r);
+		}
+		free(tids);
+		free(n);
+		topo_free(m);
+	}
+}
+
 int
 main(void)
 {
-	plan(51);
+	plan(107);
 	test_lab_pipeline();
 	test_cyclic_tids();
 	test_islands_and_nics();
@@ -385,5 +644,10 @@ main(void)
 	test_quality_gates();
 	test_rails();
 	test_deterministic();
+	test_ep();
+	test_two_leaves();
+	test_traffic_priority();
+	test_repeated_node();
+	test_reference();
 	return done_testing();
 }
