@@ -92,6 +92,74 @@ def check_rows(rows, spec, name, world=32, steered=False):
     return exp
 
 
+# The lab's cluster, by hand from tests/data/lab-topology.conf: 4 nodes of 8
+# GPUs (one NVLink domain each), leaf0 = node[1,3], leaf1 = node[2,4].
+LEAF = {"node1": "leaf0", "node3": "leaf0", "node2": "leaf1", "node4": "leaf1"}
+LEAF_NODES = {"leaf0": {"node1", "node3"}, "leaf1": {"node2", "node4"}}
+
+
+def groups(rows, key):
+    """{key(row): set of nodes} over the rows."""
+    g = {}
+    for r in rows:
+        g.setdefault(key(r), set()).add(r["SLURMD_NODENAME"])
+    return g
+
+
+def co(r, axis):
+    return int(r["PARALLEL_LAYOUT_%s_RANK" % axis])
+
+
+def by_hand_tp8_pp4(rows, name):
+    """tp8,pp4 on 32 GPUs, worked out without lib/: Megatron's order gives
+    rank = tp + 8*pp, so each stage is one TP group of 8, which only fits
+    one whole node; the 3 stage boundaries (0-1, 1-2, 2-3) carry the
+    activations, and 4 stages on 2 leaves of 2 nodes cross the spine at
+    least once: the best chain puts stages 0,1 under one leaf and 2,3
+    under the other."""
+    if len(rows) != 32:
+        return ok(False, name + ": by hand: 32 rows")
+    ok(all(co(r, "TP") == int(r["RANK"]) % 8 and co(r, "PP") == int(r["RANK"]) // 8 for r in rows),
+       name + ": by hand: rank = tp + 8*pp (Megatron order)")
+    stage = groups(rows, lambda r: co(r, "PP"))
+    ok(sorted(stage) == [0, 1, 2, 3] and all(len(v) == 1 for v in stage.values())
+       and len(set().union(*stage.values())) == 4,
+       name + ": by hand: each PP stage fills exactly one node, 4 distinct nodes")
+    leaf = {s: LEAF[next(iter(n))] for s, n in stage.items() if len(n) == 1}
+    ok(len(leaf) == 4 and leaf[0] == leaf[1] and leaf[2] == leaf[3] and leaf[1] != leaf[2],
+       name + ": by hand: stages 0,1 under one leaf, 2,3 under the other (one spine crossing), got %s"
+       % sorted((s, sorted(n)) for s, n in stage.items()))
+
+
+def by_hand_tp4_pp2_dp4(rows, name):
+    """tp4,pp2,dp4 on 32 GPUs, without lib/: rank = tp + 4*dp + 16*pp.  A
+    TP group (4 GPUs) sits on one node, two per node.  What is left is which
+    of DP and PP crosses the spine: a DP group all-reduces the gradients of
+    its stage's share of the model every step (for the default 7B model,
+    7e9/(tp*pp) parameters x 2 bytes x 2(dp-1)/dp, about 2.6 GB per rank),
+    while a stage boundary sends one micro-batch's activations each way
+    (seq 4096 x hidden 4096 x 2 bytes / tp, some MB per micro-batch): DP
+    stays under a leaf, so each stage holds one leaf's two nodes."""
+    if len(rows) != 32:
+        return ok(False, name + ": by hand: 32 rows")
+    ok(all(co(r, "TP") == int(r["RANK"]) % 4 and co(r, "DP") == int(r["RANK"]) // 4 % 4
+           and co(r, "PP") == int(r["RANK"]) // 16 for r in rows),
+       name + ": by hand: rank = tp + 4*dp + 16*pp (Megatron order)")
+    tp = groups(rows, lambda r: (co(r, "DP"), co(r, "PP")))
+    ok(len(tp) == 8 and all(len(v) == 1 for v in tp.values()), name + ": by hand: 8 TP groups, each on one node")
+    per_node = {}
+    for (d, p), n in tp.items():
+        per_node.setdefault(next(iter(n)), set()).add(p)
+    ok(len(per_node) == 4 and all(len(v) == 1 for v in per_node.values()),
+       name + ": by hand: each node holds two TP groups of the same stage")
+    stage = groups(rows, lambda r: co(r, "PP"))
+    ok(sorted(map(sorted, stage.values())) == sorted(map(sorted, LEAF_NODES.values())),
+       name + ": by hand: each stage holds one leaf's two nodes, got %s" % sorted((s, sorted(n)) for s, n in stage.items()))
+    dp = groups(rows, lambda r: (co(r, "TP"), co(r, "PP")))
+    ok(all(len({LEAF[n] for n in v}) == 1 for v in dp.values()),
+       name + ": by hand: every DP group stays under one leaf")
+
+
 lab = Lab(plugin=PLUGIN, plugin_args="map=%s socket=@LAB@/run/layoutd-%%n.sock timeout_ms=1000" % MAP)
 # The socket pattern needs the lab's directory.
 lab.knobs["plugin_args"] = lab.knobs["plugin_args"].replace("@LAB@", lab.dir)
@@ -120,6 +188,7 @@ if err.strip():
     diag(err)
 rows = rows_of(out)
 exp = check_rows(rows, "tp8,pp4", "standalone srun")
+by_hand_tp8_pp4(rows, "standalone srun")
 if exp:
     c, b = exp["cost"], exp["baseline_cost"]
     ok(c["cross_switch_bytes_per_step"] < b["cross_switch_bytes_per_step"],
@@ -138,7 +207,17 @@ is_eq(sorted({(r["SLURMD_NODENAME"], r["NODE_RANK"]) for r in rows}),
 script = "#!/bin/bash\nsrun --parallel-layout=tp8,pp4 bash -c '%s'\n" % PRINT_ENV
 rc, out, err = lab.sbatch_wait(["-N4", "-n32"], script=script, timeout=120)
 is_eq(rc, 0, "sbatch -N4 -n32 with srun --parallel-layout inside exits 0")
-check_rows(rows_of(out), "tp8,pp4", "inside sbatch", steered=True)
+rows = rows_of(out)
+check_rows(rows, "tp8,pp4", "inside sbatch", steered=True)
+by_hand_tp8_pp4(rows, "inside sbatch")
+script = "#!/bin/bash\nsrun --parallel-layout=tp4,pp2,dp4 bash -c '%s'\n" % PRINT_ENV
+rc, out, err = lab.sbatch_wait(["-N4", "-n32"], script=script, timeout=120)
+rows = rows_of(out)
+is_eq(rc, 0, "sbatch -N4 -n32, srun --parallel-layout=tp4,pp2,dp4 exits 0")
+check_rows(rows, "tp4,pp2,dp4", "tp4,pp2,dp4 inside sbatch", steered=True)
+by_hand_tp4_pp2_dp4(rows, "tp4,pp2,dp4 inside sbatch")
+rc, out, err = lab.srun(["-N4", "-n32", "--parallel-layout=tp4,pp2,dp4", "bash", "-c", PRINT_ENV])
+by_hand_tp4_pp2_dp4(rows_of(out), "tp4,pp2,dp4 standalone")
 rc, out, err = lab.sbatch_wait(["-N4", "-n32", "--parallel-layout=tp8,pp4", "--wrap",
                                 "srun bash -c '%s'" % PRINT_ENV], timeout=120)
 is_eq(rc, 0, "sbatch --parallel-layout (inherited by srun) exits 0")
@@ -156,6 +235,14 @@ for spec, needle in (("tp16,pp2", "tp=16 exceeds the 8 GPUs"),
        "refused --parallel-layout=%s: rc 255, says '%s'" % (spec, needle))
     if needle not in err:
         diag(err)
+for n in (4000, 5000):  # parsed and refused; longer than a spec may be
+    long_spec = "tp8," + "x" * n
+    rc, out, err = lab.srun(["-N4", "-n32", "--parallel-layout=" + long_spec, "true"], timeout=30)
+    ours = [l for l in err.splitlines() if "parallel-layout: " in l and "Invalid --parallel-layout argument" not in l]
+    ok(rc == 255 and ours and all(len(l) < 400 for l in ours),
+       "a %d-character spec is refused and the plugin's messages echo it cut (longest %d characters)"
+       % (len(long_spec), max([len(l) for l in ours] or [0])))
+    like(err, "(%d bytes)" % len(long_spec), "saying how long it was")
 is_eq(last_job_id(), before, "no job was allocated for the refused requests")
 is_eq(lab.bad_nodes(), {}, "no node drained or down")
 
