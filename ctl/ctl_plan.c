@@ -87,7 +87,7 @@ job_run(struct job *j, const char *spec, const char *topology, const char *nodes
 			   &j->nnodes) < 0)
 		return 1;
 	if (svc_run(j->map, spec, j->nodes, j->nnodes, &opt, &j->r, &err) < 0) {
-		ctl_error("--layout=%s: %s", spec, err.text);
+		ctl_error("--layout=%s: %s", ctl_clip(spec), err.text);
 		return 1;
 	}
 	return 0;
@@ -285,7 +285,8 @@ parse_args(int argc, char **argv, struct args *a, void (*help)(void))
 
 			a->gpu_mem = strtod(optarg, &end);
 			if (end == optarg || *end || !(a->gpu_mem > 0) || a->gpu_mem > 1e6) {
-				ctl_error("--gpu-mem=%s: expected GB per GPU, e.g. 80", optarg);
+				ctl_error("--gpu-mem=%s: expected GB per GPU, e.g. 80",
+					  ctl_clip(optarg));
 				return 2;
 			}
 			break;
@@ -295,12 +296,12 @@ parse_args(int argc, char **argv, struct args *a, void (*help)(void))
 			return -1;
 		default:
 			ctl_error("%s: unknown or incomplete option '%s' (see '%s --help')", argv[0],
-				  argv[optind - 1], argv[0]);
+				  ctl_clip(argv[optind - 1]), argv[0]);
 			return 2;
 		}
 	}
 	if (optind < argc) {
-		ctl_error("%s: unexpected argument '%s'", argv[0], argv[optind]);
+		ctl_error("%s: unexpected argument '%s'", argv[0], ctl_clip(argv[optind]));
 		return 2;
 	}
 	if (!a->layout) {
@@ -320,7 +321,8 @@ plan_help(void)
 	       "the batch arithmetic, the placement's network cost against Slurm's block order,\n"
 	       "and the warnings that matter.  --previous compares with the layout this one\n"
 	       "replaces (a dp change changes the global batch).  --svg draws the placement.\n"
-	       "Exit status: 0 planned (warnings included), 1 bad layout or input, 2 usage.\n");
+	       "Exit status: 0 planned (warnings included), 1 bad layout or input or a\n"
+	       "placement refused (the plan is still shown), 2 usage.\n");
 }
 
 int
@@ -338,7 +340,7 @@ ctl_plan(int argc, char **argv)
 		     false);
 	if (rv == 0 && a.svg) {
 		if (!j.r.place_ok) {
-			ctl_error("--svg %s: nothing to draw: %s", a.svg, j.r.place_error);
+			ctl_error("--svg %s: nothing to draw: %s", ctl_clip(a.svg), j.r.place_error);
 			rv = 1;
 		} else if (ctl_svg_write(a.svg, &j.r.layout, j.map, j.nodes, j.nnodes, &j.r.place) < 0) {
 			rv = 1;
@@ -349,6 +351,9 @@ ctl_plan(int argc, char **argv)
 			rv = print_json(plan_json(&j));
 		else
 			print_plan(&j);
+		/* The plan is shown, but the layout cannot run here. */
+		if (rv == 0 && !j.r.place_ok)
+			rv = 1;
 	}
 	job_free(&j);
 	return rv;

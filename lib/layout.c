@@ -145,17 +145,12 @@ layout_model_preset(const char *name)
 	return NULL;
 }
 
-/* Quote a token for a message, cut short so a huge one still fits. */
+/* Quote a token for a message: cut short so a huge one still fits, and
+ * escaped (pl_clip). */
 static const char *
 quote(char *buf, size_t size, const char *tok)
 {
-	size_t len = strlen(tok);
-
-	if (len <= QUOTE_MAX)
-		snprintf(buf, size, "%s", tok);
-	else
-		snprintf(buf, size, "%.*s...", QUOTE_MAX, tok);
-	return buf;
+	return pl_clip(tok, buf, size);
 }
 
 /* Saturating product, so that absurd sizes compare as "too big". */
@@ -340,7 +335,7 @@ parse_order(const char *tok, const char *val, struct pl_layout *out,
 		{ PL_TP, PL_CP, PL_EP, PL_DP, PL_PP };
 	static const enum pl_axis tppdp[PL_NAXES] =
 		{ PL_TP, PL_CP, PL_EP, PL_PP, PL_DP };
-	char q[QUOTE_MAX + 4], part[16];
+	char q[PL_CLIP_BUF], part[16];
 	const char *p = val;
 	bool seen[PL_NAXES] = { false };
 	int n = 0, a;
@@ -416,7 +411,7 @@ static int
 parse_word(int k, const char *tok, const char *val, struct pl_layout *out,
 	   struct parse_state *st, pl_err_t *err)
 {
-	char q[QUOTE_MAX + 4], low[8];
+	char q[PL_CLIP_BUF], low[8];
 	size_t i;
 
 	quote(q, sizeof(q), tok);
@@ -463,7 +458,7 @@ parse_value(int k, const char *tok, const char *val, struct pl_layout *out,
 	    struct parse_state *st, pl_err_t *err)
 {
 	const struct key_def *kd = &keys[k];
-	char q[QUOTE_MAX + 4];
+	char q[PL_CLIP_BUF];
 	long v = 0;
 	int rc;
 
@@ -516,7 +511,7 @@ static int
 unknown_key(const char *q, const char *key, pl_err_t *err)
 {
 	const char *hint = suggest_key(key);
-	char qk[QUOTE_MAX + 4];
+	char qk[PL_CLIP_BUF];
 
 	quote(qk, sizeof(qk), key);
 	if (hint)
@@ -532,7 +527,7 @@ static int
 parse_token(char *tok, struct pl_layout *out, struct parse_state *st,
 	    pl_err_t *err)
 {
-	char q[QUOTE_MAX + 4], q2[QUOTE_MAX + 4], keybuf[QUOTE_MAX + 4];
+	char q[PL_CLIP_BUF], q2[PL_CLIP_BUF], keybuf[PL_CLIP_BUF];
 	char *eq = strchr(tok, '=');
 	const char *val;
 	size_t klen;
@@ -588,7 +583,7 @@ parse_token(char *tok, struct pl_layout *out, struct parse_state *st,
 static int
 check_bytes(const char *spec, size_t len, pl_err_t *err)
 {
-	char q[QUOTE_MAX + 4], after[QUOTE_MAX + 16], head[QUOTE_MAX + 1];
+	char q[PL_CLIP_BUF], after[PL_CLIP_BUF + 16], head[QUOTE_MAX + 1];
 	const char *what = NULL;
 	size_t i;
 
@@ -690,8 +685,10 @@ finish(struct pl_layout *l, const struct parse_state *st, pl_err_t *err)
 		if (st->seen[a])
 			l->size[a] = st->ival[a];
 	l->dp_auto = !st->seen[K_DP] || st->ival[K_DP] == 0;
-	if (st->seen[K_SEQ])
+	if (st->seen[K_SEQ]) {
 		l->seq = st->ival[K_SEQ];
+		l->have_seq = true;
+	}
 	if (st->seen[K_MBS])
 		l->mbs = st->ival[K_MBS];
 	if (st->seen[K_GBS])
@@ -706,7 +703,7 @@ finish(struct pl_layout *l, const struct parse_state *st, pl_err_t *err)
 		 * innermost, then later an ep dimension of its own), so no
 		 * single answer would be right.
 		 */
-		char q[QUOTE_MAX + 4];
+		char q[PL_CLIP_BUF];
 
 		pl_err_set(err, "'%s': ep%ld is not supported with "
 			   "order=torchtitan (its expert mesh layout differs "
@@ -750,7 +747,7 @@ layout_parse(const char *spec, struct pl_layout *out, pl_err_t *err)
 	for (;;) {
 		size_t n = strcspn(p, ",");
 		bool last = p[n] == '\0';
-		char q[QUOTE_MAX + 4];
+		char q[PL_CLIP_BUF];
 
 		if (n == 0) {
 			pl_err_set(err, "'%s': empty item at position %zu "

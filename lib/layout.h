@@ -61,6 +61,7 @@ struct pl_layout {
 	bool have_model;	/* model= or params= etc. was given */
 	struct pl_model model;	/* a default (7b) when !have_model */
 	long seq;		/* tokens per sample; default 4096 */
+	bool have_seq;		/* seq= was given (else the default: never refused) */
 	long mbs;		/* micro-batch size; default 1 */
 	long gbs;		/* global batch; 0 = not pinned */
 	int zero;		/* 0..3 */

@@ -305,10 +305,20 @@ test_errors(void)
 	memset(huge, '9', 3000);
 	memcpy(huge, "tp=", 3);
 	huge[3000] = '\0';
-	bad(huge, "'tp=999999999", "...': tp is too large");
+	bad(huge, "'tp=999999999", "...(3000 bytes)': tp is too large");
 	memset(huge, 'q', 3000);
 	memcpy(huge + 3000, "=1", 3);
 	bad(huge, "unknown key 'qqqqq", NULL);
+	{
+		struct pl_layout l;
+		pl_err_t err;
+
+		pl_err_clear(&err);
+		layout_parse(huge, &l, &err);
+		ok(strlen(err.text) < 400, "a 3002-byte token is echoed clipped (%zu bytes)",
+		   strlen(err.text));
+		like(err.text, "...(3002 bytes)", "saying how long it was");
+	}
 	memset(huge, 'q', 3000);
 	huge[3000] = ' ';
 	huge[3001] = '\0';
@@ -458,7 +468,7 @@ test_format(void)
 int
 main(void)
 {
-	plan(380);
+	plan(382);
 	test_sizes();
 	test_orders();
 	test_model();

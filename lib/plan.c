@@ -248,12 +248,21 @@ check_layout(const struct pl_layout *l, const struct plan_ctx *ctx, pl_err_t *er
 
 	if (check_positive(l, err) < 0)
 		return -1;
-	if (check_divides(l->model.layers, "layers", l->size[PL_PP], "pp",
-			  "each pipeline stage takes layers/pp whole layers", err) < 0 ||
-	    check_divides(l->model.heads, "heads", l->size[PL_TP], "tp",
-			  "each TP rank takes whole attention heads", err) < 0 ||
-	    check_divides(l->seq, "seq", l->size[PL_CP], "cp",
-			  "each CP rank takes seq/cp tokens", err) < 0)
+	/*
+	 * Only what the user typed is held to the framework's rules: an
+	 * assumed model or the default seq must never refuse a layout (srun
+	 * accepts it).  Layers need not divide by pp at all (uneven stages).
+	 */
+	if (l->have_model && l->model.layers < l->size[PL_PP])
+		return pl_err_set(err, "layers=%ld is fewer than pp=%ld (each pipeline stage "
+				  "needs at least one layer; accepted: pp of at most %ld)",
+				  l->model.layers, l->size[PL_PP], l->model.layers);
+	if ((l->have_model &&
+	     check_divides(l->model.heads, "heads", l->size[PL_TP], "tp",
+			   "each TP rank takes whole attention heads", err) < 0) ||
+	    (l->have_seq &&
+	     check_divides(l->seq, "seq", l->size[PL_CP], "cp",
+			   "each CP rank takes seq/cp tokens", err) < 0))
 		return -1;
 	need = (double)l->size[PL_TP] * (double)l->size[PL_CP] *
 	       (double)l->size[PL_PP] * (double)l->size[PL_DP];
@@ -262,6 +271,42 @@ check_layout(const struct pl_layout *l, const struct plan_ctx *ctx, pl_err_t *er
 				  "job has %ld (accepted: sizes whose product is %ld)",
 				  need, ctx->world, ctx->world);
 	return 0;
+}
+
+/*
+ * How the layers split over pp stages.  Even when pp divides them.
+ * Otherwise as Megatron-Core's uneven pipeline allows it (the first and
+ * the last stage take their own counts, every middle stage the same): the
+ * middle stages take ceil(layers/pp) when that leaves the first and last
+ * stage a layer each, else floor(layers/pp), and the first and last stage
+ * split the rest, the first taking the odd one.  Fewer layers than stages
+ * (only an assumed model gets here) plan as one layer a stage.
+ */
+static void
+plan_stages(const struct pl_layout *l, struct plan *out)
+{
+	long L = l->model.layers, pp = l->size[PL_PP], k, rest;
+
+	if (L % pp == 0 || L < pp) {
+		k = L < pp ? 1 : L / pp;
+		out->layers_per_stage = out->layers_first_stage = out->layers_last_stage = k;
+		return;
+	}
+	if (pp == 2) {
+		out->layers_first_stage = L - L / 2;
+		out->layers_last_stage = L / 2;
+		out->layers_per_stage = out->layers_first_stage;
+		return;
+	}
+	k = L / pp + 1;
+	rest = L - (pp - 2) * k;
+	if (rest < 2) {
+		k = L / pp;
+		rest = L - (pp - 2) * k;
+	}
+	out->layers_first_stage = rest - rest / 2;
+	out->layers_last_stage = rest / 2;
+	out->layers_per_stage = k > out->layers_first_stage ? k : out->layers_first_stage;
 }
 
 /*
@@ -306,10 +351,36 @@ plan_schedule(const struct pl_layout *l, struct plan *out, pl_err_t *err)
 	out->micro_batches = m;
 	out->grad_accum_steps = m;
 	out->global_batch = l->gbs > 0 ? l->gbs : l->mbs * m * l->size[PL_DP];
-	out->bubble_fraction = (double)(l->size[PL_PP] - 1) / (double)m;
 	out->inflight_micro_batches = l->size[PL_PP] < m ? l->size[PL_PP] : m;
-	out->layers_per_stage = l->model.layers / l->size[PL_PP];
+	plan_stages(l, out);
+	if (l->model.layers % l->size[PL_PP] == 0) {
+		out->bubble_fraction = (double)(l->size[PL_PP] - 1) / (double)m;
+	} else {
+		/*
+		 * The largest stage sets the pace: m + pp - 1 slots of its
+		 * layers, against m slots of layers/pp for a perfect split.
+		 * Even stages give (pp-1)/m.
+		 */
+		double pp = (double)l->size[PL_PP], big = (double)out->layers_per_stage;
+		double even = (double)l->model.layers / pp;
+
+		out->bubble_fraction = ((double)m + pp - 1.0) * big / ((double)m * even) - 1.0;
+	}
 	return 0;
+}
+
+/*
+ * Parameters one GPU of the largest stage holds: params/(tp*pp) for even
+ * stages, the largest stage's share of the layers over tp otherwise.
+ */
+static double
+held_params(const struct pl_layout *l, const struct plan *out)
+{
+	double tp = (double)l->size[PL_TP], pp = (double)l->size[PL_PP];
+
+	if (l->model.layers % l->size[PL_PP] == 0)
+		return l->model.params / (tp * pp);
+	return l->model.params * (double)out->layers_per_stage / (double)l->model.layers / tp;
 }
 
 /*
@@ -323,12 +394,11 @@ static void
 plan_memory(const struct pl_layout *l, struct plan *out)
 {
 	double tp = (double)l->size[PL_TP], cp = (double)l->size[PL_CP];
-	double pp = (double)l->size[PL_PP];
 	double replicas = (double)l->size[PL_DP] * cp;
 	double tokens = (double)l->seq / cp * (double)l->mbs;	/* per CP rank */
 	double layer, held = (double)out->inflight_micro_batches;
 
-	out->state_gb_per_gpu = state_bytes(l->model.params / (tp * pp), l->optimizer,
+	out->state_gb_per_gpu = state_bytes(held_params(l, out), l->optimizer,
 					    l->zero, replicas) / 1e9;
 	layer = plan_layer_activation_bytes(l->seq, l->mbs, l->model.hidden,
 					    l->model.heads, l->recompute);
@@ -359,7 +429,7 @@ plan_traffic(const struct pl_layout *l, struct plan *out)
 	double act = (double)l->seq / cp * (double)l->mbs * h * 2.0;
 	/* full recomputation replays each forward pass once in backward */
 	double fwd = l->recompute == PL_RECOMPUTE_FULL ? 2.0 : 1.0;
-	double held = l->model.params / (tp * pp);
+	double held = held_params(l, out);
 
 	out->tp_bytes_per_step = (2.0 * fwd + 2.0) * act * ring(tp) * lps * m;
 	/*
@@ -513,10 +583,45 @@ warn_memory(const struct pl_layout *l, const struct plan_ctx *ctx, struct plan *
 	     out->logits_gb_per_gpu);
 }
 
+/* What an assumed figure or an uneven split means for the plan. */
+static void
+warn_shape(const struct pl_layout *l, struct plan *out)
+{
+	long L = l->model.layers, pp = l->size[PL_PP];
+	const char *who = l->have_model ? "" : "the assumed model's ";
+
+	if (L < pp)
+		warn(out, "the assumed model's %ld layers are fewer than pp=%ld stages: planned "
+		     "as one layer a stage (give model= or layers= for yours)", L, pp);
+	else if (L % pp != 0 && pp == 2)
+		warn(out, "%slayers=%ld do not divide by pp=2: planned as uneven stages of %ld "
+		     "and %ld layers (Megatron-Core: --decoder-first-pipeline-num-layers %ld); "
+		     "the larger stage sets memory and the bubble", who, L,
+		     out->layers_first_stage, out->layers_last_stage, out->layers_first_stage);
+	else if (L % pp != 0)
+		warn(out, "%slayers=%ld do not divide by pp=%ld: planned as uneven stages, first "
+		     "%ld, %ld middle of %ld, last %ld layers (Megatron-Core: "
+		     "--decoder-first-pipeline-num-layers %ld --decoder-last-pipeline-num-layers "
+		     "%ld); the largest stage (%ld) sets memory and the bubble", who, L, pp,
+		     out->layers_first_stage, pp - 2,
+		     (L - out->layers_first_stage - out->layers_last_stage) / (pp - 2),
+		     out->layers_last_stage, out->layers_first_stage, out->layers_last_stage,
+		     out->layers_per_stage);
+	if (!l->have_model && l->model.heads % l->size[PL_TP] != 0)
+		warn(out, "the assumed model's heads=%ld do not divide by tp=%ld: its figures "
+		     "are a rough guide (give model= or heads= for yours)", l->model.heads,
+		     l->size[PL_TP]);
+	if (!l->have_seq && l->seq % l->size[PL_CP] != 0)
+		warn(out, "the default seq=%ld does not divide by cp=%ld: figures use seq/cp "
+		     "tokens per rank (give seq= for yours)", l->seq, l->size[PL_CP]);
+}
+
 static void
 plan_warnings(const struct pl_layout *l, const struct plan_ctx *ctx, struct plan *out)
 {
 	long pp = l->size[PL_PP];
+
+	warn_shape(l, out);
 
 	if (ctx->domain_gpus > 0 && l->size[PL_TP] > ctx->domain_gpus)
 		warn(out, "tp=%ld spans NVLink domains of %ld GPUs: every layer's "

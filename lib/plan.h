@@ -46,9 +46,15 @@ struct plan {
 	long micro_batches;	/* per pipeline per step (= grad_accum_steps) */
 	long grad_accum_steps;
 	long global_batch;
-	double bubble_fraction;	/* (pp-1)/m */
+	/*
+	 * (pp-1)/m for even stages; for uneven ones (m+pp-1)*big/(m*layers/pp)
+	 * - 1, big being the largest stage's layers.
+	 */
+	double bubble_fraction;
 	long inflight_micro_batches;	/* min(pp, m): what the first 1F1B stage holds */
-	long layers_per_stage;	/* layers/pp */
+	long layers_per_stage;	/* the largest stage's layers: layers/pp when even */
+	long layers_first_stage;	/* uneven stages (Megatron-Core): first and last */
+	long layers_last_stage;	/* stage; both layers/pp when even */
 	/*
 	 * Estimated seconds per step each axis spends on its link class: 0 when
 	 * the axis moves nothing, -1 when that link class's bandwidth is unknown.
@@ -76,10 +82,14 @@ double plan_layer_activation_bytes(long s, long b, long h, long a, enum pl_recom
 
 /*
  * Fill *out for a resolved layout (every size >= 1, dp resolved).  ctx may
- * be NULL: nominal bandwidths, nothing known about the machines.  Returns 0,
- * or -1 with err naming the offending value (layers not divisible by pp,
- * heads by tp, seq by cp, gbs by mbs*dp, a size or model figure that is not
- * positive, a world that does not match the layout).  *out is zeroed first.
+ * be NULL: nominal bandwidths, nothing known about the machines.  Layers
+ * that pp does not divide plan as uneven stages (the largest drives memory,
+ * traffic and the bubble) with a warning.  A figure the user did not give
+ * (the assumed model, the default seq) never refuses: it warns.  Returns 0,
+ * or -1 with err naming the offending value (a given model's heads not
+ * divisible by tp or layers fewer than pp, a given seq not divisible by cp,
+ * gbs by mbs*dp, a size or model figure that is not positive, a world that
+ * does not match the layout).  *out is zeroed first.
  */
 int plan_compute(const struct pl_layout *l, const struct plan_ctx *ctx,
 		 struct plan *out, pl_err_t *err);

@@ -41,6 +41,7 @@ lay(long tp, long cp, long ep, long dp, long pp)
 	l.model.heads = 32;
 	l.model.vocab = 32000;
 	l.seq = 4096;
+	l.have_seq = true;
 	l.mbs = 1;
 	l.gbs = 0;
 	l.zero = 0;
@@ -424,12 +425,13 @@ test_errors(void)
 	pl_err_t err;
 
 	l = lay(1, 1, 1, 1, 5);
-	expect_error(&l, NULL, "layers=32 is not divisible by pp=5", "layers % pp");
-	pl_err_clear(&err);
-	plan_compute(&l, NULL, &p, &err);
-	like(err.text, "1, 2, 4, 8, 16, 32", "the message lists the accepted pp");
+	l.model.layers = 4;
+	expect_error(&l, NULL, "layers=4 is fewer than pp=5", "a given model: fewer layers than stages");
 	l = lay(5, 1, 1, 1, 1);
 	expect_error(&l, NULL, "heads=32 is not divisible by tp=5", "heads % tp");
+	pl_err_clear(&err);
+	plan_compute(&l, NULL, &p, &err);
+	like(err.text, "1, 2, 4, 8, 16, 32", "the message lists the accepted tp");
 	l = lay(1, 3, 1, 1, 1);
 	expect_error(&l, NULL, "seq=4096 is not divisible by cp=3", "seq % cp");
 	l = lay(0, 1, 1, 1, 1);
@@ -504,10 +506,9 @@ test_huge(void)
 	expect_error(&l, NULL, "overflows", "mbs*dp overflow");
 	l.gbs = LONG_MAX;
 	expect_error(&l, NULL, "not divisible by mbs*dp", "pinned gbs below an overflowing mbs*dp");
-	l = lay(1, 1, 1, 1, 1);
-	l.model.layers = 999983;	/* prime: the divisor list is short */
-	l.size[PL_PP] = 2;
-	expect_error(&l, NULL, "a divisor of 999983: 1, 999983", "a prime layer count");
+	l = lay(2, 1, 1, 1, 1);
+	l.model.heads = 999983;	/* prime: the divisor list is short */
+	expect_error(&l, NULL, "a divisor of 999983: 1, 999983", "a prime head count");
 	l = lay(1, 1, 1, 1, 1);
 	l.seq = LONG_MAX;
 	l.model.hidden = LONG_MAX;
@@ -665,10 +666,118 @@ test_warn_previous(void)
 	}
 }
 
+/*
+ * Layers pp does not divide: Megatron-Core's uneven stages, planned, not
+ * refused.  Figures by hand for 7B (L 32, h 4096, a 32, s 4096) on
+ * tp8,pp3: middle stage ceil(32/3) = 11, first and last share 32-11 = 21
+ * as 11 and 10; m = 4*3 = 12.
+ */
+static void
+test_uneven(void)
+{
+	struct pl_layout l;
+	struct plan p;
+
+	l = lay(8, 1, 1, 1, 3);
+	if (compute(&l, NULL, &p) == 0) {
+		is_int(p.layers_per_stage, 11, "tp8,pp3: the largest stage has 11 layers");
+		is_int(p.layers_first_stage, 11, "first stage 11");
+		is_int(p.layers_last_stage, 10, "last stage 10");
+		/* (m+pp-1)*11 / (m*32/3) - 1 = 14*11/128 - 1 = 26/128 */
+		is_double(p.bubble_fraction, 0.203125, TOL, "bubble 26/128: the 11-layer stage sets the pace");
+		/* 7e9*11/32/8 = 300781250 params * 16 B */
+		is_double(p.state_gb_per_gpu, 4.8125, TOL, "state: the largest stage's share, 4.8125 GB");
+		/* (34+5*32)*4096^2 = 3254779904 B a layer, /8, x 11 layers x 3 in flight */
+		is_double(p.activation_gb_per_gpu, 13.425967104, TOL, "activations: 11 layers x 3 micro-batches");
+		/* 4 * 2^25 * 1.75 * 11 layers * 12 micro-batches */
+		is_double(p.tp_bytes_per_step, 31004295168.0, TOL, "tp traffic of 11 layers");
+		/* 2 directions * 2^25/8 * 12 */
+		is_double(p.pp_bytes_per_step, 100663296.0, TOL, "pp traffic as for any interior stage");
+		ok(find_warning(&p, "layers=32 do not divide by pp=3") >= 0, "warned: uneven");
+		ok(find_warning(&p, "first 11, 1 middle of 11, last 10 layers") >= 0, "the split is named");
+		ok(find_warning(&p, "--decoder-first-pipeline-num-layers 11 --decoder-last-pipeline-num-layers 10") >= 0,
+		   "and how to ask Megatron-Core for it");
+	}
+	/* 13 layers on pp8: middle 2 would leave 13-12 = 1 for two stages, so
+	 * middle 1 each, first and last share 13-6 = 7 as 4 and 3. */
+	l = lay(1, 1, 1, 1, 8);
+	l.model.layers = 13;
+	if (compute(&l, NULL, &p) == 0) {
+		is_int(p.layers_first_stage, 4, "13 on pp8: first stage 4");
+		is_int(p.layers_last_stage, 3, "last 3");
+		is_int(p.layers_per_stage, 4, "the largest 4 (4+6*1+3 = 13)");
+		/* m = 32: (32+7)*4 / (32*13/8) - 1 = 156/52 - 1 = 2 */
+		is_double(p.bubble_fraction, 2.0, TOL, "bubble (39*4)/(52) - 1 = 2");
+	}
+	/* 5 on pp4: 2,1,1,1 */
+	l = lay(1, 1, 1, 1, 4);
+	l.model.layers = 5;
+	if (compute(&l, NULL, &p) == 0) {
+		is_int(p.layers_first_stage, 2, "5 on pp4: first 2");
+		is_int(p.layers_last_stage, 1, "last 1");
+		is_int(p.layers_per_stage, 2, "largest 2");
+	}
+	/* pp2: the first takes the odd layer */
+	l = lay(1, 1, 1, 1, 2);
+	l.model.layers = 999983;
+	if (compute(&l, NULL, &p) == 0) {
+		is_int(p.layers_first_stage, 499992, "pp2: first 499992");
+		is_int(p.layers_last_stage, 499991, "last 499991");
+		ok(find_warning(&p, "uneven stages of 499992 and 499991 layers") >= 0, "warned with the split");
+	}
+	/* even stages: unchanged, and no warning */
+	l = lay(1, 1, 1, 1, 4);
+	if (compute(&l, NULL, &p) == 0) {
+		is_int(p.layers_first_stage, 8, "32 on pp4: 8 a stage");
+		is_int(p.layers_last_stage, 8, "last 8");
+		is_double(p.bubble_fraction, 3.0 / 16.0, TOL, "bubble (pp-1)/m");
+		ok(find_warning(&p, "divide") < 0, "no uneven warning");
+	}
+}
+
+/* What the user did not give never refuses a layout: it warns. */
+static void
+test_assumed(void)
+{
+	struct pl_layout l;
+	struct plan p;
+
+	l = lay(3, 1, 1, 1, 1);
+	l.have_model = false;	/* 32 heads assumed, tp3 */
+	if (compute(&l, NULL, &p) == 0)
+		ok(find_warning(&p, "the assumed model's heads=32 do not divide by tp=3") >= 0,
+		   "assumed heads by tp: planned, warned");
+	else
+		ok(0, "assumed heads by tp: planned, warned");
+	l = lay(1, 3, 1, 1, 1);
+	l.have_seq = false;	/* seq 4096 by default, cp3 */
+	if (compute(&l, NULL, &p) == 0)
+		ok(find_warning(&p, "the default seq=4096 does not divide by cp=3") >= 0,
+		   "default seq by cp: planned, warned");
+	else
+		ok(0, "default seq by cp: planned, warned");
+	l = lay(1, 1, 1, 1, 64);
+	l.have_model = false;	/* 32 layers assumed, 64 stages */
+	if (compute(&l, NULL, &p) == 0) {
+		is_int(p.layers_per_stage, 1, "assumed 32 layers on pp64: one a stage");
+		ok(find_warning(&p, "fewer than pp=64 stages") >= 0, "warned");
+	} else {
+		ok(0, "assumed 32 layers on pp64: planned");
+		ok(0, "warned");
+	}
+	l = lay(1, 1, 1, 1, 3);
+	l.have_model = false;
+	if (compute(&l, NULL, &p) == 0)
+		ok(find_warning(&p, "the assumed model's layers=32 do not divide by pp=3") >= 0,
+		   "assumed layers by pp: says the model is assumed");
+	else
+		ok(0, "assumed layers by pp: says the model is assumed");
+}
+
 int
 main(void)
 {
-	plan(232);
+	plan(262);
 	test_state();
 	test_activations();
 	test_traffic();
@@ -679,5 +788,7 @@ main(void)
 	test_warnings();
 	test_warn_memory();
 	test_warn_previous();
+	test_uneven();
+	test_assumed();
 	return done_testing();
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
 """layoutctl plan: the planner's figures, warnings and errors end to end."""
+import json
 import os
 import tempfile
 import xml.etree.ElementTree as ET
@@ -66,10 +67,39 @@ for m, want in ((4, 1.75), (8, 0.875), (16, 0.4375), (32, 0.21875), (64, 0.10937
     ok(has == (want > 0.25), "bubble warning %s at %.1f %%" % ("present" if want > 0.25 else "absent", want * 100))
 
 # Warnings.
-p = plan("tp16,pp2", 4, 8)
+# A refused placement: the plan is shown, and the exit status is 1.
+rc, out, err = run("plan", "--layout", "tp16,pp2", "--nodes", "4", "--gpus-per-node", "8", "--json")
+is_eq(rc, 1, "tp16 on 8-GPU nodes: placement refused, exit 1")
+p = json.loads(out) if out.strip() else {"warnings": [], "placement": 0}
 ok(any("tp=16" in w and "NVLink" in w for w in p["warnings"]), "tp16 on 8-GPU nodes warns TP crosses NVLink domains")
 ok(p["placement"] is None and any("placement refused" in w for w in p["warnings"]),
    "and placement is refused with the reason")
+rc, out, err = run("plan", "--layout", "tp16", "--nodes", "4", "--gpus-per-node", "8")
+is_eq(rc, 1, "plain plan of a refused layout exits 1")
+like(out, "placement refused: tp=16 exceeds", "and shows why")
+
+# An assumed model never refuses a layout; pp that does not divide the
+# layers plans Megatron-Core's uneven stages (7b: 32 layers on pp3 is
+# 11+11+10; m = 12, bubble 14*11/(12*32/3) - 1 = 26/128).
+for spec in ("tp8,pp3", "tp8,pp3,model=7b"):
+    rc, out, err = run("plan", "--layout", spec, "--nodes", "3", "--gpus-per-node", "8", "--json")
+    is_eq(rc, 0, "plan %s on 3x8 exits 0 (%s)" % (spec, err.strip()))
+    p = json.loads(out) if rc == 0 else {"bubble_fraction": None, "warnings": []}
+    is_close(p["bubble_fraction"], 26 / 128, "%s: bubble of the 11-layer stage, 20.3 %%" % spec)
+    ok(any("first 11, 1 middle of 11, last 10 layers" in w for w in p["warnings"]),
+       "%s: the uneven split is a warning" % spec)
+rc, out, err = run("plan", "--layout", "tp3,cp3", "--nodes", "1", "--gpus-per-node", "9", "--json")
+is_eq(rc, 0, "tp3,cp3: the assumed heads and the default seq do not refuse it (%s)" % err.strip())
+rc, out, err = run("plan", "--layout", "tp3,model=7b", "--nodes", "1", "--gpus-per-node", "3")
+ok(rc == 1 and "heads=32 is not divisible by tp=3" in err, "a named model still holds tp to its heads")
+
+# Echoed input is cut to a readable length.
+rc, out, err = run("plan", "--layout", "tp8," + "x" * 5000, "--nodes", "1", "--gpus-per-node", "8")
+ok(rc == 1 and len(err) < 400 and "...(5004 bytes)" in err,
+   "a 5,004-byte spec is echoed clipped (%d bytes of message)" % len(err))
+rc, out, err = run("plan", "--layout", "tp8", "--nodes", "n\x1b[1-2", "--topology", data("lab-topology.conf"),
+                   "--gpus-per-node", "8")
+ok(rc == 1 and "\\x1b" in err and "\x1b" not in err, "an escape byte in --nodes is echoed as \\x1b")
 p = plan("tp8,model=70b", 1, 8, "--gpu-mem", "80")
 ok(any("exceeds the 80 GB" in w for w in p["warnings"]), "70b on one node of 80 GB GPUs warns about memory")
 p = plan("tp8,pp8,model=70b,zero=1", 8, 8, "--gpu-mem", "80")
