@@ -20,6 +20,13 @@
 /* Print "layoutctl: <msg>" on stderr. */
 void ctl_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/*
+ * An input fit to echo in a message (pl_clip: cut to 64 characters,
+ * control bytes escaped), in one of a few static buffers that take turns:
+ * up to four may appear in one message.  For this program's messages only.
+ */
+const char *ctl_clip(const char *s);
+
 /* 7516192768 -> "7.52 GB" into buf; returns buf. */
 const char *ctl_bytes(double b, char *buf, size_t size);
 

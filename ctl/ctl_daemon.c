@@ -86,7 +86,7 @@ parse_id(const char *opt, const char *val)
 	errno = 0;
 	v = strtol(val, &end, 10);
 	if (errno || end == val || *end || v < 0) {
-		ctl_error("%s=%s: expected a whole number from 0", opt, val);
+		ctl_error("%s=%s: expected a whole number from 0", opt, ctl_clip(val));
 		return -2;
 	}
 	return v;
@@ -106,7 +106,7 @@ dparse(int argc, char **argv, unsigned allowed, struct dargs *a, void (*help)(vo
 	while ((c = getopt_long(argc, argv, "", dopts, NULL)) != -1) {
 		if (c < D_SOCKET || c > D_HELP) {
 			ctl_error("%s: unknown or incomplete option '%s' (see '" CTL_PROG " %s --help')",
-				  argv[0], argv[optind - 1], argv[0]);
+				  argv[0], ctl_clip(argv[optind - 1]), argv[0]);
 			return 2;
 		}
 		if (!(allowed & D_BIT(c))) {
@@ -142,7 +142,7 @@ dparse(int argc, char **argv, unsigned allowed, struct dargs *a, void (*help)(vo
 		}
 	}
 	if (optind < argc) {
-		ctl_error("%s: unexpected argument '%s'", argv[0], argv[optind]);
+		ctl_error("%s: unexpected argument '%s'", argv[0], ctl_clip(argv[optind]));
 		return 2;
 	}
 	if (!a->socket && default_socket(a) < 0)
@@ -242,7 +242,7 @@ ctl_status(int argc, char **argv)
 	h = json_loads(body, 0, NULL);
 	st = json_string_value(json_object_get(h, "status"));
 	if (!st) {
-		ctl_error("status: %s: the answer is not a layoutd health report", a.socket);
+		ctl_error("status: %s: the answer is not a layoutd health report", ctl_clip(a.socket));
 		goto out;
 	}
 	if (a.json) {
@@ -339,11 +339,11 @@ query_nodes(const struct dargs *a, struct hosts *names, struct place_node **out)
 
 	pl_err_clear(&err);
 	if (hosts_expand(names, a->nodes, 1000000, &err) < 0) {
-		ctl_error("--nodes=%s: %s", a->nodes, err.text);
+		ctl_error("--nodes=%s: %s", ctl_clip(a->nodes), err.text);
 		return -1;
 	}
 	if (names->n == 0) {
-		ctl_error("--nodes=%s: the step has no nodes", a->nodes);
+		ctl_error("--nodes=%s: the step has no nodes", ctl_clip(a->nodes));
 		return -1;
 	}
 	if (a->tpn <= 0) {

@@ -58,6 +58,16 @@ ctl_error(const char *fmt, ...)
 }
 
 const char *
+ctl_clip(const char *s)
+{
+	static char ring[4][PL_CLIP_BUF];
+	static unsigned next;
+
+	next = (next + 1) % 4;
+	return pl_clip(s, ring[next], sizeof(ring[next]));
+}
+
+const char *
 ctl_bytes(double b, char *buf, size_t size)
 {
 	if (b >= 1e9)
@@ -78,7 +88,7 @@ ctl_parse_count(const char *opt, const char *val, long max)
 	errno = 0;
 	v = strtol(val, &end, 10);
 	if (errno || end == val || *end != '\0' || v <= 0 || v > max) {
-		ctl_error("%s=%s: expected a whole number from 1 to %ld", opt, val, max);
+		ctl_error("%s=%s: expected a whole number from 1 to %ld", opt, ctl_clip(val), max);
 		return -1;
 	}
 	return v;
@@ -96,11 +106,11 @@ ctl_load_topology(const char *path, long gpus_per_node)
 		FILE *f = fopen(path, "r");
 
 		if (!f)
-			ctl_error("--topology %s: %s", path, strerror(errno));
+			ctl_error("--topology %s: %s", ctl_clip(path), strerror(errno));
 		else {
 			fclose(f);
 			ctl_error("--topology %s: not a cluster map (layoutctl topo build) nor a Slurm topology.conf",
-				  path);
+				  ctl_clip(path));
 		}
 		return NULL;
 	}
@@ -112,11 +122,12 @@ ctl_load_topology(const char *path, long gpus_per_node)
 	}
 	if (strcmp(kind, "slurm-topology") != 0) {
 		ctl_error("--topology %s: this is %s input; build a map from it with '" CTL_PROG " topo build'",
-			  path, kind);
+			  ctl_clip(path), kind);
 		return NULL;
 	}
 	if (gpus_per_node <= 0) {
-		ctl_error("--topology %s is a Slurm topology.conf: give --gpus-per-node G too", path);
+		ctl_error("--topology %s is a Slurm topology.conf: give --gpus-per-node G too",
+			  ctl_clip(path));
 		return NULL;
 	}
 	m = topo_make_uniform(NULL, 0, (int)gpus_per_node, &err);
@@ -169,7 +180,7 @@ ctl_step_nodes(const struct topo_map *m, const char *hostlist, long tasks_per_no
 	memset(names, 0, sizeof(*names));
 	if (hostlist) {
 		if (hosts_expand(names, hostlist, 1000000, &err) < 0) {
-			ctl_error("--nodes=%s: %s", hostlist, err.text);
+			ctl_error("--nodes=%s: %s", ctl_clip(hostlist), err.text);
 			return -1;
 		}
 	} else {

@@ -171,7 +171,7 @@ topo_show(int argc, char **argv)
 			return 0;
 		} else if (argv[k][0] == '-' || path) {
 			ctl_error("topo show: unexpected argument '%s' (usage: topo show MAP [--json])",
-				  argv[k]);
+				  ctl_clip(argv[k]));
 			return 2;
 		} else
 			path = argv[k];

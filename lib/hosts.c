@@ -5,11 +5,13 @@
  * groups of numbers and ranges, and several groups expand as a product with
  * the leftmost group varying slowest.
  */
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "hosts.h"
 
 /* 18 digits always fit an unsigned long long with room for +1. */
@@ -29,6 +31,25 @@ struct group {
 	int nr;
 	unsigned long long count;
 };
+
+/*
+ * pl_err_set with the expression in front, clipped and escaped (pl_clip):
+ * "hostlist 'EXPR'" and then fmt.  Always -1.
+ */
+static int hl_err(pl_err_t *err, const char *expr, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int
+hl_err(pl_err_t *err, const char *expr, const char *fmt, ...)
+{
+	char c[PL_CLIP_BUF], tail[PL_ERR_TEXT];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(tail, sizeof(tail), fmt, ap);
+	va_end(ap);
+	return pl_err_set(err, "hostlist '%s'%s", pl_clip(expr, c, sizeof(c)), tail);
+}
 
 static int
 is_blank(char c)
@@ -93,8 +114,8 @@ parse_number(const char **pp, unsigned long long *val, int *ndigits,
 
 	while (is_digit(*p)) {
 		if (++n > HOSTS_MAX_DIGITS)
-			return pl_err_set(err, "hostlist '%.80s': number at offset %ld "
-					  "is too long (at most %d digits)", expr,
+			return hl_err(err, expr, ": number at offset %ld "
+					  "is too long (at most %d digits)",
 					  (long)(*pp - expr), HOSTS_MAX_DIGITS);
 		v = v * 10 + (unsigned long long)(*p - '0');
 		p++;
@@ -121,22 +142,21 @@ parse_group(struct group *g, const char *p, const char *end, const char *expr,
 			cap++;
 	g->r = calloc((size_t)cap, sizeof(*g->r));
 	if (!g->r)
-		return pl_err_set(err, "out of memory expanding hostlist '%.80s'", expr);
+		return hl_err(err, expr, ": out of memory");
 	g->nr = 0;
 	g->count = 0;
 	if (p == end)
-		return pl_err_set(err, "hostlist '%.80s': empty brackets at offset %ld "
-				  "(accepted: numbers and ranges, e.g. n[1-4,7])",
-				  expr, (long)(p - 1 - expr));
+		return hl_err(err, expr, ": empty brackets at offset %ld "
+				  "(accepted: numbers and ranges, e.g. n[1-4,7])", (long)(p - 1 - expr));
 	while (p < end) {
 		struct range *r = &g->r[g->nr];
 		const char *lo = p;
 		int nd = 0, nd2 = 0;
 
 		if (!is_digit(*p))
-			return pl_err_set(err, "hostlist '%.80s': unexpected '%c' at offset "
+			return hl_err(err, expr, ": unexpected '%c' at offset "
 					  "%ld inside brackets (accepted: numbers, "
-					  "ranges lo-hi, commas)", expr, *p,
+					  "ranges lo-hi, commas)", *p,
 					  (long)(p - expr));
 		if (parse_number(&p, &r->lo, &nd, expr, err) < 0)
 			return -1;
@@ -146,14 +166,14 @@ parse_group(struct group *g, const char *p, const char *end, const char *expr,
 		if (*p == '-') {
 			p++;
 			if (!is_digit(*p))
-				return pl_err_set(err, "hostlist '%.80s': range at offset "
-						  "%ld has no end (write lo-hi)", expr,
+				return hl_err(err, expr, ": range at offset "
+						  "%ld has no end (write lo-hi)",
 						  (long)(lo - expr));
 			if (parse_number(&p, &r->hi, &nd2, expr, err) < 0)
 				return -1;
 			if (r->hi < r->lo)
-				return pl_err_set(err, "hostlist '%.80s': range %llu-%llu "
-						  "is descending (write %llu-%llu)", expr,
+				return hl_err(err, expr, ": range %llu-%llu "
+						  "is descending (write %llu-%llu)",
 						  r->lo, r->hi, r->hi, r->lo);
 		}
 		g->count += r->hi - r->lo + 1;
@@ -161,14 +181,14 @@ parse_group(struct group *g, const char *p, const char *end, const char *expr,
 		if (p == end)
 			break;
 		if (*p != ',')
-			return pl_err_set(err, "hostlist '%.80s': unexpected '%c' at offset "
+			return hl_err(err, expr, ": unexpected '%c' at offset "
 					  "%ld inside brackets (accepted: numbers, "
-					  "ranges lo-hi, commas)", expr, *p,
+					  "ranges lo-hi, commas)", *p,
 					  (long)(p - expr));
 		p++;
 		if (p == end || *p == ',')
-			return pl_err_set(err, "hostlist '%.80s': empty range at offset %ld "
-					  "inside brackets", expr, (long)(p - expr));
+			return hl_err(err, expr, ": empty range at offset %ld "
+					  "inside brackets", (long)(p - expr));
 	}
 	return 0;
 }
@@ -203,7 +223,7 @@ generate(struct hosts *out, const struct group *g, int ng, const char *tail,
 		cap += g[i].litlen + 24;
 	buf = malloc(cap);
 	if (!ri || !val || !buf) {
-		pl_err_set(err, "out of memory expanding hostlist '%.80s'", expr);
+		hl_err(err, expr, ": out of memory");
 		goto out;
 	}
 	for (i = 0; i < ng; i++)
@@ -219,7 +239,7 @@ generate(struct hosts *out, const struct group *g, int ng, const char *tail,
 		memcpy(buf + len, tail, (size_t)(end - tail));
 		len += (size_t)(end - tail);
 		if (hosts_push(out, buf, len) < 0) {
-			pl_err_set(err, "out of memory expanding hostlist '%.80s'", expr);
+			hl_err(err, expr, ": out of memory");
 			goto out;
 		}
 		/* Odometer: the rightmost group turns fastest. */
@@ -265,7 +285,7 @@ expand_piece(struct hosts *out, const char *p, const char *end, const char *expr
 			ng++;
 	g = calloc((size_t)ng + 1, sizeof(*g));
 	if (!g)
-		return pl_err_set(err, "out of memory expanding hostlist '%.80s'", expr);
+		return hl_err(err, expr, ": out of memory");
 	ng = 0;
 	while (tail < end) {
 		const char *open = memchr(tail, '[', (size_t)(end - tail));
@@ -288,8 +308,8 @@ expand_piece(struct hosts *out, const char *p, const char *end, const char *expr
 			total *= g[i].count;
 	}
 	if (total > (unsigned long long)*budget) {
-		pl_err_set(err, "hostlist '%.80s': expands to too many names "
-			   "(more than %ld)", expr, limit);
+		hl_err(err, expr, ": expands to too many names "
+			   "(more than %ld)", limit);
 		goto out;
 	}
 	if (out && generate(out, g, ng, tail, end, expr, err) < 0)
@@ -310,15 +330,14 @@ piece_end(const char *p, const char *expr, pl_err_t *err)
 	for (; *p; p++) {
 		if (*p == '[') {
 			if (open) {
-				pl_err_set(err, "hostlist '%.80s': nested '[' at offset %ld",
-					   expr, (long)(p - expr));
+				hl_err(err, expr, ": nested '[' at offset %ld", (long)(p - expr));
 				return NULL;
 			}
 			open = p;
 		} else if (*p == ']') {
 			if (!open) {
-				pl_err_set(err, "hostlist '%.80s': ']' at offset %ld has no "
-					   "matching '['", expr, (long)(p - expr));
+				hl_err(err, expr, ": ']' at offset %ld has no "
+					   "matching '['", (long)(p - expr));
 				return NULL;
 			}
 			open = NULL;
@@ -327,8 +346,7 @@ piece_end(const char *p, const char *expr, pl_err_t *err)
 		}
 	}
 	if (open) {
-		pl_err_set(err, "hostlist '%.80s': '[' at offset %ld has no matching ']'",
-			   expr, (long)(open - expr));
+		hl_err(err, expr, ": '[' at offset %ld has no matching ']'", (long)(open - expr));
 		return NULL;
 	}
 	return p;
@@ -348,8 +366,8 @@ walk(struct hosts *out, const char *expr, long limit, pl_err_t *err)
 		while (is_blank(*p))
 			p++;
 		if (*p == ',' || !*p)
-			return pl_err_set(err, "hostlist '%.80s': empty name at offset %ld "
-					  "(names are separated by single commas)", expr,
+			return hl_err(err, expr, ": empty name at offset %ld "
+					  "(names are separated by single commas)",
 					  (long)(p - expr));
 		end = piece_end(p, expr, err);
 		if (!end || expand_piece(out, p, end, expr, limit, &budget, err) < 0)
@@ -378,55 +396,24 @@ hosts_expand(struct hosts *out, const char *expr, long limit, pl_err_t *err)
 	while (is_blank(*p))
 		p++;
 	if (!*p)
-		return pl_err_set(err, "hostlist '%.80s' is empty (accepted: e.g. "
-				  "node[01-16],gpu7)", expr);
+		return hl_err(err, expr, " is empty (accepted: e.g. "
+				  "node[01-16],gpu7)");
 	/* Check everything first, so a bad list appends nothing and the array
 	 * grows once (its capacity is not recorded in struct hosts). */
 	total = walk(NULL, expr, limit > 0 ? limit : HOSTS_DEFAULT_LIMIT, err);
 	if (total < 0)
 		return -1;
 	if ((unsigned long)(out->n + total) > SIZE_MAX / sizeof(*names))
-		return pl_err_set(err, "out of memory expanding hostlist '%.80s'", expr);
+		return hl_err(err, expr, ": out of memory");
 	names = realloc(out->names, (size_t)(out->n + total) * sizeof(*names));
 	if (!names)
-		return pl_err_set(err, "out of memory expanding hostlist '%.80s'", expr);
+		return hl_err(err, expr, ": out of memory");
 	out->names = names;
 	if (walk(out, expr, total, err) < 0) {
 		hosts_truncate(out, keep);
 		return -1;
 	}
 	return 0;
-}
-
-/* A growing string; `bad` remembers an allocation failure. */
-struct sbuf {
-	char *s;
-	size_t len, cap;
-	int bad;
-};
-
-static void
-sbuf_add(struct sbuf *b, const char *s, size_t n)
-{
-	if (b->bad)
-		return;
-	if (b->len + n + 1 > b->cap) {
-		size_t want = b->cap ? b->cap : 64;
-		char *p;
-
-		while (want < b->len + n + 1)
-			want *= 2;
-		p = realloc(b->s, want);
-		if (!p) {
-			b->bad = 1;
-			return;
-		}
-		b->s = p;
-		b->cap = want;
-	}
-	memcpy(b->s + b->len, s, n);
-	b->len += n;
-	b->s[b->len] = '\0';
 }
 
 /* A name split around its last run of digits. */
@@ -480,12 +467,12 @@ fits(const struct split *s, int width)
 }
 
 static void
-add_number(struct sbuf *b, unsigned long long v, int width)
+add_number(struct buf *b, unsigned long long v, int width)
 {
 	char num[32];
 	int n = snprintf(num, sizeof(num), "%0*llu", width, v);
 
-	sbuf_add(b, num, (size_t)n);
+	buf_add(b, num, (size_t)n);
 }
 
 /*
@@ -496,30 +483,29 @@ add_number(struct sbuf *b, unsigned long long v, int width)
 char *
 hosts_compress(const struct hosts *h)
 {
-	struct sbuf b = { NULL, 0, 0, 0 };
+	struct buf b = BUF_INIT;
 	struct split *sp = NULL;
 	long i, j, k;
 
-	sbuf_add(&b, "", 0);
 	if (h->n > 0)
 		sp = calloc((size_t)h->n, sizeof(*sp));
 	if (h->n > 0 && !sp)
-		b.bad = 1;
+		b.bad = true;
 	for (i = 0; !b.bad && i < h->n; i++)
 		split_name(&sp[i], h->names[i]);
 	for (i = 0; !b.bad && i < h->n; i = j) {
 		const struct split *s = &sp[i];
 
 		if (i > 0)
-			sbuf_add(&b, ",", 1);
+			buf_add(&b, ",", 1);
 		for (j = i + 1; j < h->n && same_stem(s, &sp[j]); j++)
 			;
 		if (j == i + 1) {
-			sbuf_add(&b, s->name, strlen(s->name));
+			buf_add(&b, s->name, strlen(s->name));
 			continue;
 		}
-		sbuf_add(&b, s->name, s->prelen);
-		sbuf_add(&b, "[", 1);
+		buf_add(&b, s->name, s->prelen);
+		buf_add(&b, "[", 1);
 		for (k = i; k < j; ) {
 			int width = fits(&sp[k], 0) ? 0 : sp[k].nd;
 			long e = k + 1;
@@ -527,22 +513,18 @@ hosts_compress(const struct hosts *h)
 			while (e < j && sp[e].val == sp[e - 1].val + 1 && fits(&sp[e], width))
 				e++;
 			if (k > i)
-				sbuf_add(&b, ",", 1);
+				buf_add(&b, ",", 1);
 			add_number(&b, sp[k].val, width);
 			if (e - 1 > k) {
-				sbuf_add(&b, "-", 1);
+				buf_add(&b, "-", 1);
 				add_number(&b, sp[e - 1].val, width);
 			}
 			k = e;
 		}
-		sbuf_add(&b, "]", 1);
-		sbuf_add(&b, s->name + s->prelen + s->nd,
+		buf_add(&b, "]", 1);
+		buf_add(&b, s->name + s->prelen + s->nd,
 			 strlen(s->name + s->prelen + s->nd));
 	}
 	free(sp);
-	if (b.bad) {
-		free(b.s);
-		return NULL;
-	}
-	return b.s;
+	return buf_take(&b);
 }

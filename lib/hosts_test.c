@@ -248,10 +248,31 @@ test_round_trip(void)
 	is_int(failures, 0, "300 random lists survive compress then expand");
 }
 
+/* An echoed expression is cut to a readable length and escaped. */
+static void
+test_clipped(void)
+{
+	static char big[5001];
+	struct hosts h = { 0, NULL };
+	pl_err_t err;
+
+	memset(big, 'n', 4990);
+	memcpy(big + 4990, "[1-2", 5);	/* no ']' */
+	pl_err_clear(&err);
+	ok(hosts_expand(&h, big, 0, &err) < 0, "a 4994-byte bad hostlist is refused");
+	ok(strlen(err.text) < 200, "its message is short (%zu bytes)", strlen(err.text));
+	like(err.text, "...(4994 bytes)", "and says how long the input was");
+	pl_err_clear(&err);
+	ok(hosts_expand(&h, "a\x1b[2J[", 0, &err) < 0, "a hostlist with an escape byte is refused");
+	like(err.text, "hostlist 'a\\x1b[2J['", "the byte is written as \\x1b");
+	hosts_free(&h);
+}
+
 int
 main(void)
 {
-	plan(95);
+	plan(100);
+	test_clipped();
 	test_expand();
 	test_compress();
 	test_round_trip();

@@ -141,9 +141,12 @@ name_ok(const char *name, const char *what, pl_err_t *err)
 
 	if (!name || !*name)
 		return pl_err_set(err, "empty %s name", what);
-	if (strlen(name) >= TOPO_NAME)
-		return pl_err_set(err, "%s name '%.40s...' is longer than %d characters",
-				  what, name, TOPO_NAME - 1);
+	if (strlen(name) >= TOPO_NAME) {
+		char c[PL_CLIP_BUF];
+
+		return pl_err_set(err, "%s name '%s' is longer than %d characters",
+				  what, pl_clip(name, c, sizeof(c)), TOPO_NAME - 1);
+	}
 	/* The map file is JSON: a name that is not text would be dropped
 	 * from it when written. */
 	for (p = name; *p; p++)

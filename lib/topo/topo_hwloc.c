@@ -615,15 +615,17 @@ static char *
 read_xml(const char *path, pl_err_t *err)
 {
 	static const char close_tag[] = "</topology>";
-	char *buf = NULL, *rv = NULL;
+	char *buf = NULL, *rv = NULL, c[PL_CLIP_BUF];
 	size_t len, end;
+
+	pl_clip(path, c, sizeof(c));
 
 	buf = topo_util_read_file(path, HW_MAX_XML_BYTES, "an lstopo XML export", &len, err);
 	if (!buf)
 		goto out;
 	if (strlen(buf) != len || !strstr(buf, "<topology")) {
 		pl_err_set(err, "%s: no <topology> element; expected an lstopo XML export (hwloc v1 or v2 format)",
-			   path);
+			   c);
 		goto out;
 	}
 	end = len;
@@ -632,7 +634,7 @@ read_xml(const char *path, pl_err_t *err)
 		end--;
 	if (end < sizeof(close_tag) - 1 ||
 	    strncmp(buf + end - (sizeof(close_tag) - 1), close_tag, sizeof(close_tag) - 1) != 0) {
-		pl_err_set(err, "%s: does not end with </topology> (truncated file?)", path);
+		pl_err_set(err, "%s: does not end with </topology> (truncated file?)", c);
 		goto out;
 	}
 	rv = buf;
@@ -653,8 +655,8 @@ topo_read_hwloc(struct topo_nodetype *t, const char *path, pl_err_t *err)
 	hwloc_topology_t topo = NULL;
 	struct hgpu *gpus = NULL;
 	struct hnic *nics = NULL;
-	const char *label = path ? path : "hwloc discovery of this node";
-	char *xml = NULL;
+	char c[PL_CLIP_BUF], *xml = NULL;
+	const char *label = path ? pl_clip(path, c, sizeof(c)) : "hwloc discovery of this node";
 	int ngpus = 0, nnics = 0, rv = -1;
 
 	if (path && !(xml = read_xml(path, err)))
@@ -667,7 +669,7 @@ topo_read_hwloc(struct topo_nodetype *t, const char *path, pl_err_t *err)
 	/* I/O objects are filtered out by default: GPUs and NICs would vanish. */
 	hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_ALL);
 	if (xml && hwloc_topology_set_xmlbuffer(topo, xml, (int)strlen(xml) + 1) < 0) {
-		pl_err_set(err, "%s: hwloc cannot read this XML: %s", path, strerror(errno));
+		pl_err_set(err, "%s: hwloc cannot read this XML: %s", label, strerror(errno));
 		goto out;
 	}
 	/* A job's cgroup must not hide the rest of the node's type. */

@@ -20,9 +20,12 @@ copy_name(char *dst, size_t size, const char *src, const char *what, pl_err_t *e
 {
 	if (!src)
 		src = "";
-	if (strlen(src) >= size)
-		return pl_err_set(err, "%s '%.40s...' is longer than %zu characters",
-				  what, src, size - 1);
+	if (strlen(src) >= size) {
+		char c[PL_CLIP_BUF];
+
+		return pl_err_set(err, "%s '%s' is longer than %zu characters",
+				  what, pl_clip(src, c, sizeof(c)), size - 1);
+	}
 	strcpy(dst, src);
 	return 0;
 }
@@ -131,7 +134,7 @@ topo_to_json_text(const struct topo_map *m)
 int
 topo_save(const struct topo_map *m, const char *path, pl_err_t *err)
 {
-	char *text = topo_to_json_text(m);
+	char *text = topo_to_json_text(m), c[PL_CLIP_BUF];
 	FILE *f = NULL;
 	int rv = -1;
 
@@ -139,18 +142,19 @@ topo_save(const struct topo_map *m, const char *path, pl_err_t *err)
 		pl_err_set(err, "out of memory writing the map");
 		goto out;
 	}
+	pl_clip(path, c, sizeof(c));
 	f = fopen(path, "w");
 	if (!f) {
-		pl_err_set(err, "%s: %s", path, strerror(errno));
+		pl_err_set(err, "%s: %s", c, strerror(errno));
 		goto out;
 	}
 	if (fputs(text, f) < 0 || fputc('\n', f) < 0) {
-		pl_err_set(err, "%s: write failed: %s", path, strerror(errno));
+		pl_err_set(err, "%s: write failed: %s", c, strerror(errno));
 		goto out;
 	}
 	if (fclose(f) != 0) {
 		f = NULL;
-		pl_err_set(err, "%s: %s", path, strerror(errno));
+		pl_err_set(err, "%s: %s", c, strerror(errno));
 		goto out;
 	}
 	f = NULL;
@@ -298,6 +302,7 @@ unpack_links(json_t *links, struct topo_map *m, pl_err_t *err)
 	json_t *v;
 
 	json_object_foreach(links, key, v) {
+		char c[PL_CLIP_BUF];
 		struct topo_linkclass *lc = NULL;
 		const char *source = "";
 		json_error_t je;
@@ -308,7 +313,7 @@ unpack_links(json_t *links, struct topo_map *m, pl_err_t *err)
 				lc = &m->link[i];
 		if (!lc)
 			return pl_err_set(err, "link_classes: unknown class '%s' (accepted: nvlink, pcie, leaf, spine)",
-					  key);
+					  pl_clip(key, c, sizeof(c)));
 		if (json_unpack_ex(v, &je, JSON_STRICT, "{s:F, s?:b, s?:s}", "gbps", &lc->gbps,
 				   "measured", &measured, "source", &source) < 0)
 			return pl_err_set(err, "link_classes.%s: %s (accepted: gbps, measured, source)",
@@ -331,6 +336,7 @@ unpack_switches(json_t *sws, struct topo_map *m, pl_err_t *err)
 	/* Two passes: parents may be listed after their children. */
 	json_array_foreach(sws, i, v) {
 		const char *name = NULL, *parent = NULL;
+		char c[PL_CLIP_BUF];
 		json_error_t je;
 		int level = 0, idx;
 		double gbps = 0;
@@ -340,7 +346,8 @@ unpack_switches(json_t *sws, struct topo_map *m, pl_err_t *err)
 			return pl_err_set(err, "switches[%zu]: %s (accepted: name, parent, level, gbps)",
 					  i, je.text);
 		if (topo_find_switch(m, name) >= 0)
-			return pl_err_set(err, "switches[%zu]: switch '%s' is listed twice", i, name);
+			return pl_err_set(err, "switches[%zu]: switch '%s' is listed twice", i,
+					  pl_clip(name, c, sizeof(c)));
 		idx = topo_add_switch(m, name, -1, err);
 		if (idx < 0)
 			return -1;
@@ -348,6 +355,7 @@ unpack_switches(json_t *sws, struct topo_map *m, pl_err_t *err)
 	}
 	json_array_foreach(sws, i, v) {
 		json_t *p = json_object_get(v, "parent");
+		char c[PL_CLIP_BUF];
 		int pi;
 
 		if (!p)
@@ -355,7 +363,7 @@ unpack_switches(json_t *sws, struct topo_map *m, pl_err_t *err)
 		pi = topo_find_switch(m, json_string_value(p));
 		if (pi < 0)
 			return pl_err_set(err, "switch '%s': parent '%s' is not in switches",
-					  m->switches[i].name, json_string_value(p));
+					  m->switches[i].name, pl_clip(json_string_value(p), c, sizeof(c)));
 		m->switches[i].parent = pi;
 	}
 	topo_finish(m);
@@ -366,6 +374,7 @@ static int
 unpack_node(json_t *v, size_t i, struct topo_map *m, pl_err_t *err)
 {
 	const char *name = NULL, *type = NULL, *sw = NULL, *sw2 = NULL, *block = NULL;
+	char c[PL_CLIP_BUF], c0[PL_CLIP_BUF];
 	json_error_t je;
 	long idx;
 	struct topo_node *n;
@@ -379,13 +388,17 @@ unpack_node(json_t *v, size_t i, struct topo_map *m, pl_err_t *err)
 		return -1;
 	n = &m->nodes[idx];
 	if (type && (n->type = find_type(m, type)) < 0)
-		return pl_err_set(err, "node '%s': type '%s' is not in node_types", name, type);
+		return pl_err_set(err, "node '%s': type '%s' is not in node_types", pl_clip(name, c0, sizeof(c0)),
+				  pl_clip(type, c, sizeof(c)));
 	if (sw && (n->sw = topo_find_switch(m, sw)) < 0)
-		return pl_err_set(err, "node '%s': switch '%s' is not in switches", name, sw);
+		return pl_err_set(err, "node '%s': switch '%s' is not in switches", pl_clip(name, c0, sizeof(c0)),
+				  pl_clip(sw, c, sizeof(c)));
 	if (sw2 && (n->sw2 = topo_find_switch(m, sw2)) < 0)
-		return pl_err_set(err, "node '%s': switch2 '%s' is not in switches", name, sw2);
+		return pl_err_set(err, "node '%s': switch2 '%s' is not in switches", pl_clip(name, c0, sizeof(c0)),
+				  pl_clip(sw2, c, sizeof(c)));
 	if (block && (n->block = find_block(m, block)) < 0)
-		return pl_err_set(err, "node '%s': block '%s' is not in blocks", name, block);
+		return pl_err_set(err, "node '%s': block '%s' is not in blocks", pl_clip(name, c0, sizeof(c0)),
+				  pl_clip(block, c, sizeof(c)));
 	return 0;
 }
 
@@ -393,6 +406,7 @@ static int
 unpack_map(json_t *root, struct topo_map *m, pl_err_t *err)
 {
 	const char *format = NULL, *name = "", *deftype = NULL;
+	char c[PL_CLIP_BUF];
 	json_t *links = NULL, *types = NULL, *sws = NULL, *blocks = NULL, *nodes = NULL, *v;
 	json_error_t je;
 	int version = 0;
@@ -406,7 +420,8 @@ unpack_map(json_t *root, struct topo_map *m, pl_err_t *err)
 		return pl_err_set(err, "%s (accepted: format, version, name, link_classes, node_types, default_type, switches, blocks, nodes)",
 				  je.text);
 	if (strcmp(format, MAP_FORMAT) != 0)
-		return pl_err_set(err, "format is '%s', expected '%s'", format, MAP_FORMAT);
+		return pl_err_set(err, "format is '%s', expected '%s'", pl_clip(format, c, sizeof(c)),
+				  MAP_FORMAT);
 	if (version != MAP_VERSION)
 		return pl_err_set(err, "map version %d is not supported (this build reads version %d)",
 				  version, MAP_VERSION);
@@ -422,12 +437,14 @@ unpack_map(json_t *root, struct topo_map *m, pl_err_t *err)
 		if (find_type(m, json_string_value(json_object_get(v, "name")) ?
 			      json_string_value(json_object_get(v, "name")) : "") >= 0)
 			return pl_err_set(err, "node_types[%zu]: type '%s' is listed twice", i,
-					  json_string_value(json_object_get(v, "name")));
+					  pl_clip(json_string_value(json_object_get(v, "name")), c,
+						  sizeof(c)));
 		if (unpack_type(v, m, (int)i, err) < 0)
 			return -1;
 	}
 	if (deftype && (m->default_type = find_type(m, deftype)) < 0)
-		return pl_err_set(err, "default_type '%s' is not in node_types", deftype);
+		return pl_err_set(err, "default_type '%s' is not in node_types",
+				  pl_clip(deftype, c, sizeof(c)));
 	if (sws && unpack_switches(sws, m, err) < 0)
 		return -1;
 	json_array_foreach(blocks, i, v) {
@@ -438,7 +455,8 @@ unpack_map(json_t *root, struct topo_map *m, pl_err_t *err)
 				   "nvlink", &nvlink) < 0)
 			return pl_err_set(err, "blocks[%zu]: %s (accepted: name, nvlink)", i, je.text);
 		if (find_block(m, bname) >= 0)
-			return pl_err_set(err, "blocks[%zu]: block '%s' is listed twice", i, bname);
+			return pl_err_set(err, "blocks[%zu]: block '%s' is listed twice", i,
+					  pl_clip(bname, c, sizeof(c)));
 		if (topo_add_block(m, bname, nvlink, err) < 0)
 			return -1;
 	}
@@ -487,26 +505,28 @@ topo_load(const char *path, pl_err_t *err)
 	json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
 	struct topo_map *m;
 	pl_err_t inner;
+	char c[PL_CLIP_BUF];
 
+	pl_clip(path, c, sizeof(c));
 	if (!root) {
 		/* jansson reports open failures at line -1. */
 		if (je.line < 1)
-			pl_err_set(err, "%s: %s", path, je.text);
+			pl_err_set(err, "%s: %s", c, je.text);
 		else
-			pl_err_set(err, "%s:%d:%d: %s", path, je.line, je.column, je.text);
+			pl_err_set(err, "%s:%d:%d: %s", c, je.line, je.column, je.text);
 		return NULL;
 	}
 	pl_err_clear(&inner);
 	m = map_from_root(root, &inner);
 	json_decref(root);
 	if (!m) {
-		pl_err_set(err, "%s: %s", path, inner.text);
+		pl_err_set(err, "%s: %s", c, inner.text);
 		return NULL;
 	}
 	/* A map of no nodes places nothing: every job would be refused. */
 	if (m->nnodes == 0) {
 		pl_err_set(err, "%s: the map has no nodes (accepted: a map of at least one node)",
-			   path);
+			   c);
 		topo_free(m);
 		return NULL;
 	}

@@ -111,9 +111,12 @@ read_name(struct xml *x, char *dst, const char *what)
 		dst[n++] = *x->p++;
 	}
 	dst[n] = '\0';
-	if (n == 0)
-		return pl_err_set(x->err, "%s:%d: expected a %s name, found '%c'",
-				  x->label, x->line, what, *x->p ? *x->p : '?');
+	if (n == 0) {
+		char c[PL_CLIP_BUF];
+
+		return pl_err_set(x->err, "%s:%d: expected a %s name, found '%s'",
+				  x->label, x->line, what, *x->p ? pl_clipn(x->p, 1, c, sizeof(c)) : "?");
+	}
 	return 0;
 }
 
@@ -321,7 +324,8 @@ struct dev {
 };
 
 struct nccl {
-	const char *label;
+	const char *label;	/* the path, clipped */
+	char label_buf[PL_CLIP_BUF];
 	pl_err_t *err;
 	struct frame stack[NCCL_MAX_DEPTH];
 	int depth;
@@ -364,8 +368,10 @@ static int
 bad_attr(struct nccl *n, const struct xml_tag *tag, const char *name, const char *value,
 	 const char *want)
 {
+	char c[PL_CLIP_BUF];
+
 	return pl_err_set(n->err, "%s:%d: <%s %s=\"%s\">: expected %s",
-			  n->label, tag->line, tag->name, name, value, want);
+			  n->label, tag->line, tag->name, name, pl_clip(value, c, sizeof(c)), want);
 }
 
 /* An optional integer attribute: *out stays as it was when absent. */
@@ -893,13 +899,13 @@ topo_read_nccl_xml(struct topo_nodetype *t, const char *path, pl_err_t *err)
 	int rv = -1, g;
 
 	memset(&n, 0, sizeof(n));
-	n.label = path;
+	n.label = pl_clip(path, n.label_buf, sizeof(n.label_buf));
 	n.err = err;
 	text = topo_util_read_file(path, NCCL_MAX_BYTES, "an NCCL topology file", &len, err);
 	if (!text)
 		goto out;
 	if (strlen(text) != len) {
-		pl_err_set(err, "%s: holds NUL bytes; not an NCCL topology file", path);
+		pl_err_set(err, "%s: holds NUL bytes; not an NCCL topology file", n.label);
 		goto out;
 	}
 	if (parse(&n, text) < 0 || fill(t, &n) < 0) {

@@ -229,10 +229,11 @@ int
 topo_read_nccltests(struct nccltests_result *r, const char *path, pl_err_t *err)
 {
 	struct ntparse ps;
-	char *text = NULL, *line, *next;
+	char *text = NULL, *line, *next, c[PL_CLIP_BUF];
 	size_t len;
 	int k, rv = -1;
 
+	pl_clip(path, c, sizeof(c));
 	memset(r, 0, sizeof(*r));
 	memset(&ps, 0, sizeof(ps));
 	ps.r = r;
@@ -246,12 +247,12 @@ topo_read_nccltests(struct nccltests_result *r, const char *path, pl_err_t *err)
 		if (next)
 			*next++ = '\0';
 		if (parse_line(&ps, line) < 0) {
-			pl_err_set(err, "%s: out of memory", path);
+			pl_err_set(err, "%s: out of memory", c);
 			goto out;
 		}
 	}
 	if (r->nrows == 0) {
-		pl_err_set(err, "%s: no result rows: is this all_reduce_perf output?", path);
+		pl_err_set(err, "%s: no result rows: is this all_reduce_perf output?", c);
 		goto out;
 	}
 	r->nranks = ps.maxrank + 1;

@@ -606,6 +606,14 @@ test_nvsmi_errors(void)
 	like(err.text, "paste:2: row 'GPU0' has 4 cells, expected at most 2", "long row: says so");
 	is_int(smi_text(&t, "\tGPU0\tGPU1\nGPU0\t X \tFOO\n", &err), -1, "bad cell: error");
 	like(err.text, "unknown cell 'FOO' (accepted: X, NV<n>, PIX", "bad cell: lists accepted");
+	{
+		static char big[700];
+
+		snprintf(big, sizeof(big), "\tGPU0\tGPU1\nGPU0\t X \tF\x7f%0600d\n", 0);
+		is_int(smi_text(&t, big, &err), -1, "a 602-byte cell: error");
+		like(err.text, "unknown cell 'F\\x7f000", "its control byte escaped");
+		like(err.text, "...(602 bytes)'", "and cut, saying its length");
+	}
 	is_int(smi_text(&t, "\tGPU0\tGPU1\nGPU0\tNV1\t X \n", &err), -1, "shifted X: error");
 	like(err.text, "shifted", "shifted X: hints at shifted cells");
 	is_int(smi_text(&t, "\tGPU0\tGPU1\nGPU0\t X \tNV0\n", &err), -1, "NV0: error");
@@ -1049,7 +1057,7 @@ test_nccl_truncations(void)
 int
 main(void)
 {
-	plan(336);
+	plan(339);
 	data = getenv("PL_TEST_DATA");
 	if (!data)
 		data = "../tests/data";

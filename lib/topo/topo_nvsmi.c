@@ -56,7 +56,16 @@ struct nvsmi {
 	int *numa;		/* per GPU, from NUMA Affinity */
 	struct legend *legend;
 	int nlegend;
+	char clip[PL_CLIP_BUF];	/* an input echoed in a message (nv_clip) */
+	char label_buf[PL_CLIP_BUF];	/* the label, clipped */
 };
+
+/* Input text fit to echo in a message (pl_clip). */
+static const char *
+nv_clip(struct nvsmi *p, const char *s)
+{
+	return pl_clip(s, p->clip, sizeof(p->clip));
+}
 
 static bool
 is_blank(char c)
@@ -163,11 +172,11 @@ static int
 add_col(struct nvsmi *p, const char *name, int lineno)
 {
 	if (strlen(name) >= TOPO_NAME)
-		return pl_err_set(p->err, "%s:%d: column heading '%.40s...' is longer than %d characters",
-				  p->label, lineno, name, TOPO_NAME - 1);
+		return pl_err_set(p->err, "%s:%d: column heading '%s' is longer than %d characters",
+				  p->label, lineno, nv_clip(p, name), TOPO_NAME - 1);
 	if (find_col(p, name) >= 0)
 		return pl_err_set(p->err, "%s:%d: column '%s' appears twice in the header",
-				  p->label, lineno, name);
+				  p->label, lineno, nv_clip(p, name));
 	strcpy(p->col[p->ncols], name);
 	p->nicnum[p->ncols] = topo_util_numbered(name, "NIC");
 	p->ncols++;
@@ -198,7 +207,7 @@ add_affinity(struct nvsmi *p, char **tok, int ntok, int *i, int lineno)
 		used = 3;
 	} else {
 		return pl_err_set(p->err, "%s:%d: unknown column heading '%s' after the device columns (accepted: CPU Affinity, NUMA Affinity, GPU NUMA ID)",
-				  p->label, lineno, a);
+				  p->label, lineno, nv_clip(p, a));
 	}
 	if (p->naff == (int)(sizeof(p->aff) / sizeof(p->aff[0])))
 		return pl_err_set(p->err, "%s:%d: too many affinity columns", p->label, lineno);
@@ -232,7 +241,7 @@ parse_header(struct nvsmi *p, char **tok, int ntok, int lineno)
 		if (g >= 0) {
 			if (g != p->ngpus || p->ncols != p->ngpus)
 				return pl_err_set(p->err, "%s:%d: column '%s' out of order (expected GPU%d; GPU columns come first, numbered from 0)",
-						  p->label, lineno, tok[i], p->ngpus);
+						  p->label, lineno, nv_clip(p, tok[i]), p->ngpus);
 			p->ngpus++;
 		}
 		if (add_col(p, tok[i], lineno) < 0)
@@ -276,11 +285,11 @@ parse_row(struct nvsmi *p, int r, char **tok, int ntok, int lineno)
 
 		if (c < 0)
 			return pl_err_set(p->err, "%s:%d: row '%s', column '%s': unknown cell '%s' (accepted: %s)",
-					  p->label, lineno, p->col[r], p->col[j], tok[1 + j],
+					  p->label, lineno, p->col[r], p->col[j], nv_clip(p, tok[1 + j]),
 					  rel_accepted());
 		if ((c == REL_X) != (j == r))
 			return pl_err_set(p->err, "%s:%d: row '%s', column '%s': '%s' where %s expected (X marks where a row meets its own column; are cells shifted?)",
-					  p->label, lineno, p->col[r], p->col[j], tok[1 + j],
+					  p->label, lineno, p->col[r], p->col[j], nv_clip(p, tok[1 + j]),
 					  j == r ? "X is" : "a link is");
 		p->rel[r * p->ncols + j] = (enum rel)c;
 	}
@@ -307,8 +316,8 @@ parse_legend(struct nvsmi *p, char **tok, int ntok, int lineno)
 	if (k < 0)
 		return 0;
 	if (strlen(tok[1]) >= TOPO_NAME)
-		return pl_err_set(p->err, "%s:%d: NIC name '%.40s...' is longer than %d characters",
-				  p->label, lineno, tok[1], TOPO_NAME - 1);
+		return pl_err_set(p->err, "%s:%d: NIC name '%s' is longer than %d characters",
+				  p->label, lineno, nv_clip(p, tok[1]), TOPO_NAME - 1);
 	l = realloc(p->legend, (size_t)(p->nlegend + 1) * sizeof(*l));
 	if (!l)
 		return pl_err_set(p->err, "%s: out of memory", p->label);
@@ -485,7 +494,7 @@ topo_read_nvsmi_text(struct topo_nodetype *t, const char *text, const char *labe
 	int rv = -1;
 
 	memset(&p, 0, sizeof(p));
-	p.label = label ? label : "nvidia-smi topo -m";
+	p.label = pl_clip(label ? label : "nvidia-smi topo -m", p.label_buf, sizeof(p.label_buf));
 	p.err = err;
 	copy = strdup(text ? text : "");
 	if (!copy) {
@@ -514,7 +523,7 @@ out:
 int
 topo_read_nvsmi(struct topo_nodetype *t, const char *path, pl_err_t *err)
 {
-	char *text = NULL;
+	char *text = NULL, c[PL_CLIP_BUF];
 	size_t len;
 	int rv = -1;
 
@@ -523,7 +532,8 @@ topo_read_nvsmi(struct topo_nodetype *t, const char *path, pl_err_t *err)
 	if (!text)
 		goto out;
 	if (strlen(text) != len) {
-		pl_err_set(err, "%s: holds NUL bytes; not `nvidia-smi topo -m` text", path);
+		pl_err_set(err, "%s: holds NUL bytes; not `nvidia-smi topo -m` text",
+			   pl_clip(path, c, sizeof(c)));
 		goto out;
 	}
 	rv = topo_read_nvsmi_text(t, text, path, err);

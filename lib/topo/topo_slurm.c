@@ -58,7 +58,16 @@ struct reader {
 	struct swdef *defs;
 	int ndefs;
 	bool have_sizes;
+	char clip[2][PL_CLIP_BUF];	/* inputs echoed in a message (rd_clip) */
+	char label_buf[PL_CLIP_BUF];	/* the label, clipped */
 };
+
+/* Input text fit to echo (pl_clip) in slot 0 or 1 of the reader. */
+static const char *
+rd_clip(struct reader *r, int slot, const char *s)
+{
+	return pl_clip(s, r->clip[slot], sizeof(r->clip[slot]));
+}
 
 static const char *
 ix_name(const void *ctx, long i)
@@ -138,8 +147,8 @@ split_pairs(struct reader *r, int line, char *p, struct pair *pairs, int *npairs
 			p++;
 		if (*p != '=') {
 			*keyend = '\0';
-			return pl_err_set(r->err, "%s:%d: expected key=value, found '%.60s'",
-					  r->label, line, key);
+			return pl_err_set(r->err, "%s:%d: expected key=value, found '%s'",
+					  r->label, line, rd_clip(r, 0, key));
 		}
 		*keyend = '\0';
 		p++;
@@ -160,8 +169,8 @@ split_pairs(struct reader *r, int line, char *p, struct pair *pairs, int *npairs
 		if (*p)
 			*p++ = '\0';
 		if (!*val || !*key)
-			return pl_err_set(r->err, "%s:%d: '%.60s=%.60s': %s", r->label, line,
-					  key, val, *key ? "empty value" : "empty key");
+			return pl_err_set(r->err, "%s:%d: '%s=%s': %s", r->label, line,
+					  rd_clip(r, 0, key), rd_clip(r, 1, val), *key ? "empty value" : "empty key");
 		if (n == SLURM_MAX_KEYS)
 			return pl_err_set(r->err, "%s:%d: more than %d keys on one line",
 					  r->label, line, SLURM_MAX_KEYS);
@@ -198,13 +207,13 @@ match_keys(struct reader *r, int line, const struct pair *pairs, int npairs,
 					strncat(set, ", ", sizeof(set) - strlen(set) - 1);
 				strncat(set, accepted[k], sizeof(set) - strlen(set) - 1);
 			}
-			return pl_err_set(r->err, "%s:%d: %s=%.60s: unknown key '%.60s' "
+			return pl_err_set(r->err, "%s:%d: %s=%s: unknown key '%s' "
 					  "(accepted: %s)", r->label, line, accepted[0],
-					  pairs[0].val, pairs[i].key, set);
+					  rd_clip(r, 0, pairs[0].val), rd_clip(r, 1, pairs[i].key), set);
 		}
 		if (vals[k])
-			return pl_err_set(r->err, "%s:%d: %s=%.60s: key '%s' is given twice",
-					  r->label, line, accepted[0], pairs[0].val,
+			return pl_err_set(r->err, "%s:%d: %s=%s: key '%s' is given twice",
+					  r->label, line, accepted[0], rd_clip(r, 0, pairs[0].val),
 					  accepted[k]);
 		vals[k] = pairs[i].val;
 	}
@@ -216,11 +225,11 @@ static int
 check_single_name(struct reader *r, int line, const char *key, const char *name)
 {
 	if (strpbrk(name, "[],"))
-		return pl_err_set(r->err, "%s:%d: %s=%.60s: must be a single name "
-				  "(no brackets or commas)", r->label, line, key, name);
+		return pl_err_set(r->err, "%s:%d: %s=%s: must be a single name "
+				  "(no brackets or commas)", r->label, line, key, rd_clip(r, 0, name));
 	if (strlen(name) >= TOPO_NAME)
-		return pl_err_set(r->err, "%s:%d: %s=%.40s...: name is longer than %d "
-				  "characters", r->label, line, key, name, TOPO_NAME - 1);
+		return pl_err_set(r->err, "%s:%d: %s=%s: name is longer than %d "
+				  "characters", r->label, line, key, rd_clip(r, 0, name), TOPO_NAME - 1);
 	return 0;
 }
 
@@ -308,9 +317,9 @@ parse_linkspeed(struct reader *r, int line, const char *sw, const char *val,
 			break;
 	}
 	if (*p || p == val)
-		return pl_err_set(r->err, "%s:%d: SwitchName=%s: LinkSpeed '%.40s' is not "
+		return pl_err_set(r->err, "%s:%d: SwitchName=%s: LinkSpeed '%s' is not "
 				  "a whole number from 0 to 4294967295", r->label, line,
-				  sw, val);
+				  sw, rd_clip(r, 0, val));
 	*out = (double)v;
 	return 0;
 }
@@ -413,9 +422,9 @@ sizes_line(struct reader *r, int line, const struct pair *pairs, int npairs)
 	const char *p = pairs[0].val;
 
 	if (npairs > 1)
-		return pl_err_set(r->err, "%s:%d: BlockSizes=%.60s: unknown key '%.60s' "
-				  "(accepted: BlockSizes alone)", r->label, line, p,
-				  pairs[1].key);
+		return pl_err_set(r->err, "%s:%d: BlockSizes=%s: unknown key '%s' "
+				  "(accepted: BlockSizes alone)", r->label, line, rd_clip(r, 0, p),
+				  rd_clip(r, 1, pairs[1].key));
 	if (r->have_sizes)
 		return pl_err_set(r->err, "%s:%d: BlockSizes is given twice", r->label, line);
 	r->have_sizes = true;
@@ -426,9 +435,9 @@ sizes_line(struct reader *r, int line, const struct pair *pairs, int npairs)
 		while (*p >= '0' && *p <= '9' && v < 100000000)
 			v = v * 10 + (unsigned long)(*p++ - '0');
 		if (p == start || v == 0 || (*p && *p != ','))
-			return pl_err_set(r->err, "%s:%d: BlockSizes=%.60s: expected positive "
+			return pl_err_set(r->err, "%s:%d: BlockSizes=%s: expected positive "
 					  "whole numbers separated by commas, e.g. 4,8,16",
-					  r->label, line, pairs[0].val);
+					  r->label, line, rd_clip(r, 0, pairs[0].val));
 		if (!*p)
 			break;
 		p++;
@@ -452,9 +461,9 @@ parse_line(struct reader *r, int line, char *text)
 		return block_line(r, line, pairs, npairs);
 	if (strcasecmp(pairs[0].key, "BlockSizes") == 0)
 		return sizes_line(r, line, pairs, npairs);
-	return pl_err_set(r->err, "%s:%d: unknown line '%.60s=%.60s' (accepted: lines "
+	return pl_err_set(r->err, "%s:%d: unknown line '%s=%s' (accepted: lines "
 			  "starting SwitchName=, BlockName= or BlockSizes=)", r->label,
-			  line, pairs[0].key, pairs[0].val);
+			  line, rd_clip(r, 0, pairs[0].key), rd_clip(r, 1, pairs[0].val));
 }
 
 /* Set parents from the Switches= lists. */
@@ -485,8 +494,8 @@ link_switches(struct reader *r)
 
 			if (c < 0) {
 				pl_err_set(r->err, "%s:%d: SwitchName=%s: Switches= names "
-					   "'%.60s', which no SwitchName= line defines",
-					   r->label, line, name, h.names[i]);
+					   "'%s', which no SwitchName= line defines",
+					   r->label, line, name, rd_clip(r, 0, h.names[i]));
 				goto out;
 			}
 			if (c == sw) {
@@ -655,7 +664,7 @@ topo_read_slurm_text(struct topo_map *m, const char *text, const char *label,
 
 	memset(&r, 0, sizeof(r));
 	r.m = m;
-	r.label = label ? label : "topology.conf";
+	r.label = pl_clip(label ? label : "topology.conf", r.label_buf, sizeof(r.label_buf));
 	r.nvlink = blocks_nvlink;
 	r.err = err;
 	r.sw_base = m->nswitches;
@@ -685,7 +694,7 @@ int
 topo_read_slurm(struct topo_map *m, const char *path, bool blocks_nvlink,
 		pl_err_t *err)
 {
-	char *text;
+	char *text, c[PL_CLIP_BUF];
 	size_t n = 0;
 	int rv = -1;
 
@@ -693,7 +702,8 @@ topo_read_slurm(struct topo_map *m, const char *path, bool blocks_nvlink,
 	if (!text)
 		goto out;
 	if (memchr(text, '\0', n)) {
-		pl_err_set(err, "%s: contains a NUL byte; not a text file", path);
+		pl_err_set(err, "%s: contains a NUL byte; not a text file",
+			   pl_clip(path, c, sizeof(c)));
 		goto out;
 	}
 	rv = topo_read_slurm_text(m, text, path, blocks_nvlink, err);

@@ -420,8 +420,11 @@ test_inline_errors(void)
 	like(text(big), "topology.conf:1: node name", "node name too long");
 	memset(big, 'x', sizeof(big) - 1);
 	memcpy(big, "SwitchName=", 11);
-	like(text(big), "SwitchName=xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...: name is "
-	     "longer than 63 characters", "switch name too long");
+	like(text(big), "SwitchName=xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+	     "xxxxxxxx...(288 bytes): name is longer than 63 characters",
+	     "switch name too long: clipped to 64 characters, its length said");
+	like(text("Switch\x1bName=a Nodes=n1\n"), "unknown line 'Switch\\x1bName=a'",
+	     "an escape byte in a key is written as \\x1b");
 	big[11 + 63] = '\0';
 	is_str(text(big), "ERR: topology.conf:1: SwitchName=xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
 	       "xxxxxxxxxxxxxxxxxxxxxxx: has neither Switches= nor Nodes=",
@@ -714,7 +717,7 @@ test_sniff(void)
 int
 main(void)
 {
-	plan(232);
+	plan(233);
 	data = getenv("PL_TEST_DATA");
 	if (!data)
 		data = "../tests/data";

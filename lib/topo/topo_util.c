@@ -95,10 +95,12 @@ topo_util_read_file(const char *path, long max, const char *what, size_t *lenp,
 	size_t len = 0, cap = 0;
 	/* Room to read one byte past max, so a file too large is seen as such. */
 	size_t most = (size_t)max + 4096 + 2;
+	char c[PL_CLIP_BUF];
+	const char *label = pl_clip(path, c, sizeof(c));
 
 	f = fopen(path, "r");
 	if (!f) {
-		pl_err_set(err, "%s: cannot open: %s", path, strerror(errno));
+		pl_err_set(err, "%s: cannot open: %s", label, strerror(errno));
 		goto out;
 	}
 	for (;;) {
@@ -113,7 +115,7 @@ topo_util_read_file(const char *path, long max, const char *what, size_t *lenp,
 				cap = most;
 			nb = realloc(buf, cap);
 			if (!nb) {
-				pl_err_set(err, "%s: out of memory", path);
+				pl_err_set(err, "%s: out of memory", label);
 				goto out;
 			}
 			buf = nb;
@@ -121,14 +123,14 @@ topo_util_read_file(const char *path, long max, const char *what, size_t *lenp,
 		got = fread(buf + len, 1, cap - len - 1, f);
 		len += got;
 		if ((long)len > max) {
-			pl_err_set(err, "%s: larger than %ld bytes; not %s", path, max, what);
+			pl_err_set(err, "%s: larger than %ld bytes; not %s", label, max, what);
 			goto out;
 		}
 		if (got == 0)
 			break;
 	}
 	if (ferror(f)) {
-		pl_err_set(err, "%s: cannot read: %s", path, strerror(errno));
+		pl_err_set(err, "%s: cannot read: %s", label, strerror(errno));
 		goto out;
 	}
 	buf[len] = '\0';
