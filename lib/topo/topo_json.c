@@ -256,12 +256,20 @@ unpack_type(json_t *o, struct topo_map *m, int idx, pl_err_t *err)
 			t.nnics++;
 		}
 	}
-	for (i = 0; i < (size_t)t.ngpus; i++)
-		if (t.gpus[i].nic >= t.nnics) {
+	for (i = 0; i < (size_t)t.ngpus; i++) {
+		if (t.gpus[i].nic >= t.nnics || t.gpus[i].nic < -1) {
 			pl_err_set(err, "node type '%s': GPU %d names NIC %d but the type has %d NICs",
 				   t.name, t.gpus[i].index, t.gpus[i].nic, t.nnics);
 			goto out;
 		}
+		/* The index is the task's LOCAL_RANK: one GPU, one index. */
+		if (t.gpus[i].index < 0 || t.gpus[i].index > 65535 ||
+		    (i > 0 && t.gpus[i].index <= t.gpus[i - 1].index)) {
+			pl_err_set(err, "node type '%s': gpus[%zu] has index %d (accepted: 0 to 65535, "
+				   "each larger than the one before)", t.name, i, t.gpus[i].index);
+			goto out;
+		}
+	}
 	if (topo_add_type(m, &t, err) < 0)
 		goto out;
 	rv = 0;
