@@ -21,6 +21,7 @@ fuzz_check_type(const struct topo_nodetype *t)
 		const struct topo_gpu *g = &t->gpus[i];
 
 		FUZZ_ASSERT(TERMINATED(g->pci) && TERMINATED(g->name), "GPU %d names terminated", i);
+		FUZZ_ASSERT(g->index >= 0, "GPU %d: index %d", i, g->index);
 		FUZZ_ASSERT(i == 0 || t->gpus[i - 1].index < g->index, "GPU %d: index %d after %d", i,
 			    g->index, i ? t->gpus[i - 1].index : 0);
 		FUZZ_ASSERT(g->nic >= -1 && g->nic < t->nnics, "GPU %d: NIC %d of %d", i, g->nic,
