@@ -15,6 +15,7 @@
 #include "hosts.h"
 #include "layout.h"
 #include "pl_answer.h"
+#include "pl_bounds.h"
 #include "pl_context.h"
 #include "pl_shape.h"
 #include "plan.h"
@@ -27,38 +28,6 @@ static struct {
 	char hostfile[PATH_MAX];	/* ours to delete at exit */
 } ctx;
 
-/* The largest NVLink domain and the smallest GPU memory anywhere in the map:
- * before the allocation we do not know which nodes the step gets. */
-static void
-map_bounds(const struct topo_map *m, long *domain, double *mem)
-{
-	long i, b;
-
-	*domain = 0;
-	*mem = 0;
-	for (i = 0; i < m->nnodes; i++) {
-		const struct topo_nodetype *t = topo_node_type(m, i);
-
-		if (!t)
-			continue;
-		if (t->ngpus > *domain)
-			*domain = t->ngpus;
-		if (t->gpu_memory_gb > 0 && (*mem == 0 || t->gpu_memory_gb < *mem))
-			*mem = t->gpu_memory_gb;
-	}
-	for (b = 0; b < m->nblocks; b++) {
-		long g = 0;
-
-		if (!m->blocks[b].nvlink)
-			continue;
-		for (i = 0; i < m->nnodes; i++)
-			if (m->nodes[i].block == b && topo_node_type(m, i))
-				g += topo_node_type(m, i)->ngpus;
-		if (g > *domain)
-			*domain = g;
-	}
-}
-
 /*
  * Check the spec against the step's task count and the cluster before
  * anything is allocated; print the planner's warnings.  -1 refuses.
@@ -68,7 +37,8 @@ validate(const struct pl_opts *o, const struct pl_shape *s)
 {
 	const char *map = o->conf.map;
 	struct pl_layout l;
-	struct topo_map *m = NULL;
+	struct pl_bounds b;
+	bool have_bounds = false;
 	struct plan_ctx pc;
 	struct plan p;
 	pl_err_t err;
@@ -85,16 +55,20 @@ validate(const struct pl_opts *o, const struct pl_shape *s)
 		ERR("--parallel-layout=%s: %s", spec, err.text);
 		return -1;
 	}
+	/* The largest NVLink domain and the smallest GPU memory anywhere in
+	 * the map: before the allocation we do not know which nodes the step
+	 * gets. */
 	if (map[0]) {
-		m = topo_load(map, &err);
-		if (!m) {
+		have_bounds = pl_bounds_load(map, &b, &err) == 0;
+		if (!have_bounds) {
 			/* Validation is best effort; the step still gets placed
 			 * (by layoutd) or refused on the nodes. */
 			slurm_info(PLUGIN_NAME ": cannot read map %s for validation: %s",
 				   mapc, err.text);
 			pl_err_clear(&err);
 		} else {
-			map_bounds(m, &domain, &mem);
+			domain = b.domain;
+			mem = b.gpu_memory_gb;
 		}
 	}
 	if (domain > 0 && l.size[PL_TP] > domain) {
@@ -119,8 +93,8 @@ validate(const struct pl_opts *o, const struct pl_shape *s)
 	pc.world = s->ntasks;
 	pc.domain_gpus = domain;
 	pc.gpu_memory_gb = mem;
-	if (m)
-		memcpy(pc.link, m->link, sizeof(pc.link));
+	if (have_bounds)
+		memcpy(pc.link, b.link, sizeof(pc.link));
 	if (plan_compute(&l, &pc, &p, &err) < 0) {
 		if (l.have_model) {
 			ERR("--parallel-layout=%s: %s", spec, err.text);
@@ -136,7 +110,6 @@ validate(const struct pl_opts *o, const struct pl_shape *s)
 	}
 	rv = 0;
 out:
-	topo_free(m);
 	return rv;
 }
 

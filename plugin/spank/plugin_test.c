@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "pl_answer.h"
+#include "pl_bounds.h"
 #include "pl_plugin.h"
 #include "pl_request.h"
 #include "pl_shape.h"
@@ -417,14 +418,89 @@ test_fallback(void)
 	topo_free(m);
 }
 
+/* srun's map bounds, against a map whose answer is known by hand: types
+ * gpu8 (80 GB, the default) and gpu4 (40 GB); rackA an NVLink block of
+ * three gpu4 nodes (12 GPUs), rackB a block without NVLink holding two
+ * gpu8 nodes (16 GPUs, but not one domain). */
+static void
+test_bounds(void)
+{
+	struct topo_map *m = topo_new();
+	struct topo_nodetype t8, t4;
+	struct topo_gpu g[8];
+	struct pl_bounds b;
+	char dir[] = "/tmp/pl-bounds-test.XXXXXX", path[PATH_MAX];
+	pl_err_t err;
+	int i, a, r;
+	long n;
+	FILE *f;
+
+	memset(&t8, 0, sizeof(t8));
+	memset(g, 0, sizeof(g));
+	for (i = 0; i < 8; i++) {
+		g[i].index = i;
+		g[i].numa = -1;
+		g[i].island = 0;
+		g[i].nic = -1;
+	}
+	snprintf(t8.name, sizeof(t8.name), "gpu8");
+	t8.ngpus = 8;
+	t8.gpus = g;
+	t8.gpu_memory_gb = 80;
+	t4 = t8;
+	snprintf(t4.name, sizeof(t4.name), "gpu4");
+	t4.ngpus = 4;
+	t4.gpu_memory_gb = 40;
+	pl_err_clear(&err);
+	ok(mkdtemp(dir) != NULL, "a temporary folder");
+	snprintf(path, sizeof(path), "%s/map.json", dir);
+	a = topo_add_type(m, &t8, &err);
+	m->default_type = a;
+	r = topo_add_type(m, &t4, &err);
+	topo_add_block(m, "rackA", true, &err);
+	topo_add_block(m, "rackB", false, &err);
+	for (i = 0; i < 6; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "n%d", i + 1);
+		n = topo_add_node(m, name, &err);
+		if (n < 0)
+			break;
+		m->nodes[n].type = i < 3 ? r : -1;
+		m->nodes[n].block = i < 3 ? 0 : i < 5 ? 1 : -1;
+	}
+	m->link[TOPO_LINK_SPINE].gbps = 12.5;
+	ok(topo_save(m, path, &err) == 0, "the hand-made map saved (%s)", err.text);
+	ok(pl_bounds_load(path, &b, &err) == 0, "its bounds read (%s)", err.text);
+	is_int(b.domain, 12, "largest NVLink domain: rackA, 3 x 4 GPUs (rackB has no NVLink)");
+	is_double(b.gpu_memory_gb, 40.0, 1e-9, "smallest GPU memory: 40 GB");
+	is_double(b.link[TOPO_LINK_SPINE].gbps, 12.5, 1e-9, "the map's spine bandwidth");
+	is_int(b.nnodes, 6, "6 nodes");
+	topo_free(m);
+	m = topo_synth_blocks(1000, 4, 18);
+	ok(m && topo_save(m, path, &err) == 0 && pl_bounds_load(path, &b, &err) == 0,
+	   "a 1,000-node map in 18-node NVLink racks (%s)", err.text);
+	is_int(b.domain, 72, "its domain: 18 nodes x 4 GPUs");
+	topo_free(m);
+	f = fopen(path, "w");
+	fputs("{\"node_types\": [], \"nodes\": [{\"name\": \"x\", \"type\": \"gpu9\"}]}", f);
+	fclose(f);
+	pl_err_clear(&err);
+	ok(pl_bounds_load(path, &b, &err) < 0, "a node naming a missing type is refused");
+	like(err.text, "type 'gpu9' is not in the map", "naming it");
+	unlink(path);
+	rmdir(dir);
+}
+
 int
 main(void)
 {
-	plan(123);
+	plan(134);
 	test_args();
 	test_shape();
 	test_answer_check();
 	test_request();
 	test_fallback();
+	test_bounds();
 	return done_testing();
 }
