@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "hosts.h"
 #include "hwloc_child.h"
@@ -143,7 +144,7 @@ merge_type(struct topo_nodetype *dst, const struct topo_nodetype *src, pl_err_t 
 int
 topo_build_node(struct topo_nodetype *t, const char *list, const char *opt, pl_err_t *err)
 {
-	char c[PL_CLIP_BUF], *copy = strdup(list), *save = NULL, *tok;
+	char c[PL_CLIP_BUF], host[256] = "", *copy = strdup(list), *save = NULL, *tok;
 	int rv = -1;
 
 	memset(t, 0, sizeof(*t));
@@ -153,6 +154,9 @@ topo_build_node(struct topo_nodetype *t, const char *list, const char *opt, pl_e
 		struct topo_nodetype one;
 		int bad;
 
+		/* Say which machine "live" was: the one this runs on. */
+		if (strcmp(tok, "live") == 0 && gethostname(host, sizeof(host) - 1) < 0)
+			snprintf(host, sizeof(host), "?");
 		if (read_source(&one, tok, opt, err) < 0)
 			goto out;
 		bad = merge_type(t, &one, err) < 0;
@@ -161,8 +165,11 @@ topo_build_node(struct topo_nodetype *t, const char *list, const char *opt, pl_e
 			goto out;
 	}
 	if (t->ngpus == 0) {
-		pl_err_set(err, "%s=%s: the node description has no GPUs", opt,
-			   pl_clip(list, c, sizeof(c)));
+		char ch[PL_CLIP_BUF];
+
+		pl_err_set(err, "%s=%s: the node description has no GPUs%s%s%s", opt,
+			   pl_clip(list, c, sizeof(c)), host[0] ? " (live: hwloc found none on host '" : "",
+			   host[0] ? pl_clip(host, ch, sizeof(ch)) : "", host[0] ? "')" : "");
 		goto out;
 	}
 	rv = 0;
