@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "proto.h"
+#include "service.h"
 #include "tap.h"
 #include "topo.h"
 
@@ -335,14 +336,34 @@ test_init_errors(void)
 	proto_request_free(&req);
 }
 
+/* The step's largest NVLink domain, by hand: 8 nodes of 4 GPUs, node i in
+ * NVLink block i % 4. */
+static void
+test_domain_gpus(void)
+{
+	struct topo_map *b = topo_synth_blocks(8, 4, 2), *t = lab();
+	struct place_node n[3] = { { NULL, 4, NULL }, { NULL, 4, NULL }, { NULL, 4, NULL } };
+
+	n[0].name = b->nodes[0].name;
+	n[1].name = b->nodes[4].name;
+	n[2].name = b->nodes[1].name;
+	is_int(svc_domain_gpus(b, n, 3), 8, "two nodes of block 0 in the step: 8 GPUs");
+	n[1].name = b->nodes[2].name;
+	is_int(svc_domain_gpus(b, n, 3), 4, "one node per block: 4 GPUs");
+	is_int(svc_domain_gpus(t, step, 4), 8, "no blocks: a node's 8 GPUs");
+	topo_free(b);
+	topo_free(t);
+}
+
 int
 main(void)
 {
-	plan(120);
+	plan(123);
 	test_round_trip();
 	test_errors();
 	test_struct_calls();
 	test_uid();
 	test_init_errors();
+	test_domain_gpus();
 	return done_testing();
 }
