@@ -38,7 +38,6 @@ static struct {
 	uint32_t job_id, step_id;
 	long node_rank;			/* order of this node by its lowest rank */
 	long local_world;
-	bool kill_sent;
 } ctx;
 
 static void
@@ -61,14 +60,18 @@ keep_error(const char *fmt, ...)
  * that the tasks already running on the other nodes do not sit waiting for
  * their missing peers.  The cancel (an RPC to slurmctld, bounded by Slurm's
  * MessageTimeout) is sent from a detached child, so this task's own exit is
- * never delayed; each node sends it once, from its first failing task.
+ * never delayed.  Each task_init runs in its own child of slurmstepd, so
+ * nothing is shared between the tasks of a node: a failure of the whole
+ * node (node_wide) is sent by its first local task only, a failure of one
+ * task by that task.
  */
 static int
-fail_step(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+fail_step(spank_t sp, bool node_wide, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 static int
-fail_step(const char *fmt, ...)
+fail_step(spank_t sp, bool node_wide, const char *fmt, ...)
 {
+	uint32_t local = 0;
 	char msg[1200];
 	va_list ap;
 	pid_t pid;
@@ -77,9 +80,8 @@ fail_step(const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	slurm_error(PLUGIN_NAME ": %s; cancelling step %u.%u", msg, ctx.job_id, ctx.step_id);
-	if (ctx.kill_sent)
+	if (node_wide && spank_get_item(sp, S_TASK_ID, &local) == ESPANK_SUCCESS && local != 0)
 		return -1;
-	ctx.kill_sent = true;
 	fflush(NULL);
 	pid = fork();
 	if (pid == 0) {
@@ -249,6 +251,11 @@ pl_remote_prepare(spank_t sp, const struct pl_opts *o)
 		} else {
 			proto_placement_free(&ctx.place);
 		}
+		if (want_steer && pl_err_isset(&err)) {
+			/* No answer to compare with: say why, not "mismatch". */
+			keep_error("--parallel-layout=%s: %s", spec, err.text);
+			goto out;
+		}
 		pl_err_clear(&err);
 	}
 	if (want_steer && !ctx.steered) {
@@ -349,14 +356,15 @@ pl_remote_task_init(spank_t sp, const struct pl_opts *o)
 	if (!o->enabled || !ctx.active)
 		return 0;
 	if (ctx.error[0] || !ctx.have_place)
-		return fail_step("%s", ctx.error[0] ? ctx.error : "no placement for this step");
+		return fail_step(sp, true, "%s", ctx.error[0] ? ctx.error : "no placement for this step");
 	if (spank_get_item(sp, S_TASK_GLOBAL_ID, &gid) != ESPANK_SUCCESS)
-		return fail_step("cannot read the task's global id");
+		return fail_step(sp, false, "cannot read the task's global id");
 	for (k = 0; k < ctx.place.ntasks; k++)
 		if (ctx.steered ? ctx.place.tasks[k].rank == (long)gid : ctx.place.tasks[k].procid == (long)gid)
 			t = &ctx.place.tasks[k];
 	if (!t)
-		return fail_step("task %u has no place on node %s in the placement", gid, ctx.node);
+		return fail_step(sp, false, "task %u has no place on node %s in the placement", gid,
+				 ctx.node);
 	rank = t->rank;
 	local_rank = t->local_rank;
 	/* LOCAL_RANK indexes the GPUs the task sees. */
