@@ -268,6 +268,7 @@ resolve_nodes(struct ctx *c)
 	for (i = 0; i < c->nin; i++) {
 		struct snode *s = &c->sn[i];
 		const struct topo_node *tn;
+		char clip[PL_CLIP_BUF];
 		long ti;
 
 		s->in = i;
@@ -275,14 +276,14 @@ resolve_nodes(struct ctx *c)
 		s->procid0 = procid;
 		if (s->ntasks <= 0) {
 			pl_err_set(c->err, "node '%s' runs %ld tasks: every step node needs at least one",
-				   c->in[i].name, s->ntasks);
+				   pl_clip(c->in[i].name, clip, sizeof(clip)), s->ntasks);
 			goto out;
 		}
 		procid += s->ntasks;
 		s->map = topo_find_node(m, c->in[i].name);
 		if (s->map < 0) {
 			pl_err_set(c->err, "node '%s' is not in the topology map%s%s%s (%ld nodes): rebuild the map with this node",
-				   c->in[i].name, m->name[0] ? " '" : "", m->name,
+				   pl_clip(c->in[i].name, clip, sizeof(clip)), m->name[0] ? " '" : "", m->name,
 				   m->name[0] ? "'" : "", m->nnodes);
 			goto out;
 		}
@@ -623,13 +624,10 @@ fill_result(struct ctx *c, const long *slot_rank, int baseline, struct place_res
 			struct place_task *t;
 			const struct topo_gpu *g = &s->type->gpus[s->gpu_order[j]];
 
-			if (procid < 0 || procid >= c->world)
-				return pl_err_set(c->err, "node '%s': task id %ld is out of range 0..%ld",
-						  c->in[s->in].name, procid, c->world - 1);
+			/* baseline_rank_node() has checked the ids: each of
+			 * 0..world-1 exactly once. */
 			rank = baseline ? procid : slot_rank[s->first_slot + j];
 			t = &out->tasks[procid];
-			if (t->procid >= 0)
-				return pl_err_set(c->err, "task id %ld is listed twice", procid);
 			t->procid = procid;
 			t->rank = rank;
 			t->node = s->in;
@@ -666,6 +664,7 @@ ctx_free(struct ctx *c)
 static int
 baseline_rank_node(const struct ctx *c, long *rank_node)
 {
+	char c1[PL_CLIP_BUF], c2[PL_CLIP_BUF];
 	long i, j;
 
 	for (i = 0; i < c->world; i++)
@@ -676,10 +675,12 @@ baseline_rank_node(const struct ctx *c, long *rank_node)
 
 			if (p < 0 || p >= c->world)
 				return pl_err_set(c->err, "node '%s': task id %ld is out of range 0..%ld",
-						  c->in[i].name, p, c->world - 1);
+						  pl_clip(c->in[i].name, c1, sizeof(c1)), p,
+						  c->world - 1);
 			if (rank_node[p] >= 0)
 				return pl_err_set(c->err, "task id %ld is listed twice (nodes '%s' and '%s')",
-						  p, c->in[rank_node[p]].name, c->in[i].name);
+						  p, pl_clip(c->in[rank_node[p]].name, c1, sizeof(c1)),
+						  pl_clip(c->in[i].name, c2, sizeof(c2)));
 			rank_node[p] = i;
 		}
 	return 0;

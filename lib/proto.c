@@ -134,7 +134,7 @@ proto_request_init(struct proto_request *req, const char *spec,
 		struct place_node *dst = &req->nodes[req->nnodes];
 		long *ids = NULL;
 
-		if (!src->name || strlen(src->name) >= TOPO_NAME) {
+		if (!src->name || !*src->name || strlen(src->name) >= TOPO_NAME) {
 			pl_err_set(err, "request: node name '%s' must be 1 to %d characters",
 				   pl_clip(src->name, clip, sizeof(clip)), TOPO_NAME - 1);
 			goto fail;
@@ -187,6 +187,7 @@ parse_node(json_t *v, size_t i, struct place_node *n, pl_err_t *err)
 	json_t *tids = NULL, *t;
 	json_error_t je;
 	long *ids = NULL;
+	char clip[PL_CLIP_BUF];
 	size_t k;
 
 	if (json_unpack_ex(v, &je, JSON_STRICT, "{s:s, s:I, s?:o}", "name", &name, "ntasks",
@@ -194,13 +195,15 @@ parse_node(json_t *v, size_t i, struct place_node *n, pl_err_t *err)
 		return pl_err_set(err, "nodes[%zu]: %s (accepted: name, ntasks, tids)", i, je.text);
 	if (!*name || strlen(name) >= TOPO_NAME)
 		return pl_err_set(err, "nodes[%zu]: name must be 1 to %d characters", i, TOPO_NAME - 1);
+	/* The name as messages may echo it. */
+	pl_clip(name, clip, sizeof(clip));
 	if (ntasks <= 0 || ntasks > MAX_TASKS_PER_NODE)
-		return pl_err_set(err, "nodes[%zu] (%s): ntasks=%lld must be 1..%ld", i, name,
+		return pl_err_set(err, "nodes[%zu] (%s): ntasks=%lld must be 1..%ld", i, clip,
 				  (long long)ntasks, MAX_TASKS_PER_NODE);
 	if (tids) {
 		if (!json_is_array(tids) || (json_int_t)json_array_size(tids) != ntasks)
 			return pl_err_set(err, "nodes[%zu] (%s): tids must be an array of ntasks=%lld ids",
-					  i, name, (long long)ntasks);
+					  i, clip, (long long)ntasks);
 		ids = calloc((size_t)ntasks, sizeof(*ids));
 		if (!ids)
 			return pl_err_set(err, "out of memory");
@@ -208,7 +211,7 @@ parse_node(json_t *v, size_t i, struct place_node *n, pl_err_t *err)
 			if (!json_is_integer(t)) {
 				free(ids);
 				return pl_err_set(err, "nodes[%zu] (%s): tids[%zu] is not an integer",
-						  i, name, k);
+						  i, clip, k);
 			}
 			ids[k] = (long)json_integer_value(t);
 		}
