@@ -154,6 +154,8 @@ test_errors(void)
 		     "{\"name\":\"node1\",\"ntasks\":4},{\"name\":\"node1\",\"ntasks\":4}]}", 400,
 		     "node 'node1' is listed twice in the step (positions 2 and 3 of 3)", "a repeated node");
 	test_many_copies(m);
+	expect_error(m, "{\"spec\":\"tp8\",\"nodes\":[{\"name\":\"no\\nde\",\"ntasks\":8}]}", 422,
+		     "node 'no\\x0ade' is not in the topology map", "a newline in a node name is echoed escaped");
 	expect_error(m, "{\"spec\":\"tp8\",\"uid\":-1,\"nodes\":[{\"name\":\"node1\",\"ntasks\":8}]}",
 		     400, "uid must be an integer 0..4294967294", "a negative uid");
 	expect_error(m, "{\"spec\":\"tp8\",\"uid\":\"root\",\"nodes\":[{\"name\":\"node1\",\"ntasks\":8}]}",
@@ -358,7 +360,7 @@ test_domain_gpus(void)
 int
 main(void)
 {
-	plan(123);
+	plan(126);
 	test_round_trip();
 	test_errors();
 	test_struct_calls();
