@@ -39,7 +39,8 @@
 #define LD_TICK_MS 100
 #define LD_BACKOFF_MIN_MS 50.0
 #define LD_BACKOFF_MAX_MS 1000.0
-#define LD_BACKOFF_SHED_MS 10.0		/* a descriptor was freed: retry soon */
+#define LD_BACKOFF_SHED_MS 10.0		/* descriptors were freed: retry soon */
+#define LD_SHED_ON_EMFILE 8
 #define LD_DROP_LOG_INTERVAL_MS 10000.0
 
 struct conn {
@@ -198,16 +199,18 @@ on_new_bev(struct event_base *base, void *arg)
 		c->head = k;
 	c->tail = k;
 	c->n++;
+	/* At the cap the listener stops accepting (also within its accept
+	 * loop) until on_adopt has made room. */
+	update_listeners(c);
 	event_active(c->adopt, EV_TIMEOUT, 1);
 	return bev;
 }
 
-/* New connections: take them over from evhttp, then keep to the cap. */
+/* Take the new connections over from evhttp: its bufferevent callbacks
+ * carry the connection now. */
 static void
-on_adopt(evutil_socket_t fd, short what, void *arg)
+adopt_new(struct ld_conns *c)
 {
-	struct ld_conns *c = arg;
-	unsigned long shed = c->st.shed;
 	struct conn *k, *prev;
 
 	for (k = c->tail; k && !k->evcon; k = prev) {
@@ -228,7 +231,17 @@ on_adopt(evutil_socket_t fd, short what, void *arg)
 			bufferevent_decref(bev);
 		}
 	}
-	while (c->n > c->max && shed_oldest_idle(c))
+}
+
+/* New connections: adopt them, then make room for the next one. */
+static void
+on_adopt(evutil_socket_t fd, short what, void *arg)
+{
+	struct ld_conns *c = arg;
+	unsigned long shed = c->st.shed;
+
+	adopt_new(c);
+	while (c->n >= c->max && shed_oldest_idle(c))
 		;
 	if (c->st.shed > shed)
 		ld_ratelog(c->log, &c->drop_rate,
@@ -286,8 +299,10 @@ on_accept_error(struct evconnlistener *lev, void *arg)
 	if (!c || c->closing)
 		return;
 	c->st.accept_errors++;
+	adopt_new(c);
 	if (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM)
-		freed = shed_oldest_idle(c);
+		for (i = 0; i < LD_SHED_ON_EMFILE && shed_oldest_idle(c); i++)
+			freed = true;
 	if (freed)
 		c->backoff_ms = LD_BACKOFF_SHED_MS;
 	else if (c->backoff_ms < LD_BACKOFF_MIN_MS)
@@ -297,7 +312,7 @@ on_accept_error(struct evconnlistener *lev, void *arg)
 	ld_ratelog(c->log, &c->accept_rate,
 		   "accept: %s with %ld connections open (max_connections %ld): %s; accepting again in %.0f ms (%lu accept failures so far)",
 		   strerror(e), c->n, c->max,
-		   freed ? "closed the oldest idle connection" : "no idle connection to close",
+		   freed ? "closed the oldest idle connections" : "no idle connection to close",
 		   c->backoff_ms, c->st.accept_errors);
 	tv.tv_sec = (long)(c->backoff_ms / 1000);
 	tv.tv_usec = ((long)c->backoff_ms % 1000) * 1000;
@@ -387,9 +402,19 @@ ld_conns_request_begin(struct ld_conns *c, struct evhttp_request *req)
 void
 ld_conns_request_end(struct ld_conns *c)
 {
-	/* The answer is queued: reading it gets request_timeout_ms too. */
-	if (c->current)
+	struct timeval tv;
+
+	/* The answer is queued: reading it gets request_timeout_ms too, and so
+	 * does evhttp's own timeout, which a slow answer would otherwise have
+	 * passed while it was computed (dropping it unsent). */
+	if (c->current) {
+		/* libevent's cached time is from before the handler ran. */
+		event_base_update_cache_time(c->base);
 		c->current->deadline = ld_now_ms() + (double)c->timeout_ms;
+		tv.tv_sec = c->timeout_ms / 1000;
+		tv.tv_usec = (c->timeout_ms % 1000) * 1000;
+		evhttp_connection_set_timeout_tv(c->current->evcon, &tv);
+	}
 	c->current = NULL;
 }
 

@@ -224,7 +224,7 @@ record_step(struct ld *d, const struct caller *who, const struct proto_request *
 	buf_free(&eb);
 	if (ms > (double)d->cur->conf.request_timeout_ms) {
 		d->slow_answers++;
-		ld_log(&d->log, "placement%s took %.0f ms, more than request_timeout_ms %ld: the caller has likely given up waiting (the answer is sent anyway; %lu slow answers so far)",
+		ld_log(&d->log, "placement%s took %.0f ms, more than request_timeout_ms %ld: the caller has likely given up waiting (the answer is sent all the same; %lu slow answers so far)",
 		       job, ms, d->cur->conf.request_timeout_ms, d->slow_answers);
 	}
 }

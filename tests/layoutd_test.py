@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
 """layoutd: the real daemon on a temporary socket, killed by PID at the end."""
+import errno
 import json
 import os
+import resource
 import shutil
 import signal
 import socket
@@ -12,8 +14,8 @@ import tempfile
 import threading
 import time
 
-from taplib import (LAYOUTCTL, LAYOUTD, data, diag, done, http_request, is_eq, like, ok,
-                    run, skip)
+from taplib import (LAYOUTCTL, LAYOUTD, data, diag, done, http_request, is_close, is_eq, like,
+                    ok, run, skip)
 
 LAB = data("lab-topology.conf")
 DGX2 = data("hwloc", "nvidiaDGX2.xml")
@@ -48,12 +50,18 @@ def replace_file(path, text):
 class Daemon:
     """A layoutd process; stop() ends it by PID and returns its exit status."""
 
-    def __init__(self, args, log, wrapper=(), socket_path=None, start_timeout=15):
+    def __init__(self, args, log, wrapper=(), socket_path=None, start_timeout=15, nofile=None):
         self.log = log
         self.socket = socket_path
+
+        def limit():
+            if nofile:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+
         with open(log, "ab") as lf:
             self.p = subprocess.Popen(list(wrapper) + [LAYOUTD] + args, stdout=lf,
-                                      stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+                                      stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                      preexec_fn=limit)
         self.up = socket_path is not None and wait_for(self._answers, start_timeout)
 
     def _answers(self):
@@ -91,6 +99,12 @@ class Daemon:
                 self.p.wait(timeout=10)
         return self.p.returncode
 
+    def cpu_s(self):
+        """User + system CPU seconds the daemon has used so far."""
+        with open("/proc/%d/stat" % self.p.pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def log_text(self):
         try:
             with open(self.log, errors="replace") as f:
@@ -99,8 +113,10 @@ class Daemon:
             return ""
 
 
-def request(spec, nodes, ntasks=8, job=None, step=None, view=None):
+def request(spec, nodes, ntasks=8, job=None, step=None, view=None, uid=None):
     r = {"spec": spec, "nodes": [{"name": n, "ntasks": ntasks} for n in nodes]}
+    if uid is not None:
+        r["uid"] = uid
     if job is not None:
         r["job_id"] = job
     if step is not None:
@@ -120,6 +136,162 @@ def by_name(resp):
         t["nic"] = t["nic"] or None
         out.append(t)
     return out
+
+
+def connect_unix(path, deadline):
+    """A connected unix socket, retrying while the listen queue is full
+    (EAGAIN) until the monotonic deadline; None when it never connects."""
+    while True:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.setblocking(False)
+        try:
+            s.connect(path)
+            return s
+        except OSError as e:
+            s.close()
+            if e.errno not in (errno.EAGAIN, errno.EWOULDBLOCK) or time.monotonic() > deadline:
+                return None
+        time.sleep(0.01)
+
+
+def timed_health(path, bound):
+    """(answered 200, seconds) for one health request, given `bound` seconds
+    in all, connect included."""
+    t0 = time.monotonic()
+    s = connect_unix(path, t0 + bound)
+    if s is None:
+        return False, time.monotonic() - t0
+    try:
+        s.settimeout(max(0.1, bound - (time.monotonic() - t0)))
+        s.sendall(b"GET /v1/health HTTP/1.0\r\n\r\n")
+        data = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+        return data.startswith(b"HTTP/1.1 200") or data.startswith(b"HTTP/1.0 200"), \
+            time.monotonic() - t0
+    except OSError:
+        return False, time.monotonic() - t0
+    finally:
+        s.close()
+
+
+class HealthProbe(threading.Thread):
+    """Health requests every `every` seconds until stopped; keeps the
+    slowest answer (a failed request counts as `bound`)."""
+
+    def __init__(self, path, bound, every=0.25):
+        super().__init__()
+        self.path, self.bound, self.every = path, bound, every
+        self.stop_ev = threading.Event()
+        self.results = []
+
+    def run(self):
+        while not self.stop_ev.is_set():
+            self.results.append(timed_health(self.path, self.bound))
+            self.stop_ev.wait(self.every)
+
+    def finish(self):
+        self.stop_ev.set()
+        self.join(timeout=30)
+        worst = max([t if good else self.bound for good, t in self.results] or [self.bound])
+        return len(self.results), all(g for g, _ in self.results), worst
+
+
+def drip(path, n, every, duration):
+    """n connections each sending a request one byte every `every` seconds,
+    for at most `duration` seconds.  Returns how long each stayed open
+    (None: still open at the end; then it is closed here)."""
+    msg = (b"POST /v1/placement HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n" +
+           b" " * 100000)
+    conns = []
+    for _ in range(n):
+        s = connect_unix(path, time.monotonic() + 5)
+        if s is not None:
+            conns.append({"s": s, "t0": time.monotonic(), "sent": 0, "open_s": None})
+    end = time.monotonic() + duration
+    while time.monotonic() < end and any(c["open_s"] is None for c in conns):
+        for c in conns:
+            if c["open_s"] is not None:
+                continue
+            try:
+                if c["s"].recv(4096) == b"":
+                    c["open_s"] = time.monotonic() - c["t0"]
+                    continue
+            except BlockingIOError:
+                pass
+            except OSError:
+                c["open_s"] = time.monotonic() - c["t0"]
+                continue
+            try:
+                c["sent"] += c["s"].send(msg[c["sent"]:c["sent"] + 1])
+            except BlockingIOError:
+                pass
+            except OSError:
+                c["open_s"] = time.monotonic() - c["t0"]
+        time.sleep(every)
+    for c in conns:
+        c["s"].close()
+    return [c["open_s"] for c in conns] + [None] * (n - len(conns))
+
+
+def hold_idle(path, n, budget):
+    """Open up to n idle connections (nothing sent) within `budget` seconds;
+    returns the sockets (caller closes)."""
+    out, end = [], time.monotonic() + budget
+    for _ in range(n):
+        s = connect_unix(path, min(end, time.monotonic() + 0.05))
+        if s is not None:
+            out.append(s)
+        if time.monotonic() > end:
+            break
+    return out
+
+
+def as_user(uid, fn):
+    """Run fn() in a child process that has dropped to uid (and gid uid);
+    returns what fn returned (JSON-able), or {"error": ...}."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        try:
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+            out = fn()
+        except Exception as e:    # anything goes back to the parent as data
+            out = {"error": repr(e)}
+        os.write(w, json.dumps(out).encode())
+        os._exit(0)
+    os.close(w)
+    data = b""
+    while True:
+        chunk = os.read(r, 65536)
+        if not chunk:
+            break
+        data += chunk
+    os.close(r)
+    os.waitpid(pid, 0)
+    try:
+        return json.loads(data)
+    except ValueError:
+        return {"error": data.decode("utf-8", "replace")}
+
+
+def mini_daemon(tmp, name, mapf, extra="", nofile=None, sock=None, node="node1"):
+    """A layoutd of its own (no TCP unless extra says so), for one test."""
+    cfg = os.path.join(tmp, name + ".conf")
+    sock = sock or os.path.join(tmp, name + ".sock")
+    lg = os.path.join(tmp, name + ".log")
+    with open(cfg, "w") as f:
+        f.write("map = %s\nsocket = %s\nnode_name = %s\nhwloc_check = no\nlog = %s\n%s" %
+                (mapf, sock, node, lg, extra))
+    dm = Daemon(["-f", cfg], lg, socket_path=sock, nofile=nofile)
+    dm.up = dm.up and dm.p.poll() is None
+    return dm, cfg
 
 
 NODES4 = ["node1", "node2", "node3", "node4"]
@@ -387,6 +559,7 @@ try:
           [256, 299, 44, 8], "steps keep the last 256 placements, newest first")
     like(d.log_text(), "placement job 42.1: tp8,pp4 on 4 nodes, 32 tasks: 200 in",
          "one log line per placement")
+    like(d.log_text(), "tasks: 200 in", "a placement's log line carries no error")
 
     # --- layoutctl against the daemon ---
     rc, out, err = run("status", "--socket", sock1)
@@ -487,6 +660,240 @@ try:
     ok(not os.path.exists(sock1) and not os.path.exists(pidfile) and not os.path.exists(port_file),
        "socket, pid file and port file removed")
     like(d.log_text(), "exiting", "the exit is logged")
+
+    # --- placements derived by hand, on a map written here ---
+    # Four nodes of 4 GPUs in one NVLink island; node1 and node3 hang off
+    # leaf0, node2 and node4 off leaf1 (interleaved, as on the lab).
+    lc = {"gbps": 0.0, "measured": False, "source": ""}
+    hand_map = {
+        "format": "parallel-layout-map", "version": 1, "name": "hand",
+        "link_classes": {"nvlink": dict(lc, gbps=450.0), "pcie": dict(lc, gbps=25.0),
+                         "leaf": dict(lc, gbps=50.0), "spine": dict(lc, gbps=25.0)},
+        "node_types": [{"name": "g4", "gpu_memory_gb": 0.0, "nccl_topo_file": "",
+                        "gpus": [{"index": i, "numa": -1, "pci": "", "island": 0, "nic": -1,
+                                  "name": ""} for i in range(4)], "nics": []}],
+        "switches": [{"name": "leaf0", "level": 0, "gbps": 0.0, "parent": "spine"},
+                     {"name": "leaf1", "level": 0, "gbps": 0.0, "parent": "spine"},
+                     {"name": "spine", "level": 1, "gbps": 0.0}],
+        "blocks": [],
+        "nodes": [{"name": "node1", "switch": "leaf0"}, {"name": "node2", "switch": "leaf1"},
+                  {"name": "node3", "switch": "leaf0"}, {"name": "node4", "switch": "leaf1"}],
+        "default_type": "g4"}
+    leaf = {"node1": 0, "node3": 0, "node2": 1, "node4": 1}
+    hand_path = os.path.join(tmp, "hand.json")
+    with open(hand_path, "w") as f:
+        json.dump(hand_map, f)
+    hd, _ = mini_daemon(tmp, "hand", hand_path)
+    daemons.append(hd)
+    ok(hd.up, "a daemon on the hand-written map starts")
+    # tp4,pp4: rank = tp + 4*pp.  A TP group needs NVLink, so each node holds
+    # one whole stage with local rank = tp; the stages form a chain
+    # pp0-pp1-pp2-pp3 whose three links all cross nodes, and with two nodes
+    # per leaf only one of them need cross the spine: the stages' leaves
+    # read A A B B.  Slurm's block order (stage k on node k+1) alternates
+    # leaves, so all three cross it: a third of its cross-switch bytes and
+    # the same cross-node bytes.
+    st, _, body = hd.post(request("tp4,pp4", NODES4, ntasks=4))
+    resp = json.loads(body) if st == 200 else {}
+    names = [n["name"] for n in resp.get("nodes", [])]
+    stage_node = {}
+    good = st == 200 and len(resp["tasks"]) == 16 and resp["world"] == 16
+    for t in resp.get("tasks", []):
+        good = good and t["tp"] == t["rank"] % 4 and t["pp"] == t["rank"] // 4 and \
+            t["local_rank"] == t["tp"] and t["dp"] == 0 and t["cp"] == 0
+        stage_node.setdefault(t["pp"], set()).add(names[t["node"]])
+    ok(good and all(len(stage_node.get(k, ())) == 1 for k in range(4)) and
+       len({next(iter(v)) for v in stage_node.values()}) == 4,
+       "tp4,pp4: each node holds one whole stage, local rank = tp = rank % 4")
+    seq = [leaf[next(iter(stage_node[k]))] for k in range(4)] if len(stage_node) == 4 else []
+    ok(len(seq) == 4 and sum(seq[i] != seq[i + 1] for i in range(3)) == 1,
+       "tp4,pp4: the stages' leaves read A A B B (one spine crossing): %s" % seq)
+    if st == 200:
+        c, b = resp["cost"], resp["baseline_cost"]
+        is_close(c["cross_switch_bytes_per_step"], b["cross_switch_bytes_per_step"] / 3,
+                 "tp4,pp4: a third of block order's cross-switch bytes")
+        is_close(c["cross_node_bytes_per_step"], b["cross_node_bytes_per_step"],
+                 "tp4,pp4: the same cross-node bytes as block order (three stage links)")
+        ok(b["cross_switch_bytes_per_step"] > 0, "tp4,pp4: block order does cross the spine")
+    st, _, body = hd.post(request("tp4,pp4", NODES4, ntasks=4, view="hostfile"))
+    hf = json.loads(body) if st == 200 else {}
+    want = [names.index(next(iter(stage_node[r // 4]))) for r in range(16)] if seq else None
+    is_eq(hf.get("rank_nodes"), want, "tp4,pp4 hostfile: rank r on the node of stage r // 4")
+    st, _, body = hd.post(request("tp8", ["node1", "node2"], ntasks=4))
+    ok(st == 422 and "exceeds the 4 GPUs" in body, "tp8 on 4-GPU nodes is refused (422)")
+    hd.stop()
+
+    # --- hostile clients: loopback only, bounded, self-stopping ---
+    # 50 requests dripped a byte every 0.2 s: request_timeout_ms (1 s) bounds
+    # the whole request, not only the silence between bytes.
+    hs, _ = mini_daemon(tmp, "hostile", mapf, "request_timeout_ms = 1000\n")
+    daemons.append(hs)
+    ok(hs.up, "a daemon for hostile clients starts")
+    probe = HealthProbe(hs.socket, 2.0)
+    probe.start()
+    opened = drip(hs.socket, 50, 0.2, 5.0)
+    n, good, worst = probe.finish()
+    longest = max([t for t in opened if t is not None] or [0])
+    ok(all(t is not None and t < 2.5 for t in opened),
+       "50 dripped requests are all closed within 2.5 s (request_timeout_ms 1 s): %s" %
+       ("%d still open after 5 s" % opened.count(None) if None in opened else
+        "longest %.2f s" % longest))
+    ok(n >= 4 and good and worst < 2.0,
+       "health answers meanwhile (%d requests, slowest %.2f s)" % (n, worst))
+    text = hs.log_text()
+    drops = [ln for ln in text.splitlines() if "within request_timeout_ms 1000" in ln]
+    ok(1 <= len(drops) <= 3, "the dropped connections are logged in a few lines (%d)" % len(drops))
+
+    # One 16 MB header line: cut off after max_header, at little cost.
+    s = connect_unix(hs.socket, time.monotonic() + 5)
+    s.setblocking(True)
+    s.settimeout(5)
+    cpu0, sent, closed, t0 = hs.cpu_s(), 0, False, time.monotonic()
+    try:
+        s.sendall(b"GET /v1/health HTTP/1.1\r\nHost: x\r\nX-Big: ")
+        chunk = b"a" * 65536
+        while sent < (16 << 20) and time.monotonic() - t0 < 10:
+            sent += s.send(chunk)
+    except socket.timeout:
+        pass
+    except OSError:
+        closed = True
+    s.close()
+    ok(closed and sent < (4 << 20), "a 16 MB header line is refused early (connection closed after %d KB)" % (sent >> 10))
+    cpu = hs.cpu_s() - cpu0
+    ok(cpu < 1.0, "and costs little CPU (%.2f s)" % cpu)
+
+    # A newline in a spec must not forge a log line.
+    forged = "2026-01-01T00:00:00+0000 layoutd[1]: placement job 1.0: tp8 on 1 nodes: 200"
+    st, _, _ = hs.post(request("tp8\n" + forged, ["node1"]))
+    lines = hs.log_text().splitlines()
+    ok(st == 422 and not any(ln.startswith(forged) for ln in lines) and
+       any("tp8\\x0a2026-01-01" in ln for ln in lines),
+       "a newline in a spec is logged escaped (\\x0a), never as a line of its own")
+    hs.stop()
+
+    # An answer slower than request_timeout_ms is still sent, and logged.
+    big_conf = os.path.join(tmp, "big-topology.conf")
+    with open(big_conf, "w") as f:
+        for lf in range(256):
+            f.write("SwitchName=leaf%d Nodes=n[%d-%d]\n" % (lf, lf * 64 + 1, lf * 64 + 64))
+        f.write("SwitchName=spine Switches=leaf[0-255]\n")
+    big_map = os.path.join(tmp, "big.json")
+    rc, _, err = run("topo", "build", "--slurm-topology", big_conf, "--node", "8", "-o", big_map)
+    sl, _ = mini_daemon(tmp, "slow", big_map, "request_timeout_ms = 25\n", node="n1")
+    daemons.append(sl)
+    try:
+        st, _, body = sl.post(request("tp8,pp8,dp2048", ["n%d" % i for i in range(1, 16385)],
+                                      view="hostfile", job=5, step=0))
+    except OSError as e:
+        st, body = str(e), "{}"
+    ok(rc == 0 and sl.up and st == 200 and len(json.loads(body)["rank_nodes"]) == 131072,
+       "a 131072-task placement slower than request_timeout_ms (25 ms) is still answered")
+    like(sl.log_text(), "more than request_timeout_ms 25: the caller has likely given up",
+         "an answer slower than request_timeout_ms says so in the log")
+    sl.stop()
+
+    # 300 idle connections against 64 descriptors: once with a cap that fits
+    # (the oldest idle connection is shed), once with the default cap (512),
+    # which does not: accept() fails with EMFILE, and layoutd backs off,
+    # sheds and logs a little instead of spinning.
+    for name, extra in (("cap", "max_connections = 40\n"), ("emfile", "")):
+        dm, _ = mini_daemon(tmp, name, mapf, extra + "request_timeout_ms = 30000\n", nofile=64)
+        daemons.append(dm)
+        if not ok(dm.up, "%s: layoutd starts with 64 descriptors" % name):
+            diag(dm.log_text())
+            continue
+        cpu0, t0 = dm.cpu_s(), time.monotonic()
+        probe = HealthProbe(dm.socket, 3.0)
+        probe.start()
+        held = hold_idle(dm.socket, 300, 5.0)
+        time.sleep(2)
+        n, good, worst = probe.finish()
+        cpu, wall = dm.cpu_s() - cpu0, time.monotonic() - t0
+        for s in held:
+            s.close()
+        hh = wait_for(lambda: timed_health(dm.socket, 2)[0] and dm.health(), 10)
+        text = dm.log_text()
+        ok(n >= 4 and good and worst < 3.0,
+           "%s: health answers within 3 s while %d idle connections are held (slowest %.2f s)" %
+           (name, len(held), worst))
+        ok(cpu < 0.5 * wall, "%s: no busy loop (%.2f s of CPU in %.1f s)" % (name, cpu, wall))
+        ok(len(text) < 20000 and sum("accept" in ln for ln in text.splitlines()) <= 5,
+           "%s: the log is not flooded (%d bytes)" % (name, len(text)))
+        conn = (hh or {}).get("connections", {})
+        if name == "cap":
+            ok(conn.get("shed", 0) > 0 and conn.get("accept_errors") == 0,
+               "cap: idle connections were shed, accept() never failed: %s" % conn)
+        else:
+            ok(conn.get("accept_errors", 0) > 0 and "warning: max_connections 512 does not fit" in text,
+               "emfile: accept() failures were met and counted, the start warned: %s" % conn)
+        dm.stop()
+
+    # --- who may see what ---
+    # The socket is open to every user; the daemon asks the kernel who calls.
+    os.chmod(tmp, 0o711)
+    pub = os.path.join(tmp, "pub")
+    os.mkdir(pub)
+    os.chmod(pub, 0o755)
+    NOBODY, SLURM, USER = 65534, 65533, 1000
+    aport = os.path.join(tmp, "access.port")
+    ac, acconf = mini_daemon(tmp, "access", mapf,
+                             "socket_mode = 0666\nslurm_user = %d\ntcp = 127.0.0.1:0\n"
+                             "port_file = %s\n" % (SLURM, aport), sock=os.path.join(pub, "ld.sock"))
+    daemons.append(ac)
+    if not ok(ac.up, "a daemon with slurm_user and a world-writable socket starts"):
+        diag(ac.log_text())
+        raise SystemExit(done())
+
+    def call(uid, method, path, body=None, where=None):
+        def fn():
+            st, _, text = http_request(where or ac.socket, method, path, body)
+            return [st, text]
+        if body is not None and not isinstance(body, str):
+            body = json.dumps(body)
+        return fn() if uid == 0 else as_user(uid, fn)
+
+    def step_jobs(res):
+        try:
+            return [x["job_id"] for x in json.loads(res[1])["steps"]]
+        except (ValueError, KeyError, TypeError, IndexError):
+            return res
+
+    got = call(NOBODY, "GET", "/v1/health")
+    ok(isinstance(got, list) and got[0] == 200, "uid %d reaches the socket" % NOBODY)
+    results = [call(0, "POST", "/v1/placement", request("tp8", ["node1"], job=100, step=0, uid=NOBODY)),
+               call(0, "POST", "/v1/placement", request("tp8", ["node1"], job=101, step=0, uid=USER)),
+               call(0, "POST", "/v1/placement", request("tp8", ["node1"], job=102, step=0)),
+               call(NOBODY, "POST", "/v1/placement", request("tp8", ["node1"], job=555, step=0, uid=NOBODY)),
+               call(SLURM, "POST", "/v1/placement", request("tp8", ["node1"], job=103, step=0, uid=NOBODY))]
+    is_eq([r[0] if isinstance(r, list) else r for r in results], [200] * 5,
+          "placements are answered for root, an ordinary user and the Slurm user")
+    is_eq(step_jobs(call(0, "GET", "/v1/steps")), [103, 102, 101, 100],
+          "root sees every recorded step; the one a user asked for is not recorded")
+    is_eq(step_jobs(call(NOBODY, "GET", "/v1/steps")), [103, 100],
+          "uid %d sees only its own jobs" % NOBODY)
+    is_eq(step_jobs(call(USER, "GET", "/v1/steps")), [101], "uid %d sees only its own job" % USER)
+    is_eq(step_jobs(call(SLURM, "GET", "/v1/steps")), [103, 102, 101, 100],
+          "the Slurm user sees every step")
+    like(ac.log_text(), "caller uid %d (untrusted: not recorded)" % NOBODY,
+         "an untrusted placement is logged as such")
+    ok("job 555" not in ac.log_text(), "an untrusted caller's job id is not believed in the log")
+    aport_n = wait_for(lambda: os.path.exists(aport) and open(aport).read().strip(), 10)
+    atcp = "http://127.0.0.1:%s" % aport_n
+    is_eq([call(0, "GET", "/v1/health", where=atcp)[0],
+           call(0, "GET", "/v1/topology", where=atcp)[0],
+           call(0, "POST", "/v1/placement", request("tp8", ["node1"]), where=atcp)[0],
+           call(0, "GET", "/v1/steps", where=atcp)[0]], [200, 200, 403, 403],
+          "TCP is read-only by default: health and topology, not placements or steps")
+    like(call(0, "GET", "/v1/steps", where=atcp)[1], "tcp_access = read-only",
+         "the 403 names tcp_access")
+    with open(acconf, "a") as f:
+        f.write("tcp_access = trusted\n")
+    ac.send(signal.SIGHUP)
+    wait_for(lambda: (ac.health() or {}).get("reloads") == 1, 10)
+    is_eq(step_jobs(call(0, "GET", "/v1/steps", where=atcp)), [103, 102, 101, 100],
+          "tcp_access = trusted (applied on reload): TCP sees every step")
+    ac.stop()
 
     # --- a second full run, under valgrind when present, over a stale socket ---
     stale = os.path.join(tmp, "stale.sock")
