@@ -43,14 +43,42 @@ struct topo_map *ctl_load_topology(const char *path, long gpus_per_node);
 int ctl_step_nodes(const struct topo_map *m, const char *hostlist, long tasks_per_node,
 		   struct hosts *names, struct place_node **nodes, long *nnodes);
 
-int ctl_plan(int argc, char **argv);
-int ctl_place(int argc, char **argv);
-int ctl_topo(int argc, char **argv);
+/*
+ * One command, like tmux's cmd_entry.  exec gets argv with argv[0] the
+ * command's name and returns the exit status.  A command with sub (a
+ * NULL-terminated table) dispatches its first argument through it.
+ */
+struct ctl_cmd {
+	const char *name;
+	const char *usage;	/* the options after the name; lines split by '\n' */
+	const char *summary;	/* one line for the top-level usage */
+	const char *help;	/* the rest of COMMAND --help; NULL none */
+	int (*exec)(int argc, char **argv);
+	const struct ctl_cmd *const *sub;
+};
 
-/* Commands that talk to a running layoutd (ctl_daemon.c). */
-int ctl_status(int argc, char **argv);
-int ctl_topology(int argc, char **argv);
-int ctl_query(int argc, char **argv);
+/* The commands (ctl_plan.c, ctl_topo.c, ctl_daemon.c); the table is in
+ * ctl_cmd.c. */
+extern const struct ctl_cmd ctl_cmd_plan;
+extern const struct ctl_cmd ctl_cmd_place;
+extern const struct ctl_cmd ctl_cmd_topo;
+extern const struct ctl_cmd ctl_cmd_status;
+extern const struct ctl_cmd ctl_cmd_topology;
+extern const struct ctl_cmd ctl_cmd_query;
+
+/* The top-level usage, from the table. */
+void ctl_usage(FILE *f);
+
+/* COMMAND --help on stdout: "Usage: layoutctl [PARENT ]NAME USAGE" and the
+ * help text. */
+void ctl_cmd_help(const struct ctl_cmd *e, const char *parent);
+
+/* Run the entry of table named argv[0]; an unknown name is a usage error
+ * (2) naming the accepted ones, what (e.g. "topo: ") in front. */
+int ctl_dispatch(const struct ctl_cmd *const *table, const char *what, int argc, char **argv);
+
+/* Run the top-level command argv[0]. */
+int ctl_run(int argc, char **argv);
 
 /* Write an SVG picture of a placement: nodes as rows grouped by switch, GPUs as cells. */
 int ctl_svg_write(const char *path, const struct pl_layout *l, const struct topo_map *m,

@@ -209,20 +209,58 @@ print_pretty(const char *text)
 
 /* ---- status ---- */
 
+static int status_exec(int argc, char **argv);
+static int topology_exec(int argc, char **argv);
+static int query_exec(int argc, char **argv);
+
+const struct ctl_cmd ctl_cmd_status = {
+	"status",
+	"[--socket PATH|http://HOST:PORT] [--timeout MS] [--json]",
+	"ask a running layoutd how it is (exit 1 when degraded)",
+	"Ask a running layoutd how it is: node, map, discrepancies between the map\n"
+	"and this node's hardware, uptime, requests and reloads.  The default socket\n"
+	"is " CLIENT_DEFAULT_SOCKET " for this node ($SLURMD_NODENAME,\n"
+	"else hostname -s); --timeout bounds the whole exchange (default 5000 ms).\n"
+	"Exit status: 0 ok, 1 degraded or no answer, 2 usage.\n",
+	status_exec,
+	NULL
+};
+
+const struct ctl_cmd ctl_cmd_topology = {
+	"topology",
+	"[--socket PATH|http://HOST:PORT] [--timeout MS]",
+	"print the map a running layoutd serves",
+	"Print the cluster map a running layoutd serves (the map file's JSON), e.g. to\n"
+	"check which map a node uses after a reload, or to feed 'topo show'.\n",
+	topology_exec,
+	NULL
+};
+
+const struct ctl_cmd ctl_cmd_query = {
+	"query",
+	"--layout SPEC --nodes HOSTLIST [--tasks-per-node N]\n"
+	"[--view all|hostfile|node:NAME] [--job-id J] [--step-id S]\n"
+	"[--json] [--socket PATH|http://HOST:PORT] [--timeout MS]",
+	"ask a running layoutd for a placement (the table of 'place')",
+	"Ask a running layoutd for a placement, as the plugin does, and print the same\n"
+	"table as '" CTL_PROG " place' (or the daemon's JSON answer with --json).\n"
+	"Without --tasks-per-node each node runs one task per GPU of its type in the\n"
+	"daemon's map (fetched from it first), as 'place' does.  --view hostfile gives\n"
+	"each rank's node; node:NAME only that node's tasks.  The request is recorded\n"
+	"in the daemon's /v1/steps under --job-id/--step-id when given.\n"
+	"Exit status: 0 placed, 1 refused or no answer, 2 usage.\n",
+	query_exec,
+	NULL
+};
+
 static void
 status_help(void)
 {
-	printf("Usage: " CTL_PROG " status [--socket PATH|http://HOST:PORT] [--timeout MS] [--json]\n"
-	       "\n"
-	       "Ask a running layoutd how it is: node, map, discrepancies between the map\n"
-	       "and this node's hardware, uptime, requests and reloads.  The default socket\n"
-	       "is %s for this node ($SLURMD_NODENAME,\n"
-	       "else hostname -s); --timeout bounds the whole exchange (default 5000 ms).\n"
-	       "Exit status: 0 ok, 1 degraded or no answer, 2 usage.\n", CLIENT_DEFAULT_SOCKET);
+	ctl_cmd_help(&ctl_cmd_status, NULL);
 }
 
-int
-ctl_status(int argc, char **argv)
+static int
+status_exec(int argc, char **argv)
 {
 	struct dargs a;
 	json_t *h = NULL, *disc;
@@ -281,14 +319,11 @@ out:
 static void
 topology_help(void)
 {
-	printf("Usage: " CTL_PROG " topology [--socket PATH|http://HOST:PORT] [--timeout MS]\n"
-	       "\n"
-	       "Print the cluster map a running layoutd serves (the map file's JSON), e.g. to\n"
-	       "check which map a node uses after a reload, or to feed 'topo show'.\n");
+	ctl_cmd_help(&ctl_cmd_topology, NULL);
 }
 
-int
-ctl_topology(int argc, char **argv)
+static int
+topology_exec(int argc, char **argv)
 {
 	struct dargs a;
 	char *body;
@@ -313,17 +348,7 @@ ctl_topology(int argc, char **argv)
 static void
 query_help(void)
 {
-	printf("Usage: " CTL_PROG " query --layout SPEC --nodes HOSTLIST [--tasks-per-node N]\n"
-	       "                       [--view all|hostfile|node:NAME] [--job-id J] [--step-id S]\n"
-	       "                       [--json] [--socket PATH|http://HOST:PORT] [--timeout MS]\n"
-	       "\n"
-	       "Ask a running layoutd for a placement, as the plugin does, and print the same\n"
-	       "table as '" CTL_PROG " place' (or the daemon's JSON answer with --json).\n"
-	       "Without --tasks-per-node each node runs one task per GPU of its type in the\n"
-	       "daemon's map (fetched from it first), as 'place' does.  --view hostfile gives\n"
-	       "each rank's node; node:NAME only that node's tasks.  The request is recorded\n"
-	       "in the daemon's /v1/steps under --job-id/--step-id when given.\n"
-	       "Exit status: 0 placed, 1 refused or no answer, 2 usage.\n");
+	ctl_cmd_help(&ctl_cmd_query, NULL);
 }
 
 /* The step's nodes and tasks: --tasks-per-node, or GPUs from the daemon's map. */
@@ -416,8 +441,8 @@ print_placement(const struct proto_placement *p)
 	printf("strategy: %s\n", p->strategy);
 }
 
-int
-ctl_query(int argc, char **argv)
+static int
+query_exec(int argc, char **argv)
 {
 	struct proto_placement p;
 	struct place_node *nodes = NULL;

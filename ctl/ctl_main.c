@@ -14,37 +14,6 @@
 
 #include "ctl.h"
 
-static void
-usage(FILE *f)
-{
-	fprintf(f,
-		"Usage: " CTL_PROG " COMMAND [OPTIONS]\n"
-		"\n"
-		"Plan and place the ranks of a parallel training job on a GPU cluster.\n"
-		"\n"
-		"Commands:\n"
-		"  plan   --layout SPEC (--topology MAP | --nodes N --gpus-per-node G)\n"
-		"         [--gpu-mem GB] [--previous SPEC] [--json] [--svg FILE]\n"
-		"         memory, traffic, bubble and warnings for a layout\n"
-		"  place  --layout SPEC --topology MAP --nodes HOSTLIST [--tasks-per-node N]\n"
-		"         [--gpus-per-node G] [--json]\n"
-		"         each Slurm task's framework rank, GPU, coordinates and NIC\n"
-		"  topo build [-o FILE] [--slurm-topology FILE] [--node SOURCE] ...\n"
-		"         assemble a cluster map from topology.conf, hwloc, nvidia-smi,\n"
-		"         NCCL topology and nccl-tests files\n"
-		"  topo show MAP [--json]\n"
-		"         summarise a cluster map\n"
-		"  status [--socket PATH|http://HOST:PORT] [--json]\n"
-		"         ask a running layoutd how it is (exit 1 when degraded)\n"
-		"  topology [--socket PATH|http://HOST:PORT]\n"
-		"         print the map a running layoutd serves\n"
-		"  query  --layout SPEC --nodes HOSTLIST [--tasks-per-node N] [--view VIEW]\n"
-		"         [--json] [--socket PATH|http://HOST:PORT]\n"
-		"         ask a running layoutd for a placement (the table of 'place')\n"
-		"\n"
-		"'" CTL_PROG " COMMAND --help' describes each command.\n");
-}
-
 void
 ctl_error(const char *fmt, ...)
 {
@@ -235,31 +204,17 @@ int
 main(int argc, char **argv)
 {
 	if (argc < 2) {
-		usage(stderr);
+		ctl_usage(stderr);
 		return 2;
 	}
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
 	    strcmp(argv[1], "help") == 0) {
-		usage(stdout);
+		ctl_usage(stdout);
 		return 0;
 	}
 	if (strcmp(argv[1], "--version") == 0) {
 		printf(CTL_PROG " " PACKAGE_VERSION "\n");
 		return 0;
 	}
-	if (strcmp(argv[1], "plan") == 0)
-		return ctl_plan(argc - 1, argv + 1);
-	if (strcmp(argv[1], "place") == 0)
-		return ctl_place(argc - 1, argv + 1);
-	if (strcmp(argv[1], "topo") == 0)
-		return ctl_topo(argc - 1, argv + 1);
-	if (strcmp(argv[1], "status") == 0)
-		return ctl_status(argc - 1, argv + 1);
-	if (strcmp(argv[1], "topology") == 0)
-		return ctl_topology(argc - 1, argv + 1);
-	if (strcmp(argv[1], "query") == 0)
-		return ctl_query(argc - 1, argv + 1);
-	ctl_error("unknown command '%s' (accepted: plan, place, topo, status, topology, query)",
-		  argv[1]);
-	return 2;
+	return ctl_run(argc - 1, argv + 1);
 }

@@ -311,22 +311,46 @@ parse_args(int argc, char **argv, struct args *a, void (*help)(void))
 	return 0;
 }
 
+static int plan_exec(int argc, char **argv);
+static int place_exec(int argc, char **argv);
+
+const struct ctl_cmd ctl_cmd_plan = {
+	"plan",
+	"--layout SPEC (--topology MAP [--nodes HOSTLIST] | --nodes N --gpus-per-node G)\n"
+	"[--tasks-per-node N] [--gpu-mem GB] [--previous SPEC] [--json] [--svg FILE]",
+	"memory, traffic, bubble and warnings for a layout",
+	"Memory per GPU, bytes each parallel axis moves per step, the pipeline bubble,\n"
+	"the batch arithmetic, the placement's network cost against Slurm's block order,\n"
+	"and the warnings that matter.  --previous compares with the layout this one\n"
+	"replaces (a dp change changes the global batch).  --svg draws the placement.\n"
+	"Exit status: 0 planned (warnings included), 1 bad layout or input or a\n"
+	"placement refused (the plan is still shown), 2 usage.\n",
+	plan_exec,
+	NULL
+};
+
+const struct ctl_cmd ctl_cmd_place = {
+	"place",
+	"--layout SPEC --topology MAP --nodes HOSTLIST\n"
+	"[--tasks-per-node N] [--gpus-per-node G] [--json]",
+	"each Slurm task's framework rank, GPU, coordinates and NIC",
+	"One row per Slurm task (SLURM_PROCID, block distribution over HOSTLIST in the\n"
+	"order given): its framework RANK, LOCAL_RANK (the GPU it must use), node,\n"
+	"coordinates and closest NIC, then the network cost against Slurm's block order.\n"
+	"MAP is a cluster map (" CTL_PROG " topo build) or a Slurm topology.conf with\n"
+	"--gpus-per-node G.  Tasks per node default to the node's GPUs.\n",
+	place_exec,
+	NULL
+};
+
 static void
 plan_help(void)
 {
-	printf("Usage: " CTL_PROG " plan --layout SPEC (--topology MAP [--nodes HOSTLIST] | --nodes N --gpus-per-node G)\n"
-	       "                      [--tasks-per-node N] [--gpu-mem GB] [--previous SPEC] [--json] [--svg FILE]\n"
-	       "\n"
-	       "Memory per GPU, bytes each parallel axis moves per step, the pipeline bubble,\n"
-	       "the batch arithmetic, the placement's network cost against Slurm's block order,\n"
-	       "and the warnings that matter.  --previous compares with the layout this one\n"
-	       "replaces (a dp change changes the global batch).  --svg draws the placement.\n"
-	       "Exit status: 0 planned (warnings included), 1 bad layout or input or a\n"
-	       "placement refused (the plan is still shown), 2 usage.\n");
+	ctl_cmd_help(&ctl_cmd_plan, NULL);
 }
 
-int
-ctl_plan(int argc, char **argv)
+static int
+plan_exec(int argc, char **argv)
 {
 	struct args a;
 	struct job j;
@@ -362,14 +386,7 @@ ctl_plan(int argc, char **argv)
 static void
 place_help(void)
 {
-	printf("Usage: " CTL_PROG " place --layout SPEC --topology MAP --nodes HOSTLIST\n"
-	       "                       [--tasks-per-node N] [--gpus-per-node G] [--json]\n"
-	       "\n"
-	       "One row per Slurm task (SLURM_PROCID, block distribution over HOSTLIST in the\n"
-	       "order given): its framework RANK, LOCAL_RANK (the GPU it must use), node,\n"
-	       "coordinates and closest NIC, then the network cost against Slurm's block order.\n"
-	       "MAP is a cluster map (" CTL_PROG " topo build) or a Slurm topology.conf with\n"
-	       "--gpus-per-node G.  Tasks per node default to the node's GPUs.\n");
+	ctl_cmd_help(&ctl_cmd_place, NULL);
 }
 
 static json_t *
@@ -421,8 +438,8 @@ print_place(const struct job *j)
 	printf("strategy: %s\n", j->r.place.strategy);
 }
 
-int
-ctl_place(int argc, char **argv)
+static int
+place_exec(int argc, char **argv)
 {
 	struct args a;
 	struct job j;

@@ -34,23 +34,57 @@ static const struct option build_opts[] = {
 	{ NULL, 0, NULL, 0 }
 };
 
+static int topo_build(int argc, char **argv);
+static int topo_show(int argc, char **argv);
+static int topo_exec(int argc, char **argv);
+
+static const struct ctl_cmd cmd_build = {
+	"build",
+	"[-o FILE] [--name NAME]\n"
+	"[--slurm-topology topology.conf [--blocks nvlink|network]] [--nodes HOSTLIST]\n"
+	"[--node SOURCE[+SOURCE...]] [--node-type NAME:HOSTLIST=SOURCE[+SOURCE...]]...\n"
+	"[--nccl-tests FILE[=CLASS]]... [--gpu-mem GB] [--nccl-topo-file PATH]",
+	"assemble a cluster map from topology.conf, hwloc, nvidia-smi,\n"
+	"NCCL topology and nccl-tests files",
+	"Assemble a cluster map.  The switch tree or blocks come from Slurm's\n"
+	"topology.conf (blocks are NVLink domains unless --blocks network); --nodes\n"
+	"adds nodes the file does not name.  --node describes every node's GPUs and\n"
+	"NICs; --node-type gives a named type to some nodes of a mixed cluster.  A\n"
+	"SOURCE is an hwloc XML (lstopo --of xml), 'nvidia-smi topo -m' output, an\n"
+	"NCCL topology XML (kept as the nodes' NCCL_TOPO_FILE), 'live' (this node via\n"
+	"hwloc) or a GPU count; several joined by '+' are merged.  --nccl-tests\n"
+	"imports all_reduce_perf bus bandwidth as a measured link class (nvlink, pcie,\n"
+	"leaf, spine; default nvlink for one host, leaf for several).  Refused: a\n"
+	"node type name given twice, a map of no nodes, a --name over 63 characters.\n",
+	topo_build,
+	NULL
+};
+
+static const struct ctl_cmd cmd_show = {
+	"show",
+	"MAP [--json]",
+	"summarise a cluster map",
+	"Summarise a cluster map: nodes, GPUs, node types, switch levels,\n"
+	"blocks and link-class bandwidths (measured or nominal).\n",
+	topo_show,
+	NULL
+};
+
+static const struct ctl_cmd *const topo_cmds[] = { &cmd_build, &cmd_show, NULL };
+
+const struct ctl_cmd ctl_cmd_topo = {
+	"topo",
+	"build ... | show MAP [--json]",
+	"the cluster map: build one, show one",
+	"'" CTL_PROG " topo build --help' for the build options.\n",
+	topo_exec,
+	topo_cmds
+};
+
 static void
 build_help(void)
 {
-	printf("Usage: " CTL_PROG " topo build [-o FILE] [--name NAME]\n"
-	       "           [--slurm-topology topology.conf [--blocks nvlink|network]] [--nodes HOSTLIST]\n"
-	       "           [--node SOURCE[+SOURCE...]] [--node-type NAME:HOSTLIST=SOURCE[+SOURCE...]]...\n"
-	       "           [--nccl-tests FILE[=CLASS]]... [--gpu-mem GB] [--nccl-topo-file PATH]\n"
-	       "\n"
-	       "Assemble a cluster map.  The switch tree or blocks come from Slurm's\n"
-	       "topology.conf (blocks are NVLink domains unless --blocks network); --nodes\n"
-	       "adds nodes the file does not name.  --node describes every node's GPUs and\n"
-	       "NICs; --node-type gives a named type to some nodes of a mixed cluster.  A\n"
-	       "SOURCE is an hwloc XML (lstopo --of xml), 'nvidia-smi topo -m' output, an\n"
-	       "NCCL topology XML (kept as the nodes' NCCL_TOPO_FILE), 'live' (this node via\n"
-	       "hwloc) or a GPU count; several joined by '+' are merged.  --nccl-tests\n"
-	       "imports all_reduce_perf bus bandwidth as a measured link class (nvlink, pcie,\n"
-	       "leaf, spine; default nvlink for one host, leaf for several).\n");
+	ctl_cmd_help(&cmd_build, "topo");
 }
 
 static int
@@ -165,9 +199,7 @@ topo_show(int argc, char **argv)
 		if (strcmp(argv[k], "--json") == 0)
 			json = true;
 		else if (strcmp(argv[k], "--help") == 0) {
-			printf("Usage: " CTL_PROG " topo show MAP [--json]\n\n"
-			       "Summarise a cluster map: nodes, GPUs, node types, switch levels,\n"
-			       "blocks and link-class bandwidths (measured or nominal).\n");
+			ctl_cmd_help(&cmd_show, "topo");
 			return 0;
 		} else if (argv[k][0] == '-' || path) {
 			ctl_error("topo show: unexpected argument '%s' (usage: topo show MAP [--json])",
@@ -252,18 +284,12 @@ out:
 	return rv;
 }
 
-int
-ctl_topo(int argc, char **argv)
+static int
+topo_exec(int argc, char **argv)
 {
 	if (argc < 2 || strcmp(argv[1], "--help") == 0) {
-		printf("Usage: " CTL_PROG " topo build ... | " CTL_PROG " topo show MAP [--json]\n"
-		       "'" CTL_PROG " topo build --help' for the build options.\n");
+		ctl_cmd_help(&ctl_cmd_topo, NULL);
 		return argc < 2 ? 2 : 0;
 	}
-	if (strcmp(argv[1], "build") == 0)
-		return topo_build(argc - 1, argv + 1);
-	if (strcmp(argv[1], "show") == 0)
-		return topo_show(argc - 1, argv + 1);
-	ctl_error("topo: unknown command '%s' (accepted: build, show)", argv[1]);
-	return 2;
+	return ctl_dispatch(topo_cmds, "topo: ", argc - 1, argv + 1);
 }
