@@ -245,6 +245,14 @@ for n in (4000, 5000):  # parsed and refused; longer than a spec may be
        "a %d-character spec is refused and the plugin's messages echo at most 64 characters of it (%d)"
        % (len(long_spec), longest))
     like(err, "(%d bytes)" % len(long_spec), "saying how long it was")
+# srun's command line is read whole: past 64 KiB it used to be "too long to
+# trust", and then a world the layout does not divide went unrefused.
+rc, out, err = lab.srun(["-N4", "-n32", "--parallel-layout=tp8,pp3", "true"] + ["x" * 60] * 1500,
+                        timeout=30)
+ok(rc == 255 and "not a multiple of tp*cp*pp = 24" in err,
+   "a 90 KB command line: srun's task count still read, tp8,pp3 refused before allocating")
+if rc != 255:
+    diag(err[-800:])
 is_eq(last_job_id(), before, "no job was allocated for the refused requests")
 is_eq(lab.bad_nodes(), {}, "no node drained or down")
 
