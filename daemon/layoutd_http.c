@@ -23,7 +23,7 @@
 #include "layoutd_conn.h"
 #include "layoutd_steps.h"
 
-#define CT_JSON "application/json"
+#define CT_JSON LD_CT_JSON
 #define OOM_BODY "{\"error\":\"out of memory\"}\n"
 #define LD_LOG_ERROR_MAX 300
 
@@ -77,13 +77,9 @@ method_name(enum evhttp_cmd_type m)
 	return "?";
 }
 
-/*
- * The one reply of a request: len bytes of body with its content type
- * (body NULL = out of memory, answered as a JSON 500).
- */
-static void
-reply(struct evhttp_request *req, int status, const char *content_type, const char *body,
-      size_t len)
+void
+ld_reply(struct evhttp_request *req, int status, const char *content_type, const char *body,
+	 size_t len)
 {
 	struct evkeyvalq *h = evhttp_request_get_output_headers(req);
 	struct evbuffer *b = evbuffer_new();
@@ -114,7 +110,7 @@ reply_text(struct evhttp_request *req, int status, const char *json)
 		buf_adds(&b, json);
 		buf_adds(&b, "\n");
 	}
-	reply(req, status, CT_JSON, b.bad || !json ? NULL : b.s, b.len);
+	ld_reply(req, status, CT_JSON, b.bad || !json ? NULL : b.s, b.len);
 	buf_free(&b);
 }
 

@@ -913,7 +913,10 @@ try:
         wrapper = [vg, "--error-exitcode=99", "--leak-check=full",
                    "--errors-for-leak-kinds=definite", "-q"]
     vlog = os.path.join(tmp, "vg.log")
-    v = Daemon(["-f", empty_conf, "--map", mapf, "--node", "node2", "--socket", stale,
+    vconf = os.path.join(tmp, "vg.conf")
+    with open(vconf, "w") as f:
+        f.write("max_connections = 4\nrequest_timeout_ms = 4000\n")
+    v = Daemon(["-f", vconf, "--map", mapf, "--node", "node2", "--socket", stale,
                 "--hwloc-check", DGX2, "--tcp", "127.0.0.1:0"], vlog, wrapper=wrapper,
                socket_path=stale, start_timeout=120)
     daemons.append(v)
@@ -931,6 +934,15 @@ try:
     is_eq(v.post(request("tp16", NODES4))[0], 422, "a refused layout under the checker")
     is_eq(v.get("/v1/steps")[0], 200, "steps under the checker")
     is_eq(v.get("/v1/nope")[0], 404, "404 under the checker")
+    held = hold_idle(stale, 8, 10.0)
+    dripped = drip(stale, 1, 0.2, 12.0)
+    hv = v.health()
+    for s in held:
+        s.close()
+    conn = (hv or {}).get("connections", {})
+    ok(conn.get("shed", 0) >= 4 and dripped[0] is not None and conn.get("timed_out", 0) >= 1,
+       "under the checker: idle connections past max_connections (4) are shed, a dripped "
+       "request is dropped at request_timeout_ms: %s, %s" % (conn, dripped))
     v.send(signal.SIGHUP)
     wait_for(lambda: (lambda x: x and x["reloads"] == 1)(v.health()), 60)
     rc = v.stop(timeout=120)
