@@ -109,32 +109,12 @@ ctl_load_topology(const char *path, long gpus_per_node)
 	return m;
 }
 
-/* Name order with numbers compared as numbers (node2 < node10), as Slurm
- * lists nodes when slurm.conf names them in order. */
+/* Natural name order, as Slurm lists nodes when slurm.conf names them in
+ * order (node2 < node10). */
 static int
 natural_cmp(const void *a, const void *b)
 {
-	const char *x = *(const char *const *)a, *y = *(const char *const *)b;
-
-	while (*x && *y) {
-		if (*x >= '0' && *x <= '9' && *y >= '0' && *y <= '9') {
-			char *ex, *ey;
-			unsigned long long nx = strtoull(x, &ex, 10), ny = strtoull(y, &ey, 10);
-
-			if (nx != ny)
-				return nx < ny ? -1 : 1;
-			if ((ex - x) != (ey - y))
-				return (ex - x) < (ey - y) ? -1 : 1;
-			x = ex;
-			y = ey;
-			continue;
-		}
-		if (*x != *y)
-			return (unsigned char)*x < (unsigned char)*y ? -1 : 1;
-		x++;
-		y++;
-	}
-	return (unsigned char)*x - (unsigned char)*y;
+	return hosts_natural_cmp(*(const char *const *)a, *(const char *const *)b);
 }
 
 int

@@ -77,6 +77,44 @@ hosts_push(struct hosts *h, const char *name, size_t len)
 	return 0;
 }
 
+int
+hosts_natural_cmp(const char *a, const char *b)
+{
+	while (*a && *b) {
+		if (is_digit(*a) && is_digit(*b)) {
+			const char *sa = a, *sb = b, *ea, *eb;
+			size_t la, lb;
+			int c;
+
+			while (*sa == '0')
+				sa++;
+			while (*sb == '0')
+				sb++;
+			for (ea = sa; is_digit(*ea); ea++)
+				;
+			for (eb = sb; is_digit(*eb); eb++)
+				;
+			la = (size_t)(ea - sa);
+			lb = (size_t)(eb - sb);
+			if (la != lb)
+				return la < lb ? -1 : 1;
+			c = strncmp(sa, sb, la);
+			if (c)
+				return c < 0 ? -1 : 1;
+			if (ea - a != eb - b)
+				return ea - a < eb - b ? -1 : 1;
+			a = ea;
+			b = eb;
+			continue;
+		}
+		if (*a != *b)
+			return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+		a++;
+		b++;
+	}
+	return (unsigned char)*a - (unsigned char)*b;
+}
+
 void
 hosts_free(struct hosts *h)
 {

@@ -29,4 +29,12 @@ char *hosts_compress(const struct hosts *h);
 
 void hosts_free(struct hosts *h);	/* frees names; *h becomes empty */
 
+/*
+ * Natural name order, as Slurm lists nodes: runs of digits compare as
+ * numbers of any length (node2 < node10, mlx5_2 < mlx5_10), equal numbers
+ * with fewer leading zeros first (n1 < n01), everything else byte by byte.
+ * Returns <0, 0 or >0 like strcmp.
+ */
+int hosts_natural_cmp(const char *a, const char *b);
+
 #endif

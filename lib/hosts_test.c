@@ -268,10 +268,28 @@ test_clipped(void)
 	hosts_free(&h);
 }
 
+/* Natural order, worked out by hand. */
+static void
+test_natural(void)
+{
+	ok(hosts_natural_cmp("node2", "node10") < 0, "node2 < node10");
+	ok(hosts_natural_cmp("node10", "node2") > 0, "node10 > node2");
+	ok(hosts_natural_cmp("mlx5_2", "mlx5_10") < 0, "mlx5_2 < mlx5_10");
+	ok(hosts_natural_cmp("n1", "n01") < 0, "n1 < n01: fewer zeros first");
+	ok(hosts_natural_cmp("n01x", "n1y") > 0, "n01x > n1y: the padding decides before the rest");
+	ok(hosts_natural_cmp("r1n10", "r1n9") > 0, "r1n10 > r1n9");
+	ok(hosts_natural_cmp("n99999999999999999999999", "n100000000000000000000000") < 0,
+	   "numbers longer than 64 bits compare as numbers");
+	is_int(hosts_natural_cmp("gpu007", "gpu007"), 0, "equal names are equal");
+	ok(hosts_natural_cmp("a", "a1") < 0, "a prefix sorts first");
+	ok(hosts_natural_cmp("b", "a10") > 0, "letters compare as bytes");
+}
+
 int
 main(void)
 {
-	plan(100);
+	plan(110);
+	test_natural();
 	test_clipped();
 	test_expand();
 	test_compress();

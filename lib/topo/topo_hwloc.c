@@ -18,6 +18,7 @@
 
 #include <hwloc.h>
 
+#include "hosts.h"
 #include "topo.h"
 #include "topo_util.h"
 
@@ -329,49 +330,13 @@ is_nic_osdev(hwloc_obj_t o)
 	       pci->attr->pcidev.vendor_id == PCI_VENDOR_CRAY;
 }
 
-/* Names in natural order, so mlx5_2 comes before mlx5_10. */
-static int
-cmp_natural(const char *a, const char *b)
-{
-	while (*a && *b) {
-		if (*a >= '0' && *a <= '9' && *b >= '0' && *b <= '9') {
-			const char *ea = a, *eb = b;
-			size_t la, lb;
-			int c;
-
-			while (*a == '0')
-				a++;
-			while (*b == '0')
-				b++;
-			for (ea = a; *ea >= '0' && *ea <= '9'; ea++)
-				;
-			for (eb = b; *eb >= '0' && *eb <= '9'; eb++)
-				;
-			la = (size_t)(ea - a);
-			lb = (size_t)(eb - b);
-			if (la != lb)
-				return la < lb ? -1 : 1;
-			c = strncmp(a, b, la);
-			if (c)
-				return c;
-			a = ea;
-			b = eb;
-			continue;
-		}
-		if (*a != *b)
-			return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
-		a++;
-		b++;
-	}
-	return (unsigned char)*a - (unsigned char)*b;
-}
-
 static int
 cmp_hnic(const void *pa, const void *pb)
 {
 	const struct hnic *a = pa, *b = pb;
 
-	return cmp_natural(a->os->name ? a->os->name : "", b->os->name ? b->os->name : "");
+	/* Natural order, so mlx5_2 comes before mlx5_10. */
+	return hosts_natural_cmp(a->os->name ? a->os->name : "", b->os->name ? b->os->name : "");
 }
 
 static int

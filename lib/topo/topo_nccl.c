@@ -826,35 +826,22 @@ closeness(const struct dev *a, const struct dev *b)
 static int
 fill(struct topo_nodetype *t, struct nccl *n)
 {
-	int *up = NULL, *id = NULL, *score = NULL, *load = NULL;
-	bool *linked = NULL;
-	int g, k, rv = -1;
+	struct topo_util_fill f;
+	int g, k;
 
 	if (number_gpus(n) < 0)
 		return -1;
 	if (n->nnics > 0)
 		qsort(n->nics, (size_t)n->nnics, sizeof(*n->nics), cmp_nic);
-	t->gpus = n->ngpus ? calloc((size_t)n->ngpus, sizeof(*t->gpus)) : NULL;
-	t->nics = n->nnics ? calloc((size_t)n->nnics, sizeof(*t->nics)) : NULL;
-	up = calloc((size_t)n->ngpus + 1, sizeof(*up));
-	id = calloc((size_t)n->ngpus + 1, sizeof(*id));
-	linked = calloc((size_t)n->ngpus + 1, sizeof(*linked));
-	score = calloc((size_t)n->ngpus * (size_t)n->nnics + 1, sizeof(*score));
-	load = calloc((size_t)n->nnics + 1, sizeof(*load));
-	if ((n->ngpus && !t->gpus) || (n->nnics && !t->nics) || !up || !id || !linked ||
-	    !score || !load) {
-		pl_err_set(n->err, "%s: out of memory", n->label);
-		goto out;
-	}
-	t->ngpus = n->ngpus;
-	t->nnics = n->nnics;
+	/* One union-find node past the GPUs: the NVSwitch hub. */
+	if (topo_util_fill_begin(t, n->ngpus, n->nnics, n->ngpus + 1, &f, n->label, n->err) < 0)
+		return -1;
 	for (k = 0; k < n->nnics; k++) {
 		struct topo_nic *nic = &t->nics[k];
 		const struct dev *d = &n->nics[k];
 
 		strcpy(nic->name, d->name);
 		nic->port = d->port;
-		nic->rail = -1;
 		nic->numa = d->numa;
 		strcpy(nic->pci, d->busid);
 		nic->gbps = d->gbps;
@@ -866,22 +853,12 @@ fill(struct topo_nodetype *t, struct nccl *n)
 		gpu->index = d->dev;
 		gpu->numa = d->numa;
 		strcpy(gpu->pci, d->busid);
-		gpu->island = -1;
-		gpu->nic = -1;
 		for (k = 0; k < n->nnics; k++)
-			score[g * n->nnics + k] = closeness(d, &n->nics[k]);
+			f.score[g * n->nnics + k] = closeness(d, &n->nics[k]);
 	}
-	link_gpus(n, up, linked);
-	topo_util_number_islands(t, up, linked, id, n->ngpus + 1);
-	topo_util_pick_nics(t, score, load);
-	rv = 0;
-out:
-	free(up);
-	free(id);
-	free(linked);
-	free(score);
-	free(load);
-	return rv;
+	link_gpus(n, f.up, f.linked);
+	topo_util_fill_end(t, &f);
+	return 0;
 }
 
 /*

@@ -404,27 +404,15 @@ rel_score(enum rel r)
 static int
 fill(struct topo_nodetype *t, const struct nvsmi *p)
 {
-	int nn = p->ncols - p->ngpus, g, n, l, rv = -1;
-	int *up = NULL, *id = NULL, *score = NULL, *load = NULL;
-	bool *linked = NULL;
+	int nn = p->ncols - p->ngpus, g, n, l;
+	struct topo_util_fill f;
 
 	for (g = 0; g < p->ngpus; g++)
 		if (!p->seen[g])
 			return pl_err_set(p->err, "%s: no row for column %s (truncated paste?)",
 					  p->label, p->col[g]);
-	t->gpus = calloc((size_t)p->ngpus, sizeof(*t->gpus));
-	t->nics = nn ? calloc((size_t)nn, sizeof(*t->nics)) : NULL;
-	up = calloc((size_t)p->ngpus, sizeof(*up));
-	id = calloc((size_t)p->ngpus, sizeof(*id));
-	linked = calloc((size_t)p->ngpus, sizeof(*linked));
-	score = calloc((size_t)p->ngpus * (size_t)(nn + 1), sizeof(*score));
-	load = calloc((size_t)nn + 1, sizeof(*load));
-	if (!t->gpus || (nn && !t->nics) || !up || !id || !linked || !score || !load) {
-		pl_err_set(p->err, "%s: out of memory", p->label);
-		goto out;
-	}
-	t->ngpus = p->ngpus;
-	t->nnics = nn;
+	if (topo_util_fill_begin(t, p->ngpus, nn, p->ngpus, &f, p->label, p->err) < 0)
+		return -1;
 	for (n = 0; n < nn; n++) {
 		struct topo_nic *nic = &t->nics[n];
 		int c = p->ngpus + n, best = REL_NONE;
@@ -434,10 +422,7 @@ fill(struct topo_nodetype *t, const struct nvsmi *p)
 		for (l = 0; l < p->nlegend; l++)
 			if (p->nicnum[c] >= 0 && p->legend[l].nic == p->nicnum[c])
 				strcpy(nic->name, p->legend[l].name);
-		nic->port = 0;
-		nic->rail = -1;
 		/* NODE or closer means the NIC hangs off the GPU's NUMA node. */
-		nic->numa = -1;
 		for (g = 0; g < p->ngpus; g++) {
 			enum rel r = p->rel[g * p->ncols + c];
 
@@ -448,34 +433,20 @@ fill(struct topo_nodetype *t, const struct nvsmi *p)
 		}
 	}
 	for (g = 0; g < p->ngpus; g++) {
-		struct topo_gpu *gpu = &t->gpus[g];
-
-		gpu->index = g;
-		gpu->numa = p->numa[g];
-		gpu->island = -1;
-		gpu->nic = -1;
-		up[g] = g;
+		t->gpus[g].numa = p->numa[g];
 		for (n = 0; n < nn; n++)
-			score[g * nn + n] = rel_score(p->rel[g * p->ncols + p->ngpus + n]);
+			f.score[g * nn + n] = rel_score(p->rel[g * p->ncols + p->ngpus + n]);
 	}
 	/* Either row saying NV<n> is enough: pastes are not always symmetric. */
 	for (g = 0; g < p->ngpus; g++)
 		for (l = 0; l < p->ngpus; l++)
 			if (l != g && (p->rel[g * p->ncols + l] == REL_NV ||
 				       p->rel[l * p->ncols + g] == REL_NV)) {
-				topo_util_join(up, g, l);
-				linked[g] = linked[l] = true;
+				topo_util_join(f.up, g, l);
+				f.linked[g] = f.linked[l] = true;
 			}
-	topo_util_number_islands(t, up, linked, id, p->ngpus);
-	topo_util_pick_nics(t, score, load);
-	rv = 0;
-out:
-	free(up);
-	free(id);
-	free(linked);
-	free(score);
-	free(load);
-	return rv;
+	topo_util_fill_end(t, &f);
+	return 0;
 }
 
 /*

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "buf.h"
 #include "hosts.h"
 #include "topo.h"
 #include "topo_ix.h"
@@ -595,8 +596,7 @@ out:
 static int
 parse_text(struct reader *r, const char *text)
 {
-	char *buf = NULL;
-	size_t cap = 0, len = 0;
+	struct buf b = BUF_INIT;
 	const char *p = text;
 	int lineno = 0, first = 0, rv = -1;
 
@@ -608,7 +608,7 @@ parse_text(struct reader *r, const char *text)
 		int more;
 
 		lineno++;
-		if (len == 0)
+		if (b.len == 0)
 			first = lineno;
 		if (hash)
 			end = hash;
@@ -618,34 +618,22 @@ parse_text(struct reader *r, const char *text)
 		if (more)
 			end--;
 		n = (size_t)(end - p);
-		if (len + n + 2 > cap) {
-			size_t want = cap ? cap : 256;
-			char *nb;
-
-			while (want < len + n + 2)
-				want *= 2;
-			nb = realloc(buf, want);
-			if (!nb) {
-				pl_err_set(r->err, "%s: out of memory", r->label);
-				goto out;
-			}
-			buf = nb;
-			cap = want;
+		if (buf_add(&b, p, n) < 0 || buf_add(&b, " ", 1) < 0) {
+			pl_err_set(r->err, "%s: out of memory", r->label);
+			goto out;
 		}
-		memcpy(buf + len, p, n);
-		len += n;
-		buf[len++] = ' ';
-		buf[len] = '\0';
 		p = eol ? eol + 1 : end + strlen(end);
 		if (more && *p)
 			continue;
-		if (parse_line(r, first, buf) < 0)
+		if (parse_line(r, first, b.s) < 0)
 			goto out;
-		len = 0;
+		/* The next logical line reuses the buffer. */
+		b.len = 0;
+		b.s[0] = '\0';
 	}
 	rv = 0;
 out:
-	free(buf);
+	buf_free(&b);
 	return rv;
 }
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "topo_util.h"
 
 /* Past this, a "small number" in a device name or cell is junk. */
@@ -86,16 +87,72 @@ topo_util_pick_nics(struct topo_nodetype *t, const int *score, int *load)
 		t->nics[n].rail = one_to_one && load[n] > 0 ? rail++ : -1;
 }
 
+int
+topo_util_fill_begin(struct topo_nodetype *t, int ngpus, int nnics, int nnodes,
+		     struct topo_util_fill *f, const char *label, pl_err_t *err)
+{
+	int i;
+
+	memset(f, 0, sizeof(*f));
+	if (nnodes < ngpus)
+		nnodes = ngpus;
+	t->gpus = ngpus ? calloc((size_t)ngpus, sizeof(*t->gpus)) : NULL;
+	t->nics = nnics ? calloc((size_t)nnics, sizeof(*t->nics)) : NULL;
+	f->up = calloc((size_t)nnodes + 1, sizeof(*f->up));
+	f->id = calloc((size_t)nnodes + 1, sizeof(*f->id));
+	f->linked = calloc((size_t)nnodes + 1, sizeof(*f->linked));
+	f->score = calloc((size_t)ngpus * (size_t)nnics + 1, sizeof(*f->score));
+	f->load = calloc((size_t)nnics + 1, sizeof(*f->load));
+	f->nnodes = nnodes;
+	if ((ngpus && !t->gpus) || (nnics && !t->nics) || !f->up || !f->id || !f->linked ||
+	    !f->score || !f->load) {
+		topo_util_fill_free(f);
+		topo_nodetype_clear(t);
+		return pl_err_set(err, "%s: out of memory", label);
+	}
+	t->ngpus = ngpus;
+	t->nnics = nnics;
+	for (i = 0; i < ngpus; i++) {
+		t->gpus[i].index = i;
+		t->gpus[i].numa = -1;
+		t->gpus[i].island = -1;
+		t->gpus[i].nic = -1;
+	}
+	for (i = 0; i < nnics; i++) {
+		t->nics[i].rail = -1;
+		t->nics[i].numa = -1;
+	}
+	for (i = 0; i < nnodes; i++)
+		f->up[i] = i;
+	return 0;
+}
+
+void
+topo_util_fill_free(struct topo_util_fill *f)
+{
+	free(f->up);
+	free(f->id);
+	free(f->linked);
+	free(f->score);
+	free(f->load);
+	memset(f, 0, sizeof(*f));
+}
+
+void
+topo_util_fill_end(struct topo_nodetype *t, struct topo_util_fill *f)
+{
+	topo_util_number_islands(t, f->up, f->linked, f->id, f->nnodes);
+	topo_util_pick_nics(t, f->score, f->load);
+	topo_util_fill_free(f);
+}
+
 char *
 topo_util_read_file(const char *path, long max, const char *what, size_t *lenp,
 		    pl_err_t *err)
 {
+	struct buf b = BUF_INIT;
 	FILE *f = NULL;
-	char *buf = NULL, *rv = NULL;
-	size_t len = 0, cap = 0;
-	/* Room to read one byte past max, so a file too large is seen as such. */
-	size_t most = (size_t)max + 4096 + 2;
-	char c[PL_CLIP_BUF];
+	char *rv = NULL, c[PL_CLIP_BUF];
 	const char *label = pl_clip(path, c, sizeof(c));
 
 	f = fopen(path, "r");
@@ -104,43 +161,33 @@ topo_util_read_file(const char *path, long max, const char *what, size_t *lenp,
 		goto out;
 	}
 	for (;;) {
-		size_t got;
+		char chunk[8192];
+		size_t got = fread(chunk, 1, sizeof(chunk), f);
 
-		if (len + 4096 + 1 > cap) {
-			char *nb;
-
-			cap = cap ? cap * 2 : 8192;
-			/* Refusing a file just past max must not cost twice max. */
-			if (cap > most)
-				cap = most;
-			nb = realloc(buf, cap);
-			if (!nb) {
-				pl_err_set(err, "%s: out of memory", label);
-				goto out;
-			}
-			buf = nb;
-		}
-		got = fread(buf + len, 1, cap - len - 1, f);
-		len += got;
-		if ((long)len > max) {
+		if (got == 0)
+			break;
+		/* Refused before it is kept: a huge file costs max, not its size. */
+		if (b.len + got > (size_t)max) {
 			pl_err_set(err, "%s: larger than %ld bytes; not %s", label, max, what);
 			goto out;
 		}
-		if (got == 0)
-			break;
+		if (buf_add(&b, chunk, got) < 0) {
+			pl_err_set(err, "%s: out of memory", label);
+			goto out;
+		}
 	}
 	if (ferror(f)) {
 		pl_err_set(err, "%s: cannot read: %s", label, strerror(errno));
 		goto out;
 	}
-	buf[len] = '\0';
-	*lenp = len;
-	rv = buf;
-	buf = NULL;
+	*lenp = b.len;
+	rv = buf_take(&b);
+	if (!rv)
+		pl_err_set(err, "%s: out of memory", label);
 out:
 	if (f)
 		fclose(f);
-	free(buf);
+	buf_free(&b);
 	return rv;
 }
 

@@ -43,6 +43,35 @@ void topo_util_number_islands(struct topo_nodetype *t, int *up, const bool *link
 void topo_util_pick_nics(struct topo_nodetype *t, const int *score, int *load);
 
 /*
+ * What a node reader's fill() shares with the others, start and end: the
+ * type's arrays and the scratch for islands (union-find over nnodes >=
+ * ngpus nodes: the GPUs, then switches or hubs) and NIC choice.
+ */
+struct topo_util_fill {
+	int *up;		/* nnodes entries, up[i] == i to begin with */
+	int *id;		/* nnodes, scratch for the island numbers */
+	bool *linked;		/* nnodes, false: GPU g has NVLink when set */
+	int *score;		/* ngpus x nnics closeness, 0 to begin with */
+	int *load;		/* nnics */
+	int nnodes;
+};
+
+/*
+ * Allocate t->gpus (ngpus: index g, numa -1, island -1, nic -1), t->nics
+ * (nnics, zeroed but rail -1, numa -1) and f's scratch; set t's counts.
+ * Returns 0, or -1 with "label: out of memory" (then t and f are freed).
+ */
+int topo_util_fill_begin(struct topo_nodetype *t, int ngpus, int nnics, int nnodes,
+			 struct topo_util_fill *f, const char *label, pl_err_t *err);
+
+/* Number the islands from f->up and f->linked, pick each GPU's NIC from
+ * f->score (topo_util_number_islands, topo_util_pick_nics), free f. */
+void topo_util_fill_end(struct topo_nodetype *t, struct topo_util_fill *f);
+
+/* Free f's scratch (on an error between begin and end). */
+void topo_util_fill_free(struct topo_util_fill *f);
+
+/*
  * The whole of the file at path, NUL-terminated, with its length in *lenp;
  * caller frees.  The bytes are not checked: the file may hold NUL bytes,
  * which the caller sees as strlen() != *lenp.  A file of more than max
