@@ -11,26 +11,17 @@
  */
 #include "config.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
-#include <netinet/in.h>
-
 #include <event2/event.h>
 #include <event2/http.h>
-#include <event2/util.h>
-#include <jansson.h>
 
 #include "client.h"
 #include "layoutd.h"

@@ -77,41 +77,44 @@ method_name(enum evhttp_cmd_type m)
 	return "?";
 }
 
-void
-ld_reply(struct evhttp_request *req, int status, const char *content_type, const char *body,
-	 size_t len)
+/* The reply: a then b (b may be NULL) as the body.  a NULL means out of
+ * memory, answered as a JSON 500. */
+static void
+send_body(struct evhttp_request *req, int status, const char *content_type, const char *a,
+	  size_t alen, const char *b, size_t blen)
 {
 	struct evkeyvalq *h = evhttp_request_get_output_headers(req);
-	struct evbuffer *b = evbuffer_new();
+	struct evbuffer *out = evbuffer_new();
 
-	if (!body) {
+	if (!a) {
 		content_type = CT_JSON;
-		body = OOM_BODY;
-		len = strlen(OOM_BODY);
+		a = OOM_BODY;
+		alen = strlen(OOM_BODY);
+		b = NULL;
 		status = 500;
 	}
 	evhttp_add_header(h, "Content-Type", content_type);
 	evhttp_add_header(h, "Cache-Control", "no-store");
-	if (b && evbuffer_add(b, body, len) == 0)
-		evhttp_send_reply(req, status, reason(status), b);
+	if (out && evbuffer_add(out, a, alen) == 0 && (!b || evbuffer_add(out, b, blen) == 0))
+		evhttp_send_reply(req, status, reason(status), out);
 	else
 		evhttp_send_error(req, 500, "out of memory");
-	if (b)
-		evbuffer_free(b);
+	if (out)
+		evbuffer_free(out);
+}
+
+void
+ld_reply(struct evhttp_request *req, int status, const char *content_type, const char *body,
+	 size_t len)
+{
+	send_body(req, status, content_type, body, len, NULL, 0);
 }
 
 /* A JSON text reply, newline-terminated (NULL = out of memory). */
 static void
 reply_text(struct evhttp_request *req, int status, const char *json)
 {
-	struct buf b = BUF_INIT;
-
-	if (json) {
-		buf_adds(&b, json);
-		buf_adds(&b, "\n");
-	}
-	ld_reply(req, status, CT_JSON, b.bad || !json ? NULL : b.s, b.len);
-	buf_free(&b);
+	send_body(req, status, CT_JSON, json, json ? strlen(json) : 0, "\n", 1);
 }
 
 /* A reply whose JSON body we built and free. */
