@@ -260,7 +260,7 @@ pl_remote_prepare(spank_t sp, const struct pl_opts *o)
 	}
 	if (want_steer && !ctx.steered) {
 		keep_error("Slurm did not place step %u.%u as srun asked (SLURM_HOSTFILE was changed or not honoured): node %s runs other tasks than the placement puts there",
-			   job, step, ctx.node);
+			   job, step, pl_clip(ctx.node, clip, sizeof(clip)));
 		goto out;
 	}
 	if (!ctx.have_place) {
@@ -298,7 +298,9 @@ static void
 put(spank_t sp, const struct pl_opts *o, const char *var, const char *val)
 {
 	char old[1024], pat[80];
-	bool set = spank_getenv(sp, var, old, sizeof(old)) == ESPANK_SUCCESS;
+	spank_err_t got = spank_getenv(sp, var, old, sizeof(old));
+	/* A value too long for old[] is the user's all the same. */
+	bool set = got == ESPANK_SUCCESS || got == ESPANK_NOSPACE;
 	bool force = false;
 
 	snprintf(pat, sizeof(pat), ",%s,", var);
@@ -308,6 +310,8 @@ put(spank_t sp, const struct pl_opts *o, const char *var, const char *val)
 		snprintf(list, sizeof(list), ",%s,", o->conf.force);
 		force = strstr(list, ",all,") || strstr(list, pat);
 	}
+	if (got == ESPANK_NOSPACE)
+		snprintf(old, sizeof(old), "(a value over %zu bytes)", sizeof(old) - 1);
 	if (set && strcmp(old, val) != 0 && !force) {
 		if (o->verbose) {
 			char clip[PL_CLIP_BUF];
@@ -371,11 +375,14 @@ pl_remote_task_init(spank_t sp, const struct pl_opts *o)
 	if (spank_getenv(sp, "CUDA_VISIBLE_DEVICES", cvd, sizeof(cvd)) == ESPANK_SUCCESS) {
 		int vi = visible_index(cvd, t->local_rank);
 
-		if (vi >= 0)
+		if (vi >= 0) {
 			local_rank = vi;
-		else if (o->verbose)
+		} else if (o->verbose) {
+			char clip[PL_CLIP_BUF];
+
 			fprintf(stderr, PLUGIN_NAME ": GPU %d is not in CUDA_VISIBLE_DEVICES=%s; LOCAL_RANK=%d is a node index\n",
-				t->local_rank, cvd, t->local_rank);
+				t->local_rank, pl_clip(cvd, clip, sizeof(clip)), t->local_rank);
+		}
 	}
 	if (o->conf.export_mask & EXPORT_FRAMEWORK) {
 		putl(sp, o, "RANK", rank);
