@@ -5,6 +5,7 @@
 
 #include <jansson.h>
 
+#include "buf.h"
 #include "proto.h"
 #include "service.h"
 
@@ -25,6 +26,136 @@ check_view_name(const char *view, pl_err_t *err)
 	return 0;
 }
 
+/* ---- JSON text, written straight into a struct buf ----
+ *
+ * The answer to 100k tasks is ~14 MB of JSON; building it as jansson
+ * objects first cost ten times the placement.  These write what
+ * json_dumps(JSON_COMPACT) writes for the same values, byte for byte
+ * (proto_test checks it), and fail the same way: a string that is not
+ * UTF-8 or a number that is not finite makes the whole text NULL.
+ */
+
+/* Length of the UTF-8 sequence at s (1-4), 0 when it is not valid UTF-8. */
+static int
+utf8_len(const unsigned char *s)
+{
+	int n, i;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	for (i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	/* Overlong forms, UTF-16 surrogates, beyond U+10FFFF. */
+	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0) ||
+	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))
+		return 0;
+	return n;
+}
+
+/* The escape of a byte that JSON strings cannot hold as it is; NULL for
+ * the others. */
+static const char *
+escape_of(unsigned char c)
+{
+	switch (c) {
+	case '"':
+		return "\\\"";
+	case '\\':
+		return "\\\\";
+	case '\b':
+		return "\\b";
+	case '\f':
+		return "\\f";
+	case '\n':
+		return "\\n";
+	case '\r':
+		return "\\r";
+	case '\t':
+		return "\\t";
+	default:
+		return NULL;
+	}
+}
+
+/* A JSON string: quotes, backslashes and control bytes escaped; not UTF-8
+ * makes b bad. */
+static void
+put_str(struct buf *b, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+
+	buf_add(b, "\"", 1);
+	while (*s) {
+		const unsigned char *run = s;
+		const char *esc;
+		int n;
+
+		while (*s >= 0x20 && *s < 0x80 && *s != '"' && *s != '\\')
+			s++;
+		buf_add(b, run, (size_t)(s - run));
+		if (!*s)
+			break;
+		esc = escape_of(*s);
+		if (esc) {
+			buf_adds(b, esc);
+			s++;
+		} else if (*s < 0x20) {
+			buf_printf(b, "\\u%04X", *s);
+			s++;
+		} else if ((n = utf8_len(s)) > 0) {
+			buf_add(b, s, (size_t)n);
+			s += n;
+		} else {
+			b->bad = true;
+			return;
+		}
+	}
+	buf_add(b, "\"", 1);
+}
+
+/* A JSON real as jansson writes it: %.17g, always with a '.' or an 'e',
+ * the exponent without '+' or leading zeros. */
+static void
+put_real(struct buf *b, double v)
+{
+	char t[64], *e, *p;
+	size_t len;
+
+	if (v != v || v > 1.79769313486231570815e308 || v < -1.79769313486231570815e308) {
+		b->bad = true;
+		return;
+	}
+	snprintf(t, sizeof(t), "%.17g", v);
+	for (p = t; *p; p++)
+		if (*p == ',')
+			*p = '.';	/* a locale's decimal comma */
+	if (!strchr(t, '.') && !strchr(t, 'e'))
+		strcat(t, ".0");
+	e = strchr(t, 'e');
+	if (e) {
+		char *from = e + 1, *to = e + 1;
+
+		if (*from == '+')
+			from++;
+		else if (*from == '-')
+			from++, to++;
+		while (*from == '0' && from[1])
+			from++;
+		memmove(to, from, strlen(from) + 1);
+	}
+	len = strlen(t);
+	buf_add(b, t, len);
+}
+
 char *
 proto_error_json(const char *msg)
 {
@@ -35,57 +166,35 @@ proto_error_json(const char *msg)
 	return text;
 }
 
-/* The request JSON of a step; uid < 0 is left out. */
-static json_t *
-request_obj(const struct proto_request *req)
-{
-	json_t *arr = json_array(), *root = NULL;
-	long i, j;
-
-	if (!arr)
-		return NULL;
-	for (i = 0; i < req->nnodes; i++) {
-		const struct place_node *pn = &req->nodes[i];
-		json_t *n = json_pack("{s:s, s:I}", "name", pn->name, "ntasks",
-				      (json_int_t)pn->ntasks);
-
-		if (n && pn->tids) {
-			json_t *t = json_array();
-
-			for (j = 0; t && j < pn->ntasks; j++)
-				if (json_array_append_new(t, json_integer(pn->tids[j])) < 0) {
-					json_decref(t);
-					t = NULL;
-				}
-			if (!t || json_object_set_new(n, "tids", t) < 0) {
-				json_decref(n);
-				n = NULL;
-			}
-		}
-		if (!n || json_array_append_new(arr, n) < 0) {
-			json_decref(arr);
-			return NULL;
-		}
-	}
-	root = json_pack("{s:s, s:o, s:I, s:I, s:s}", "spec", req->spec, "nodes", arr,
-			 "job_id", (json_int_t)req->job_id, "step_id", (json_int_t)req->step_id,
-			 "view", req->view);
-	if (root && req->uid >= 0 &&
-	    json_object_set_new(root, "uid", json_integer((json_int_t)req->uid)) < 0) {
-		json_decref(root);
-		root = NULL;
-	}
-	return root;
-}
-
 char *
 proto_request_to_json(const struct proto_request *req)
 {
-	json_t *root = request_obj(req);
-	char *text = root ? json_dumps(root, JSON_COMPACT) : NULL;
+	struct buf b = BUF_INIT;
+	long i, j;
 
-	json_decref(root);
-	return text;
+	buf_adds(&b, "{\"spec\":");
+	put_str(&b, req->spec);
+	buf_adds(&b, ",\"nodes\":[");
+	for (i = 0; i < req->nnodes; i++) {
+		const struct place_node *n = &req->nodes[i];
+
+		buf_adds(&b, i ? ",{\"name\":" : "{\"name\":");
+		put_str(&b, n->name);
+		buf_printf(&b, ",\"ntasks\":%ld", n->ntasks);
+		if (n->tids) {
+			buf_adds(&b, ",\"tids\":[");
+			for (j = 0; j < n->ntasks; j++)
+				buf_printf(&b, j ? ",%ld" : "%ld", n->tids[j]);
+			buf_adds(&b, "]");
+		}
+		buf_adds(&b, "}");
+	}
+	buf_printf(&b, "],\"job_id\":%ld,\"step_id\":%ld,\"view\":", req->job_id, req->step_id);
+	put_str(&b, req->view);
+	if (req->uid >= 0)
+		buf_printf(&b, ",\"uid\":%ld", req->uid);
+	buf_adds(&b, "}");
+	return buf_take(&b);
 }
 
 char *
@@ -407,89 +516,76 @@ proto_answer(const struct topo_map *m, const struct proto_request *req,
 
 /* ---- the answer's JSON ---- */
 
-static json_t *
-cost_json(const struct place_cost *c)
+static void
+put_cost(struct buf *b, const char *key, const struct place_cost *c)
 {
-	return json_pack("{s:f, s:f}", "cross_node_bytes_per_step", c->cross_node_bytes,
-			 "cross_switch_bytes_per_step", c->cross_switch_bytes);
+	buf_printf(b, ",\"%s\":{\"cross_node_bytes_per_step\":", key);
+	put_real(b, c->cross_node_bytes);
+	buf_adds(b, ",\"cross_switch_bytes_per_step\":");
+	put_real(b, c->cross_switch_bytes);
+	buf_adds(b, "}");
 }
 
-static json_t *
-task_json(const struct proto_task *t)
+static void
+put_task(struct buf *b, const struct proto_task *t, int first)
 {
-	return json_pack("{s:I, s:I, s:I, s:I, s:i, s:I, s:I, s:I, s:I, s:I, s:s}",
-			 "procid", (json_int_t)t->procid, "rank", (json_int_t)t->rank,
-			 "node", (json_int_t)t->node, "local_id", (json_int_t)t->local_id,
-			 "local_rank", t->local_rank, "tp", (json_int_t)t->co[PL_TP],
-			 "cp", (json_int_t)t->co[PL_CP], "ep", (json_int_t)t->co[PL_EP],
-			 "dp", (json_int_t)t->co[PL_DP], "pp", (json_int_t)t->co[PL_PP],
-			 "nic", t->nic);
-}
-
-/* Append to arr; a NULL item (out of memory) makes arr's owner fail. */
-static int
-append(json_t *arr, json_t *item)
-{
-	return item ? json_array_append_new(arr, item) : -1;
-}
-
-static json_t *
-placement_obj(const struct proto_placement *p)
-{
-	const struct pl_layout *l = &p->layout;
-	json_t *nodes = json_array(), *tasks = json_array(), *warn = json_array(), *root = NULL;
-	long i;
-	int w, bad = !nodes || !tasks || !warn;
-
-	for (i = 0; !bad && i < p->nnodes; i++)
-		bad = append(nodes, json_pack("{s:s, s:I, s:I, s:s}", "name", p->nodes[i].name,
-					      "ntasks", (json_int_t)p->nodes[i].ntasks, "min_rank",
-					      (json_int_t)p->nodes[i].min_rank, "nccl_topo_file",
-					      p->nodes[i].nccl_topo_file)) < 0;
-	for (i = 0; !bad && i < p->ntasks; i++)
-		bad = append(tasks, task_json(&p->tasks[i])) < 0;
-	for (w = 0; !bad && w < p->nwarnings; w++)
-		bad = append(warn, json_string(p->warnings[w])) < 0;
-	if (bad) {
-		json_decref(nodes);
-		json_decref(tasks);
-		json_decref(warn);
-		return NULL;
-	}
-	/* json_pack steals the o references, also when it fails. */
-	root = json_pack("{s:s, s:I, s:{s:I, s:I, s:I, s:I, s:I, s:s}, s:s, s:o, s:I, s:o, "
-			 "s:o, s:o, s:s, s:o}",
-			 "spec", p->spec, "world", (json_int_t)p->world, "layout",
-			 "tp", (json_int_t)l->size[PL_TP], "pp", (json_int_t)l->size[PL_PP],
-			 "cp", (json_int_t)l->size[PL_CP], "ep", (json_int_t)l->size[PL_EP],
-			 "dp", (json_int_t)l->size[PL_DP], "order", l->order_name,
-			 "map", p->map, "nodes", nodes, "master_node", (json_int_t)p->master_node,
-			 "tasks", tasks, "cost", cost_json(&p->cost), "baseline_cost",
-			 cost_json(&p->baseline), "strategy", p->strategy, "warnings", warn);
-	if (root && p->rank_nodes) {
-		json_t *rn = json_array();
-
-		for (i = 0; rn && i < p->world; i++)
-			if (append(rn, json_integer(p->rank_nodes[i])) < 0) {
-				json_decref(rn);
-				rn = NULL;
-			}
-		if (!rn || json_object_set_new(root, "rank_nodes", rn) < 0) {
-			json_decref(root);
-			root = NULL;
-		}
-	}
-	return root;
+	buf_printf(b, "%s{\"procid\":%ld,\"rank\":%ld,\"node\":%ld,\"local_id\":%ld,"
+		   "\"local_rank\":%d,\"tp\":%ld,\"cp\":%ld,\"ep\":%ld,\"dp\":%ld,\"pp\":%ld,"
+		   "\"nic\":", first ? "" : ",", t->procid, t->rank, t->node, t->local_id,
+		   t->local_rank, t->co[PL_TP], t->co[PL_CP], t->co[PL_EP], t->co[PL_DP],
+		   t->co[PL_PP]);
+	put_str(b, t->nic);
+	buf_adds(b, "}");
 }
 
 char *
 proto_placement_json(const struct proto_placement *p)
 {
-	json_t *root = placement_obj(p);
-	char *text = root ? json_dumps(root, JSON_COMPACT) : NULL;
+	const struct pl_layout *l = &p->layout;
+	struct buf b = BUF_INIT;
+	long i;
+	int w;
 
-	json_decref(root);
-	return text;
+	buf_adds(&b, "{\"spec\":");
+	put_str(&b, p->spec);
+	buf_printf(&b, ",\"world\":%ld,\"layout\":{\"tp\":%ld,\"pp\":%ld,\"cp\":%ld,\"ep\":%ld,"
+		   "\"dp\":%ld,\"order\":", p->world, l->size[PL_TP], l->size[PL_PP],
+		   l->size[PL_CP], l->size[PL_EP], l->size[PL_DP]);
+	put_str(&b, l->order_name);
+	buf_adds(&b, "},\"map\":");
+	put_str(&b, p->map);
+	buf_adds(&b, ",\"nodes\":[");
+	for (i = 0; i < p->nnodes; i++) {
+		buf_adds(&b, i ? ",{\"name\":" : "{\"name\":");
+		put_str(&b, p->nodes[i].name);
+		buf_printf(&b, ",\"ntasks\":%ld,\"min_rank\":%ld,\"nccl_topo_file\":",
+			   p->nodes[i].ntasks, p->nodes[i].min_rank);
+		put_str(&b, p->nodes[i].nccl_topo_file);
+		buf_adds(&b, "}");
+	}
+	buf_printf(&b, "],\"master_node\":%ld,\"tasks\":[", p->master_node);
+	for (i = 0; i < p->ntasks; i++)
+		put_task(&b, &p->tasks[i], i == 0);
+	buf_adds(&b, "]");
+	put_cost(&b, "cost", &p->cost);
+	put_cost(&b, "baseline_cost", &p->baseline);
+	buf_adds(&b, ",\"strategy\":");
+	put_str(&b, p->strategy);
+	buf_adds(&b, ",\"warnings\":[");
+	for (w = 0; w < p->nwarnings; w++) {
+		if (w)
+			buf_adds(&b, ",");
+		put_str(&b, p->warnings[w]);
+	}
+	buf_adds(&b, "]");
+	if (p->rank_nodes) {
+		buf_adds(&b, ",\"rank_nodes\":[");
+		for (i = 0; i < p->world; i++)
+			buf_printf(&b, i ? ",%ld" : "%ld", p->rank_nodes[i]);
+		buf_adds(&b, "]");
+	}
+	buf_adds(&b, "}");
+	return buf_take(&b);
 }
 
 char *

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The daemon protocol: requests, answers and their parsers. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <jansson.h>
 
 #include "proto.h"
 #include "service.h"
@@ -209,6 +212,22 @@ same_placement(const struct proto_placement *a, const struct proto_placement *b)
 	return 1;
 }
 
+/* Whether text is what jansson itself writes for the same values
+ * (json_dumps of json_loads, compact): the wire format is unchanged. */
+static int
+canonical(const char *text)
+{
+	json_t *v = text ? json_loads(text, 0, NULL) : NULL;
+	char *again = v ? json_dumps(v, JSON_COMPACT) : NULL;
+	int same = again && strcmp(again, text) == 0;
+
+	if (!same)
+		diag("not canonical: %.200s", text ? text : "(null)");
+	free(again);
+	json_decref(v);
+	return same;
+}
+
 /* proto_answer's struct, its JSON and the JSON read back: one placement. */
 static void
 test_struct_calls(void)
@@ -236,8 +255,10 @@ test_struct_calls(void)
 		   views[v] ? views[v] : "all");
 		again = proto_placement_json(&b);
 		ok(text && again && strcmp(text, again) == 0, "and serialises to the same text");
+		ok(canonical(text), "byte for byte what jansson writes for it");
 		/* The text path: request JSON through proto_place. */
 		reqtext = proto_request_to_json(&req);
+		ok(canonical(reqtext), "the request too");
 		viajson = reqtext ? proto_place(m, reqtext, &st2) : NULL;
 		ok(st2 == 200 && viajson && text && strcmp(viajson, text) == 0,
 		   "proto_place is request parse + answer + json");
@@ -269,6 +290,58 @@ test_struct_calls(void)
 		proto_request_free(&req);
 	}
 	topo_free(m);
+}
+
+/* Strings and reals that need care, against jansson's own writing. */
+static void
+test_json_writer(void)
+{
+	static const double reals[] = { 0, -0.0, 1, 3, 1.0 / 3, 1e20, 1.5e-7, 123456789012345678.0,
+					 6.02214076e23, 5e-324, 1.7976931348623157e308, 268435456 };
+	static const struct place_node odd[1] = { { "n\"1\\\x01\x1f\x7f\xc3\xa9/\t", 1, NULL } };
+	struct proto_placement p;
+	struct proto_request req;
+	pl_err_t err;
+	size_t i;
+	char *text;
+	int all = 1;
+
+	memset(&p, 0, sizeof(p));
+	p.world = 1;
+	p.layout.size[PL_TP] = p.layout.size[PL_PP] = p.layout.size[PL_CP] = 1;
+	p.layout.size[PL_EP] = p.layout.size[PL_DP] = 1;
+	snprintf(p.spec, sizeof(p.spec), "tp1");
+	snprintf(p.map, sizeof(p.map), "%s", odd[0].name);
+	snprintf(p.strategy, sizeof(p.strategy), "a \"quoted\" \\ strategy\r\n");
+	p.nwarnings = 1;
+	snprintf(p.warnings[0], PLAN_WARNING_LEN, "\xe2\x82\xac and \xf0\x9f\x98\x80");
+	for (i = 0; i < sizeof(reals) / sizeof(reals[0]); i++) {
+		p.cost.cross_node_bytes = reals[i];
+		p.baseline.cross_switch_bytes = -reals[i];
+		text = proto_placement_json(&p);
+		all &= canonical(text);
+		free(text);
+	}
+	ok(all, "reals and escapes are written as jansson writes them");
+	snprintf(p.map, sizeof(p.map), "bad\xc3(");
+	text = proto_placement_json(&p);
+	ok(text == NULL, "a name that is not UTF-8 makes no JSON (as jansson refuses it)");
+	free(text);
+	snprintf(p.map, sizeof(p.map), "\xed\xa0\x80");
+	text = proto_placement_json(&p);
+	ok(text == NULL, "nor does a UTF-16 surrogate");
+	free(text);
+	snprintf(p.map, sizeof(p.map), "lab");
+	p.cost.cross_node_bytes = NAN;
+	text = proto_placement_json(&p);
+	ok(text == NULL, "nor a cost that is not a number");
+	free(text);
+	pl_err_clear(&err);
+	proto_request_init(&req, "tp1", odd, 1, 1, 0, NULL, &err);
+	text = proto_request_to_json(&req);
+	ok(canonical(text), "a request with an odd node name is canonical too");
+	free(text);
+	proto_request_free(&req);
 }
 
 static void
@@ -360,10 +433,11 @@ test_domain_gpus(void)
 int
 main(void)
 {
-	plan(126);
+	plan(137);
 	test_round_trip();
 	test_errors();
 	test_struct_calls();
+	test_json_writer();
 	test_uid();
 	test_init_errors();
 	test_domain_gpus();
