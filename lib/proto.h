@@ -12,7 +12,7 @@
  * view is "all" (default: every task and rank_nodes), "hostfile" (rank_nodes
  * only, what srun needs to steer Slurm) or "node:NAME" (that node's tasks,
  * what one slurmstepd needs).  The plugin's in-process fallback runs the
- * very same proto_place() on the same map, so both paths give the same
+ * very same proto_answer() on the same map, so both paths give the same
  * placement.  A node listed twice is refused (400), naming it.  uid is
  * the job owner's uid (a non-negative integer), for the daemon to trust
  * only from a trusted caller.
@@ -46,7 +46,8 @@ char *proto_request_json(const char *spec, const struct place_node *nodes, long 
 			 long job_id, long step_id, const char *view);
 
 /* The request JSON of req, uid included when >= 0 (proto_request_init,
- * set uid, then this).  Caller frees; NULL when out of memory. */
+ * set uid, then this).  Caller frees; NULL when out of memory or a name is
+ * not UTF-8. */
 char *proto_request_to_json(const struct proto_request *req);
 
 /* Parse a request; strict (unknown keys are errors).  Free with proto_request_free(). */
@@ -121,8 +122,9 @@ int proto_request_init(struct proto_request *req, const char *spec,
 int proto_answer(const struct topo_map *m, const struct proto_request *req,
 		 struct proto_placement *out, int *status, pl_err_t *err);
 
-/* The response JSON of a placement, as proto_placement_parse() reads it.
- * Caller frees; NULL when out of memory. */
+/* The response JSON of a placement, as proto_placement_parse() reads it
+ * (compact, keys in the order above).  Caller frees; NULL when out of
+ * memory or a string in p is not UTF-8. */
 char *proto_placement_json(const struct proto_placement *p);
 
 /* Parse a 200 response.  An {"error"} body fills err with its message. */
