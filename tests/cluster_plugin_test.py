@@ -286,6 +286,13 @@ ok(rc == 0 and rows and all(r["MASTER_PORT"] == "29500" for r in rows), "a user'
 like(err, "kept MASTER_PORT=29500 set by the user", "verbose mode says what was kept")
 like(err, "RANK=", "verbose mode prints each task's placement")
 
+long_addr = "h" * 2000  # longer than the plugin reads back
+rc, out, err = lab.srun(["-N1", "-n8", "--export=ALL,MASTER_ADDR=" + long_addr, "--parallel-layout=tp8",
+                         "bash", "-c", PRINT_ENV])
+rows = rows_of(out)
+ok(rc == 0 and rows and all(r["MASTER_ADDR"] == long_addr for r in rows),
+   "a user's MASTER_ADDR of 2,000 characters is kept too")
+
 base_args = lab.knobs["plugin_args"]
 lab.up(plugin_args=base_args + " force=MASTER_PORT")
 rc, out, err = lab.srun(["-N1", "-n8", "--export=ALL,MASTER_PORT=29500", "--parallel-layout=tp8",
