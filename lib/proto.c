@@ -723,7 +723,10 @@ proto_placement_parse(const char *text, struct proto_placement *p, pl_err_t *err
 	if (!root)
 		return pl_err_set(err, "placement is not JSON: line %d: %s", je.line, je.text);
 	if (json_is_string(json_object_get(root, "error"))) {
-		pl_err_set(err, "%s", json_string_value(json_object_get(root, "error")));
+		const char *msg = json_string_value(json_object_get(root, "error"));
+
+		/* The caller reports err: it must not be empty. */
+		pl_err_set(err, "%s", *msg ? msg : "placement: an error answer without a message");
 		goto out;
 	}
 	if (json_unpack_ex(root, &je, JSON_STRICT,
