@@ -14,7 +14,6 @@ is made as root for a job owned by another user (srun --uid)."""
 import json
 import os
 import shutil
-import signal
 import socket
 import tempfile
 import threading
@@ -105,14 +104,7 @@ if rc != 0:
 
 
 def stop_layoutd3():
-    pid = lab.daemon_pids().get("layoutd.node3.lab")
-    if pid:
-        os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and (os.path.exists(SOCK3) or
-                                           "layoutd.node3.lab" in lab.daemon_pids()):
-        time.sleep(0.05)
-    return not os.path.exists(SOCK3)
+    return lab.stop_layoutd("node3")
 
 
 def ends_fast(name, rc, err, dt, needle):
@@ -235,12 +227,7 @@ def hostfile_daemon():
 
 
 lab.up(plugin_args=ARGS + " map=" + MAP, layoutd=LAYOUTD)
-pid = lab.daemon_pids().get("layoutd.node1.lab")
-if pid:
-    os.kill(pid, signal.SIGTERM)
-deadline = time.monotonic() + 10
-while time.monotonic() < deadline and os.path.exists(SOCK1):
-    time.sleep(0.05)
+ok(lab.stop_layoutd("node1"), "node1's layoutd replaced by a daemon that answers the hostfile view without rank_nodes")
 stop.clear()
 del asked[:]
 t = threading.Thread(target=hostfile_daemon)

@@ -400,6 +400,21 @@ class Lab:
                     pids[n] = pid
         return pids
 
+    def stop_layoutd(self, node, timeout=10):
+        """Stop one node's layoutd (by the pid the lab recorded), as if it
+        had died; the next up() starts it again.  True once its socket is
+        gone."""
+        sock = os.path.join(self.dir, "run", "layoutd-%s.sock" % node)
+        pid = self.daemon_pids().get("layoutd.%s.lab" % node)
+        if pid:
+            os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not os.path.exists(sock) and "layoutd.%s.lab" % node not in self.daemon_pids():
+                return True
+            time.sleep(0.05)
+        return False
+
     def leftovers(self):
         """Running processes whose command line names this lab's directory:
         [(pid, cmdline)]; empty after a clean down."""
