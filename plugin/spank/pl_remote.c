@@ -192,22 +192,78 @@ step_layout(struct pl_step *st, long *dist)
 	return rv;
 }
 
+/*
+ * This node's placement for step st (this node is st's node me), checked
+ * against the step; for a step placed by srun's hostfile, whether Slurm
+ * followed it.  Failures are kept for task_init.
+ */
+static void
+place_here(const struct pl_opts *o, const struct pl_step *st, long me, long uid, bool want_steer,
+	   long dist)
+{
+	char view[PROTO_VIEW_MAX], from[PATH_MAX + 256], spec[PL_CLIP_BUF], clip[PL_CLIP_BUF];
+	pl_err_t err;
+	long k;
+
+	pl_err_clear(&err);
+	pl_clip(o->spec, spec, sizeof(spec));
+	snprintf(view, sizeof(view), "node:%s", ctx.node);
+	if (dist == SLURM_DIST_ARBITRARY) {
+		/* Placed by a hostfile: ours if this node holds exactly the
+		 * ranks a block-ordered request puts here. */
+		if (ask(o, st, false, uid, view, from, sizeof(from), &err) == 0 &&
+		    matches(st, me, &ctx.place)) {
+			ctx.steered = true;
+			ctx.have_place = true;
+		} else {
+			proto_placement_free(&ctx.place);
+		}
+		if (want_steer && pl_err_isset(&err)) {
+			/* No answer to compare with: say why, not "mismatch". */
+			keep_error("--parallel-layout=%s: %s", spec, err.text);
+			return;
+		}
+		pl_err_clear(&err);
+	}
+	if (want_steer && !ctx.steered) {
+		keep_error("Slurm did not place step %u.%u as srun asked (SLURM_HOSTFILE was changed or not honoured): node %s runs other tasks than the placement puts there",
+			   ctx.job_id, ctx.step_id, pl_clip(ctx.node, clip, sizeof(clip)));
+		return;
+	}
+	if (!ctx.have_place) {
+		if (ask(o, st, true, uid, view, from, sizeof(from), &err) < 0) {
+			keep_error("--parallel-layout=%s: %s", spec, err.text);
+			return;
+		}
+		ctx.have_place = true;
+	}
+	ctx.node_index = me;
+	ctx.local_world = st->ntasks[me];
+	ctx.node_rank = 0;
+	for (k = 0; k < ctx.place.nnodes; k++)
+		if (ctx.place.nodes[k].min_rank < ctx.place.nodes[me].min_rank)
+			ctx.node_rank++;
+	master_address(o);
+	if (o->verbose)
+		slurm_info(PLUGIN_NAME ": step %u.%u on %s: placement %s from %s (asked as uid %ld for job owner %ld)",
+			   ctx.job_id, ctx.step_id, ctx.node,
+			   ctx.steered ? "followed by Slurm" : "applied by RANK", from, (long)geteuid(),
+			   uid);
+}
+
 int
 pl_remote_prepare(spank_t sp, const struct pl_opts *o)
 {
 	struct pl_step st = { 0, NULL, NULL, NULL, 0 };
 	uint32_t job = 0, step = 0;
 	uid_t uid = (uid_t)-1;
-	char view[PROTO_VIEW_MAX], from[PATH_MAX + 256], env[16], spec[PL_CLIP_BUF];
-	char clip[PL_CLIP_BUF];
+	char env[16], clip[PL_CLIP_BUF];
 	const char *node = getenv("SLURMD_NODENAME");
 	bool want_steer;
-	long me, k, dist = 0;
-	pl_err_t err;
+	long me, dist = 0;
 
 	if (!o->enabled || ctx.active)
 		return 0;
-	pl_err_clear(&err);
 	if (spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS ||
 	    spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS) {
 		ctx.active = true;
@@ -228,7 +284,6 @@ pl_remote_prepare(spank_t sp, const struct pl_opts *o)
 	}
 	if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS)
 		uid = (uid_t)-1;
-	pl_clip(o->spec, spec, sizeof(spec));
 	if (step_layout(&st, &dist) < 0)
 		goto out;
 	snprintf(ctx.node, sizeof(ctx.node), "%s", node ? node : "");
@@ -238,50 +293,9 @@ pl_remote_prepare(spank_t sp, const struct pl_opts *o)
 			   job, step);
 		goto out;
 	}
-	snprintf(view, sizeof(view), "node:%s", ctx.node);
 	want_steer = spank_getenv(sp, "PARALLEL_LAYOUT_STEERED", env, sizeof(env)) ==
 		     ESPANK_SUCCESS && strcmp(env, "1") == 0;
-	if (dist == SLURM_DIST_ARBITRARY) {
-		/* Placed by a hostfile: ours if this node holds exactly the
-		 * ranks a block-ordered request puts here. */
-		if (ask(o, &st, false, uid == (uid_t)-1 ? -1 : (long)uid, view, from, sizeof(from),
-			&err) == 0 && matches(&st, me, &ctx.place)) {
-			ctx.steered = true;
-			ctx.have_place = true;
-		} else {
-			proto_placement_free(&ctx.place);
-		}
-		if (want_steer && pl_err_isset(&err)) {
-			/* No answer to compare with: say why, not "mismatch". */
-			keep_error("--parallel-layout=%s: %s", spec, err.text);
-			goto out;
-		}
-		pl_err_clear(&err);
-	}
-	if (want_steer && !ctx.steered) {
-		keep_error("Slurm did not place step %u.%u as srun asked (SLURM_HOSTFILE was changed or not honoured): node %s runs other tasks than the placement puts there",
-			   job, step, pl_clip(ctx.node, clip, sizeof(clip)));
-		goto out;
-	}
-	if (!ctx.have_place) {
-		if (ask(o, &st, true, uid == (uid_t)-1 ? -1 : (long)uid, view, from, sizeof(from),
-			&err) < 0) {
-			keep_error("--parallel-layout=%s: %s", spec, err.text);
-			goto out;
-		}
-		ctx.have_place = true;
-	}
-	ctx.node_index = me;
-	ctx.local_world = st.ntasks[me];
-	ctx.node_rank = 0;
-	for (k = 0; k < ctx.place.nnodes; k++)
-		if (ctx.place.nodes[k].min_rank < ctx.place.nodes[me].min_rank)
-			ctx.node_rank++;
-	master_address(o);
-	if (o->verbose)
-		slurm_info(PLUGIN_NAME ": step %u.%u on %s: placement %s from %s (asked as uid %ld for job owner %ld)",
-			   job, step, ctx.node, ctx.steered ? "followed by Slurm" : "applied by RANK",
-			   from, (long)geteuid(), uid == (uid_t)-1 ? -1L : (long)uid);
+	place_here(o, &st, me, uid == (uid_t)-1 ? -1 : (long)uid, want_steer, dist);
 out:
 	pl_step_free(&st);
 	return 0;
