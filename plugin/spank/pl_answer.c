@@ -278,3 +278,21 @@ pl_answer_check(const struct proto_placement *p, const char *const *names, const
 		return 0;
 	return check_tasks(p, ntasks, nnodes, only, err);
 }
+
+int
+pl_answer_layout_check(const struct proto_placement *p, const char *spec, pl_err_t *err)
+{
+	struct pl_layout want;
+	char a[PL_CLIP_BUF], b[PL_CLIP_BUF];
+	pl_err_t why;
+	int i;
+
+	pl_err_clear(&why);
+	if (layout_parse(spec, &want, &why) < 0 || layout_resolve(&want, p->world, &why) < 0)
+		return pl_err_set(err, "--parallel-layout=%s: %s", pl_clip(spec, a, sizeof(a)), why.text);
+	for (i = 0; i < PL_NAXES; i++)
+		if (want.size[i] != p->layout.size[i] || want.order[i] != p->layout.order[i])
+			return pl_err_set(err, "placement is for layout '%s', not for --parallel-layout=%s",
+					  pl_clip(p->spec, a, sizeof(a)), pl_clip(spec, b, sizeof(b)));
+	return 0;
+}

@@ -22,4 +22,12 @@
 int pl_answer_check(const struct proto_placement *p, const char *const *names,
 		    const long *ntasks, long nnodes, const char *view, pl_err_t *err);
 
+/*
+ * Is p a placement of spec?  The answer's layout (resolved against its
+ * world) must have the sizes and the rank order spec resolves to; an
+ * answer for another layout would give every task a wrong rank.  Returns
+ * 0, or -1 with err.
+ */
+int pl_answer_layout_check(const struct proto_placement *p, const char *spec, pl_err_t *err);
+
 #endif

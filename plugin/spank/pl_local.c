@@ -186,7 +186,8 @@ steer(const struct pl_opts *o, const struct pl_shape *s)
 			       strtol(getenv("SLURM_JOB_ID"), NULL, 10), -1, "hostfile", &err) < 0 ||
 	    pl_query(&o->conf, getenv("SLURMD_NODENAME"), &req, &p, from, sizeof(from), &err) < 0 ||
 	    pl_answer_check(&p, (const char *const *)h.names, ntasks, s->nnodes, "hostfile",
-			    &err) < 0) {
+			    &err) < 0 ||
+	    pl_answer_layout_check(&p, o->spec, &err) < 0) {
 		/* task_init will place (or refuse) with the exact layout. */
 		slurm_info(PLUGIN_NAME ": not steering Slurm's placement: %s", err.text);
 		goto out;

@@ -156,7 +156,8 @@ ask(const struct pl_opts *o, const struct pl_step *st, bool with_tids, long uid,
 		return -1;
 	if (pl_query(&o->conf, ctx.node, &req, &ctx.place, from, fromlen, err) == 0 &&
 	    pl_answer_check(&ctx.place, (const char *const *)st->names, st->ntasks, st->nnodes,
-			    view, err) == 0)
+			    view, err) == 0 &&
+	    pl_answer_layout_check(&ctx.place, o->spec, err) == 0)
 		rv = 0;
 	else
 		proto_placement_free(&ctx.place);

@@ -312,6 +312,15 @@ test_answer_check(void)
 	       "rank_nodes puts 3 ranks on node 0", "rank_nodes with wrong counts per node");
 	hand_answer(&p, "node:nodeB");
 	ok(check(&p, "node:nodeQ", msg, sizeof(msg)) < 0, "refused: a view naming no node of the step");
+	pl_err_clear(&err);
+	ok(pl_answer_layout_check(&p, "tp2", &err) == 0 && pl_answer_layout_check(&p, "tp2,dp2", &err) == 0,
+	   "the answer is a placement of tp2 (= tp2,dp2 on 4 tasks) (%s)", err.text);
+	ok(pl_answer_layout_check(&p, "tp4", &err) < 0, "refused: an answer for tp2 used for tp4");
+	like(err.text, "placement is for layout 'tp2', not for --parallel-layout=tp4", "  naming both");
+	pl_err_clear(&err);
+	ok(pl_answer_layout_check(&p, "tp2,order=tp-cp-ep-pp-dp", &err) < 0,
+	   "refused: the same sizes in another rank order");
+	like(err.text, "placement is for layout 'tp2'", "  (not a parse error: %s)", err.text);
 	proto_placement_free(&p);
 #undef BROKEN
 }
@@ -495,7 +504,7 @@ test_bounds(void)
 int
 main(void)
 {
-	plan(134);
+	plan(139);
 	test_args();
 	test_shape();
 	test_answer_check();
