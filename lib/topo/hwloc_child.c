@@ -45,6 +45,10 @@ hwloc_read_isolated(struct topo_nodetype *t, const char *path, pl_err_t *why)
 		size_t off, n;
 
 		close(fds[0]);
+		/* Everything goes back through the pipe; what libhwloc (or a
+		 * sanitizer, when it crashes) would print is not the program's. */
+		if (!freopen("/dev/null", "w", stderr))
+			_exit(2);
 		pl_err_clear(&err);
 		memset(&ct, 0, sizeof(ct));
 		/* A map type needs a name; UNNAMED travels for "none". */
@@ -84,6 +88,11 @@ hwloc_read_isolated(struct topo_nodetype *t, const char *path, pl_err_t *why)
 	if (WIFSIGNALED(status)) {
 		pl_err_set(why, "hwloc crashed reading this file (signal %d): is it a complete, unmodified 'lstopo --of xml' export?",
 			   WTERMSIG(status));
+		goto out;
+	}
+	if (!b.bad && b.len == 0 && WIFEXITED(status) && WEXITSTATUS(status) != 0) {
+		pl_err_set(why, "the hwloc reader died (exit status %d): is it a complete, unmodified 'lstopo --of xml' export?",
+			   WEXITSTATUS(status));
 		goto out;
 	}
 	if (b.bad || b.len == 0) {
