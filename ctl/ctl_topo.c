@@ -1,13 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * `layoutctl topo build` and `layoutctl topo show`: assemble a cluster map
- * from the files admins already have, and summarise one.
+ * `layoutctl topo build` and `layoutctl topo show`: the options of a map
+ * assembly (lib/topo/topo_build.c does the work), and a map's summary.
  */
 #include "config.h"
 
-#include <errno.h>
 #include <getopt.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
