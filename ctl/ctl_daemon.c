@@ -395,7 +395,7 @@ query_nodes(const struct dargs *a, struct hosts *names, struct place_node **out)
 
 			if (!t) {
 				ctl_error("--nodes: node '%s' is not in layoutd's map %s (%ld nodes)",
-					  names->names[i], m->name, m->nnodes);
+					  ctl_clip(names->names[i]), m->name, m->nnodes);
 				goto out;
 			}
 			pn[i].ntasks = t->ngpus;

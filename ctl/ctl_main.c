@@ -164,7 +164,7 @@ ctl_step_nodes(const struct topo_map *m, const char *hostlist, long tasks_per_no
 
 		if (!t) {
 			ctl_error("--nodes: node '%s' is not in the topology map (%ld nodes)",
-				  names->names[i], m->nnodes);
+				  ctl_clip(names->names[i]), m->nnodes);
 			goto fail;
 		}
 		pn[i].name = names->names[i];
