@@ -362,15 +362,78 @@ visible_index(const char *list, int gpu)
 	return -1;
 }
 
+static void
+export_framework(spank_t sp, const struct pl_opts *o, const struct proto_task *t, int local_rank)
+{
+	static const char *const axis_env[PL_NAXES] = { "TP", "CP", "EP", "DP", "PP" };
+	char var[64];
+	int a;
+
+	putl(sp, o, "RANK", t->rank);
+	putl(sp, o, "LOCAL_RANK", local_rank);
+	putl(sp, o, "WORLD_SIZE", ctx.place.world);
+	putl(sp, o, "LOCAL_WORLD_SIZE", ctx.local_world);
+	putl(sp, o, "NODE_RANK", ctx.node_rank);
+	put(sp, o, "MASTER_ADDR", ctx.master_addr);
+	putl(sp, o, "MASTER_PORT", o->conf.master_port_base +
+	     (long)(((uint64_t)ctx.job_id * 131 + ctx.step_id) % (uint64_t)o->conf.master_port_span));
+	put(sp, o, "PARALLEL_LAYOUT", ctx.place.spec);
+	for (a = 0; a < PL_NAXES; a++) {
+		snprintf(var, sizeof(var), "PARALLEL_LAYOUT_%s", axis_env[a]);
+		putl(sp, o, var, ctx.place.layout.size[a]);
+		snprintf(var, sizeof(var), "PARALLEL_LAYOUT_%s_RANK", axis_env[a]);
+		putl(sp, o, var, t->co[a]);
+	}
+}
+
+static void
+export_nccl(spank_t sp, const struct pl_opts *o, const struct proto_task *t)
+{
+	char val[512];
+
+	if (t->nic[0]) {
+		/* '=' asks NCCL for this exact device: mlx5_1 must not also
+		 * select mlx5_10. */
+		snprintf(val, sizeof(val), "=%s", t->nic);
+		put(sp, o, "NCCL_IB_HCA", val);
+	}
+	if (o->conf.socket_ifname[0])
+		put(sp, o, "NCCL_SOCKET_IFNAME", o->conf.socket_ifname);
+	if (ctx.place.nodes[ctx.node_index].nccl_topo_file[0])
+		put(sp, o, "NCCL_TOPO_FILE", ctx.place.nodes[ctx.node_index].nccl_topo_file);
+	if (o->conf.ras_port_span > 0) {
+		snprintf(val, sizeof(val), "127.0.0.1:%ld",
+			 o->conf.ras_port_base + (long)(ctx.job_id % (uint64_t)o->conf.ras_port_span));
+		put(sp, o, "NCCL_RAS_ADDR", val);
+	}
+}
+
+/* LOCAL_RANK indexes the GPUs the task sees. */
+static int
+local_rank_of(spank_t sp, const struct pl_opts *o, const struct proto_task *t)
+{
+	char cvd[1024], clip[PL_CLIP_BUF];
+	int vi;
+
+	if (spank_getenv(sp, "CUDA_VISIBLE_DEVICES", cvd, sizeof(cvd)) != ESPANK_SUCCESS)
+		return t->local_rank;
+	vi = visible_index(cvd, t->local_rank);
+	if (vi >= 0)
+		return vi;
+	if (o->verbose)
+		fprintf(stderr, PLUGIN_NAME ": GPU %d is not in CUDA_VISIBLE_DEVICES=%s; LOCAL_RANK=%d is a node index\n",
+			t->local_rank, pl_clip(cvd, clip, sizeof(clip)), t->local_rank);
+	return t->local_rank;
+}
+
 int
 pl_remote_task_init(spank_t sp, const struct pl_opts *o)
 {
-	static const char *const axis_env[PL_NAXES] = { "TP", "CP", "EP", "DP", "PP" };
 	const struct proto_task *t = NULL;
 	uint32_t gid = 0;
-	char var[64], val[512], cvd[1024];
-	long k, rank;
-	int a, local_rank;
+	char val[512];
+	int local_rank;
+	long k;
 
 	if (!o->enabled || !ctx.active)
 		return 0;
@@ -384,63 +447,19 @@ pl_remote_task_init(spank_t sp, const struct pl_opts *o)
 	if (!t)
 		return fail_step(sp, false, "task %u has no place on node %s in the placement", gid,
 				 ctx.node);
-	rank = t->rank;
-	local_rank = t->local_rank;
-	/* LOCAL_RANK indexes the GPUs the task sees. */
-	if (spank_getenv(sp, "CUDA_VISIBLE_DEVICES", cvd, sizeof(cvd)) == ESPANK_SUCCESS) {
-		int vi = visible_index(cvd, t->local_rank);
-
-		if (vi >= 0) {
-			local_rank = vi;
-		} else if (o->verbose) {
-			char clip[PL_CLIP_BUF];
-
-			fprintf(stderr, PLUGIN_NAME ": GPU %d is not in CUDA_VISIBLE_DEVICES=%s; LOCAL_RANK=%d is a node index\n",
-				t->local_rank, pl_clip(cvd, clip, sizeof(clip)), t->local_rank);
-		}
-	}
-	if (o->conf.export_mask & EXPORT_FRAMEWORK) {
-		putl(sp, o, "RANK", rank);
-		putl(sp, o, "LOCAL_RANK", local_rank);
-		putl(sp, o, "WORLD_SIZE", ctx.place.world);
-		putl(sp, o, "LOCAL_WORLD_SIZE", ctx.local_world);
-		putl(sp, o, "NODE_RANK", ctx.node_rank);
-		put(sp, o, "MASTER_ADDR", ctx.master_addr);
-		putl(sp, o, "MASTER_PORT", o->conf.master_port_base +
-		     (ctx.job_id * 131 + ctx.step_id) % o->conf.master_port_span);
-		put(sp, o, "PARALLEL_LAYOUT", ctx.place.spec);
-		for (a = 0; a < PL_NAXES; a++) {
-			snprintf(var, sizeof(var), "PARALLEL_LAYOUT_%s", axis_env[a]);
-			putl(sp, o, var, ctx.place.layout.size[a]);
-			snprintf(var, sizeof(var), "PARALLEL_LAYOUT_%s_RANK", axis_env[a]);
-			putl(sp, o, var, t->co[a]);
-		}
-	}
-	if (o->conf.export_mask & EXPORT_NCCL) {
-		if (t->nic[0]) {
-			/* '=' asks NCCL for this exact device: mlx5_1 must not
-			 * also select mlx5_10. */
-			snprintf(val, sizeof(val), "=%s", t->nic);
-			put(sp, o, "NCCL_IB_HCA", val);
-		}
-		if (o->conf.socket_ifname[0])
-			put(sp, o, "NCCL_SOCKET_IFNAME", o->conf.socket_ifname);
-		if (ctx.place.nodes[ctx.node_index].nccl_topo_file[0])
-			put(sp, o, "NCCL_TOPO_FILE", ctx.place.nodes[ctx.node_index].nccl_topo_file);
-		if (o->conf.ras_port_span > 0) {
-			snprintf(val, sizeof(val), "127.0.0.1:%ld",
-				 o->conf.ras_port_base + ctx.job_id % o->conf.ras_port_span);
-			put(sp, o, "NCCL_RAS_ADDR", val);
-		}
-	}
+	local_rank = local_rank_of(sp, o, t);
+	if (o->conf.export_mask & EXPORT_FRAMEWORK)
+		export_framework(sp, o, t, local_rank);
+	if (o->conf.export_mask & EXPORT_NCCL)
+		export_nccl(sp, o, t);
 	if (o->conf.export_mask & EXPORT_SLURM) {
 		/* Opt-in: for tools that read SLURM_PROCID (PyTorch Lightning). */
-		spank_setenv(sp, "SLURM_PROCID", (snprintf(val, sizeof(val), "%ld", rank), val), 1);
+		spank_setenv(sp, "SLURM_PROCID", (snprintf(val, sizeof(val), "%ld", t->rank), val), 1);
 		spank_setenv(sp, "SLURM_LOCALID", (snprintf(val, sizeof(val), "%d", local_rank), val), 1);
 	}
 	if (o->verbose)
 		fprintf(stderr, PLUGIN_NAME ": task %u on %s: RANK=%ld LOCAL_RANK=%d (GPU %d) tp%ld cp%ld ep%ld dp%ld pp%ld NIC %s, %s\n",
-			gid, ctx.node, rank, local_rank, t->local_rank, t->co[PL_TP], t->co[PL_CP],
+			gid, ctx.node, t->rank, local_rank, t->local_rank, t->co[PL_TP], t->co[PL_CP],
 			t->co[PL_EP], t->co[PL_DP], t->co[PL_PP], t->nic[0] ? t->nic : "-",
 			ctx.steered ? "placed by Slurm (SLURM_PROCID == RANK)" : "remapped by RANK");
 	if (ctx.steered && spank_getenv(sp, "SLURM_HOSTFILE", val, sizeof(val)) == ESPANK_SUCCESS &&
