@@ -5,7 +5,8 @@
  * cannot be reached and the admin allows it (structs only: no JSON inside
  * one process).  A daemon that answers "no" (4xx) is believed: the request
  * itself is wrong, and asking again locally would only say the same thing
- * later.
+ * later.  Paths from plugstack.conf are named whole (they are the admin's,
+ * bounded by PATH_MAX); what came from elsewhere is echoed cut.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,13 +21,12 @@ local_place(const struct pl_conf *c, const struct proto_request *req,
 {
 	struct topo_map *m;
 	pl_err_t why;
-	char clip[PL_CLIP_BUF];
 	int status = 0, rv;
 
 	pl_err_clear(&why);
 	m = topo_load(c->map, &why);
 	if (!m)
-		return pl_err_set(err, "map %s: %s", pl_clip(c->map, clip, sizeof(clip)), why.text);
+		return pl_err_set(err, "map %s", why.text);	/* names the file */
 	rv = proto_answer(m, req, out, &status, err);
 	topo_free(m);
 	return rv;
@@ -53,11 +53,10 @@ pl_query(const struct pl_conf *c, const char *node, const struct proto_request *
 	if (client_request(sock, "POST", "/v1/placement", json, c->timeout_ms, &r, &e) == 0) {
 		if (r.status == 200) {
 			if (proto_placement_parse(r.body ? r.body : "", out, &e) == 0) {
-				snprintf(from, fromlen, "layoutd at %s", pl_clip(sock, clip, sizeof(clip)));
+				snprintf(from, fromlen, "layoutd at %s", sock);
 				rv = 0;
 			} else {
-				pl_err_set(err, "layoutd at %s: %s", pl_clip(sock, clip, sizeof(clip)),
-					   e.text);
+				pl_err_set(err, "layoutd at %s: %s", sock, e.text);
 			}
 			goto out;
 		}
@@ -84,8 +83,7 @@ pl_query(const struct pl_conf *c, const char *node, const struct proto_request *
 		goto out;
 	}
 	if (local_place(c, req, out, err) == 0) {
-		snprintf(from, fromlen, "in-process from %s (layoutd: %s)",
-			 pl_clip(c->map, clip, sizeof(clip)), why);
+		snprintf(from, fromlen, "in-process from %s (layoutd: %s)", c->map, why);
 		rv = 0;
 	}
 out:
