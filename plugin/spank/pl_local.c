@@ -46,10 +46,9 @@ validate(const struct pl_opts *o, const struct pl_shape *s)
 	double mem = 0;
 	int i, rv = -1;
 
-	char spec[PL_CLIP_BUF], mapc[PL_CLIP_BUF];
+	char spec[PL_CLIP_BUF];
 
 	pl_clip(o->spec, spec, sizeof(spec));
-	pl_clip(map, mapc, sizeof(mapc));
 	pl_err_clear(&err);
 	if (layout_parse(o->spec, &l, &err) < 0) {
 		ERR("--parallel-layout=%s: %s", spec, err.text);
@@ -63,8 +62,8 @@ validate(const struct pl_opts *o, const struct pl_shape *s)
 		if (!have_bounds) {
 			/* Validation is best effort; the step still gets placed
 			 * (by layoutd) or refused on the nodes. */
-			slurm_info(PLUGIN_NAME ": cannot read map %s for validation: %s",
-				   mapc, err.text);
+			slurm_info(PLUGIN_NAME ": cannot read the map for validation: %s",
+				   err.text);
 			pl_err_clear(&err);
 		} else {
 			domain = b.domain;
@@ -73,7 +72,7 @@ validate(const struct pl_opts *o, const struct pl_shape *s)
 	}
 	if (domain > 0 && l.size[PL_TP] > domain) {
 		ERR("--parallel-layout=%s: tp=%ld exceeds the %ld GPUs of the largest NVLink domain in the cluster map (%s)",
-		    spec, l.size[PL_TP], domain, mapc);
+		    spec, l.size[PL_TP], domain, map);
 		goto out;
 	}
 	if (s->ntasks <= 0) {
