@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 
@@ -136,6 +137,20 @@ on_close(struct evhttp_connection *evcon, void *arg)
 		event_active(c->adopt, EV_TIMEOUT, 1);	/* resume outside evhttp */
 }
 
+/* Nothing received nor waiting in the kernel: a request that has arrived
+ * but not been read yet (a fresh connection's) is not idle. */
+static bool
+is_idle(struct conn *k)
+{
+	int pending = 0;
+
+	if (!k->evcon || k->busy || k->answering)
+		return false;
+	if (ioctl(bufferevent_getfd(k->bev), FIONREAD, &pending) == 0 && pending > 0)
+		k->busy = true;
+	return !k->busy;
+}
+
 /* Close the oldest connection with nothing pending.  True when one was. */
 static bool
 shed_oldest_idle(struct ld_conns *c)
@@ -143,7 +158,7 @@ shed_oldest_idle(struct ld_conns *c)
 	struct conn *k;
 
 	for (k = c->head; k; k = k->next)
-		if (k->evcon && !k->busy && !k->answering)
+		if (is_idle(k))
 			break;
 	if (!k)
 		return false;
