@@ -94,7 +94,7 @@ ld_ratelog(struct ld_log *lg, struct ld_ratelog *r, const char *fmt, ...)
 		return;
 	}
 	va_start(ap, fmt);
-	if (buf_reserve(&b, 256) == 0) {
+	if (buf_reserve(&b, 512) == 0) {
 		int n = vsnprintf(b.s, b.cap, fmt, ap);
 
 		if (n >= 0)

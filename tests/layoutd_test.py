@@ -892,12 +892,21 @@ try:
           "TCP is read-only by default: health and topology, not placements or steps")
     like(call(0, "GET", "/v1/steps", where=atcp)[1], "tcp_access = read-only",
          "the 403 names tcp_access")
-    with open(acconf, "a") as f:
-        f.write("tcp_access = trusted\n")
+    with open(acconf) as f:
+        acconf_text = f.read()
+    replace_file(acconf, acconf_text + "tcp_access = query\n")
     ac.send(signal.SIGHUP)
     wait_for(lambda: (ac.health() or {}).get("reloads") == 1, 10)
+    is_eq([call(0, "POST", "/v1/placement", request("tp8", ["node1"], job=104, step=0),
+                where=atcp)[0], call(0, "GET", "/v1/steps", where=atcp)[0],
+           step_jobs(call(0, "GET", "/v1/steps"))],
+          [200, 403, [103, 102, 101, 100]],
+          "tcp_access = query (applied on reload): TCP placements answered, not recorded; no steps")
+    replace_file(acconf, acconf_text + "tcp_access = trusted\n")
+    ac.send(signal.SIGHUP)
+    wait_for(lambda: (ac.health() or {}).get("reloads") == 2, 10)
     is_eq(step_jobs(call(0, "GET", "/v1/steps", where=atcp)), [103, 102, 101, 100],
-          "tcp_access = trusted (applied on reload): TCP sees every step")
+          "tcp_access = trusted: TCP sees every step")
     is_eq(ac.stop(), 0, "the access daemon exits 0 after SIGTERM")
 
     # --- a second full run, under valgrind when present, over a stale socket ---
