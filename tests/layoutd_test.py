@@ -363,7 +363,14 @@ try:
             (b"socket = /run/%x.sock\n", b"bad % sequence", "a bad % in the socket"),
             (b"map = x\n" * 200000, b"larger than", "a 1.6 MB file"),
             (b"# only a comment, no map\n", b"no cluster map", "no map at all"),
-            (b"map = \n", b"bad.conf:1: map = : empty value", "an empty value")):
+            (b"map = \n", b"bad.conf:1: map = : empty value", "an empty value"),
+            (b"tcp_access = open\n", b"bad.conf:1: tcp_access = open: expected read-only",
+             "an unknown tcp_access"),
+            (b"max_connections = 0\n", b"bad.conf:1: max_connections = 0: expected a whole number from 1",
+             "no connections at all"),
+            (b"max_header = 12Q\n", b"bad.conf:1: max_header = 12Q: expected bytes", "a bad max_header"),
+            (("map = %s\nslurm_user = no-such-user-here\n" % mapf).encode(),
+             b"slurm_user no-such-user-here: no such user", "an unknown slurm_user")):
         with open(bad, "wb") as f:
             f.write(text)
         p = subprocess.run([LAYOUTD, "-f", bad, "--check-config"], capture_output=True,
