@@ -517,6 +517,8 @@ try:
     error_case("empty body", 400, "")
     error_case("NUL byte in the body", 400, b"{\"spec\":\"tp8\"\x00}", needle="NUL")
     error_case("non-ASCII garbage", 400, "\u00e9\u00e9\u00e9".encode("utf-8"))
+    error_case("invalid UTF-8 in a string", 400, b'{"spec": "tp8\xff\xfe", "nodes": []}')
+    error_case("100,000-deep JSON", 400, "[" * 100000 + "]" * 100000)
     error_case("unknown request key", 400, json.dumps({"spec": "tp8", "nodes": [], "jobid": 1}),
                needle="jobid")
     error_case("view of a node not in the step", 400,
