@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The placement answer (proto_placement_parse, then pl_answer_check) for
- * the lab step, in each view the plugin asks for; an answer the check
- * passes is then read the way the plugin reads it.
+ * the lab step in each view the plugin asks for, then for the step the
+ * answer names; an answer the check passes is then read the way the plugin
+ * reads it.
  */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "fuzz.h"
@@ -20,11 +22,29 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t v;
 
 	pl_err_clear(&err);
-	if (proto_placement_parse(text, &p, &err) < 0)
+	if (proto_placement_parse(text, &p, &err) < 0) {
 		FUZZ_ASSERT(pl_err_isset(&err), "a refusal has a message");
-	else
-		for (v = 0; v < sizeof(views) / sizeof(views[0]); v++)
-			fuzz_answer_use(&p, fuzz_lab_names, fuzz_lab_ntasks, LAB_NODES, views[v], &err);
+		goto out;
+	}
+	for (v = 0; v < sizeof(views) / sizeof(views[0]); v++)
+		fuzz_answer_use(&p, fuzz_lab_names, fuzz_lab_ntasks, LAB_NODES, views[v], &err);
+	/* Then for the step the answer itself names, so that answers which
+	 * get past the node check reach the checks of tasks and rank_nodes. */
+	if (p.nnodes > 0 && p.nnodes <= 64) {
+		const char *names[64];
+		long ntasks[64], i;
+		char view[TOPO_NAME + 8];
+
+		for (i = 0; i < p.nnodes; i++) {
+			names[i] = p.nodes[i].name;
+			ntasks[i] = p.nodes[i].ntasks;
+		}
+		snprintf(view, sizeof(view), "node:%s", names[p.nnodes - 1]);
+		fuzz_answer_use(&p, names, ntasks, p.nnodes, "hostfile", &err);
+		fuzz_answer_use(&p, names, ntasks, p.nnodes, "all", &err);
+		fuzz_answer_use(&p, names, ntasks, p.nnodes, view, &err);
+	}
+out:
 	proto_placement_free(&p);
 	free(text);
 	return 0;
