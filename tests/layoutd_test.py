@@ -796,11 +796,17 @@ try:
     rc, _, err = run("topo", "build", "--slurm-topology", big_conf, "--node", "8", "-o", big_map)
     sl, _ = mini_daemon(tmp, "slow", big_map, "request_timeout_ms = 25\n", node="n1")
     daemons.append(sl)
-    try:
-        st, _, body = sl.post(request("tp8,pp8,dp2048", ["n%d" % i for i in range(1, 16385)],
-                                      view="hostfile", job=5, step=0))
-    except OSError as e:
-        st, body = str(e), "{}"
+    big_req = json.dumps(request("tp8,pp8,dp2048", ["n%d" % i for i in range(1, 16385)],
+                                 view="hostfile", job=5, step=0))
+    # 25 ms is also all the 500 KB request itself may take to arrive: on a
+    # loaded machine that can fail, so up to three tries.
+    for _ in range(3):
+        try:
+            st, _, body = sl.post(big_req)
+        except OSError as e:
+            st, body = str(e), "{}"
+        if st == 200:
+            break
     ok(rc == 0 and sl.up and st == 200 and len(json.loads(body)["rank_nodes"]) == 131072,
        "a 131072-task placement slower than request_timeout_ms (25 ms) is still answered")
     like(sl.log_text(), "more than request_timeout_ms 25: the caller has likely given up",
