@@ -60,12 +60,22 @@ test_clip(void)
 	is_str(pl_clip(NULL, buf, sizeof(buf)), "(null)", "NULL");
 	pl_clip(big, buf, 8);
 	ok(strlen(buf) < 8, "a small buffer is never overrun");
+
+	is_str(pl_clip_path("/etc/parallel-layout/cluster.json", buf, sizeof(buf)),
+	       "/etc/parallel-layout/cluster.json", "a path is kept whole");
+	memset(big, 'd', 300);
+	strcpy(big + 300, "/the-file-name.xml");
+	pl_clip_path(big, buf, sizeof(buf));
+	is_int(strlen(buf), PL_CLIP_PATH_MAX, "a long path is cut to %d characters", PL_CLIP_PATH_MAX);
+	ok(strncmp(buf, "...", 3) == 0 && strstr(buf, "/the-file-name.xml"),
+	   "keeping its end, the file's name");
+	is_str(pl_clip_path("a\nb", buf, sizeof(buf)), "a\\x0ab", "a path is escaped too");
 }
 
 int
 main(void)
 {
-	plan(21);
+	plan(25);
 	test_buf();
 	test_clip();
 	return done_testing();

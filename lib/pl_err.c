@@ -31,19 +31,14 @@ pl_err_isset(const pl_err_t *err)
 	return err && err->text[0] != '\0';
 }
 
-const char *
-pl_clipn(const char *s, size_t n, char *buf, size_t size)
+/* Escape n bytes of s into buf + o; returns the new offset (buf stays
+ * NUL-terminated; stops when full). */
+static size_t
+escape(const char *s, size_t n, char *buf, size_t size, size_t o)
 {
-	size_t i, o = 0, shown;
+	size_t i;
 
-	if (!buf || size == 0)
-		return "";
-	if (!s) {
-		snprintf(buf, size, "(null)");
-		return buf;
-	}
-	shown = n > PL_CLIP_MAX ? PL_CLIP_MAX : n;
-	for (i = 0; i < shown; i++) {
+	for (i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
 		int w;
 
@@ -55,11 +50,52 @@ pl_clipn(const char *s, size_t n, char *buf, size_t size)
 			w = snprintf(buf + o, size - o, "\\x%02x", c);
 		if (w < 0 || (size_t)w >= size - o) {
 			buf[o] = '\0';
-			return buf;
+			return size;
 		}
 		o += (size_t)w;
 	}
-	if (shown < n)
+	return o;
+}
+
+const char *
+pl_clip_path(const char *path, char *buf, size_t size)
+{
+	size_t n, o = 0;
+
+	if (!buf || size == 0)
+		return "";
+	if (!path) {
+		snprintf(buf, size, "(null)");
+		return buf;
+	}
+	buf[0] = '\0';
+	n = strlen(path);
+	if (n > PL_CLIP_PATH_MAX) {
+		o = (size_t)snprintf(buf, size, "...");
+		if (o >= size)
+			return buf;
+		path += n - (PL_CLIP_PATH_MAX - 3);
+		n = PL_CLIP_PATH_MAX - 3;
+	}
+	escape(path, n, buf, size, o);
+	return buf;
+}
+
+const char *
+pl_clipn(const char *s, size_t n, char *buf, size_t size)
+{
+	size_t o, shown;
+
+	if (!buf || size == 0)
+		return "";
+	if (!s) {
+		snprintf(buf, size, "(null)");
+		return buf;
+	}
+	buf[0] = '\0';
+	shown = n > PL_CLIP_MAX ? PL_CLIP_MAX : n;
+	o = escape(s, shown, buf, size, 0);
+	if (o < size && shown < n)
 		snprintf(buf + o, size - o, "...(%zu bytes)", n);
 	return buf;
 }

@@ -31,7 +31,9 @@ int pl_err_isset(const pl_err_t *err);
 /* How much of an input a message echoes (PL_CLIP_MAX characters, then
  * "...(N bytes)"). */
 #define PL_CLIP_MAX 64
-#define PL_CLIP_BUF (4 * PL_CLIP_MAX + 32)
+/* A file name keeps more, and its end (the part that names the file). */
+#define PL_CLIP_PATH_MAX 160
+#define PL_CLIP_BUF (4 * PL_CLIP_PATH_MAX + 32)
 
 /*
  * An input made fit to echo in a message or a log line: at most
@@ -44,5 +46,9 @@ const char *pl_clip(const char *s, char *buf, size_t size);
 
 /* The same for n bytes of s that need not end in NUL. */
 const char *pl_clipn(const char *s, size_t n, char *buf, size_t size);
+
+/* A file name made fit to echo: escaped like pl_clip, whole up to
+ * PL_CLIP_PATH_MAX characters, else "..." and its last characters. */
+const char *pl_clip_path(const char *path, char *buf, size_t size);
 
 #endif

@@ -290,7 +290,7 @@ import_nccltests(struct topo_map *m, const char *arg, pl_err_t *err)
 		return pl_err_set(err, "--nccl-tests=%s: unknown link class '%s' (accepted: nvlink, pcie, leaf, spine)",
 				  pl_clip(arg, c, sizeof(c)), pl_clip(eq + 1, cc, sizeof(cc)));
 	}
-	pl_clip(path, c, sizeof(c));
+	pl_clip_path(path, c, sizeof(c));
 	if (topo_read_nccltests(&r, path, &sub) < 0)
 		return pl_err_set(err, "--nccl-tests=%s: %s", c, sub.text);
 	/* Ranks on one host measured NVLink; several hosts measured the network. */
@@ -325,7 +325,7 @@ add_default_type(struct topo_map *m, const struct topo_build *b, pl_err_t *err)
 	if (b->nccl_topo_file) {
 		if (strlen(b->nccl_topo_file) >= sizeof(t.nccl_topo_file)) {
 			pl_err_set(err, "--nccl-topo-file=%s: longer than %zu characters",
-				   pl_clip(b->nccl_topo_file, c, sizeof(c)),
+				   pl_clip_path(b->nccl_topo_file, c, sizeof(c)),
 				   sizeof(t.nccl_topo_file) - 1);
 			goto out;
 		}

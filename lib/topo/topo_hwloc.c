@@ -583,7 +583,7 @@ read_xml(const char *path, pl_err_t *err)
 	char *buf = NULL, *rv = NULL, c[PL_CLIP_BUF];
 	size_t len, end;
 
-	pl_clip(path, c, sizeof(c));
+	pl_clip_path(path, c, sizeof(c));
 
 	buf = topo_util_read_file(path, HW_MAX_XML_BYTES, "an lstopo XML export", &len, err);
 	if (!buf)
@@ -621,7 +621,7 @@ topo_read_hwloc(struct topo_nodetype *t, const char *path, pl_err_t *err)
 	struct hgpu *gpus = NULL;
 	struct hnic *nics = NULL;
 	char c[PL_CLIP_BUF], *xml = NULL;
-	const char *label = path ? pl_clip(path, c, sizeof(c)) : "hwloc discovery of this node";
+	const char *label = path ? pl_clip_path(path, c, sizeof(c)) : "hwloc discovery of this node";
 	int ngpus = 0, nnics = 0, rv = -1;
 
 	if (path && !(xml = read_xml(path, err)))

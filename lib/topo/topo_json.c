@@ -142,7 +142,7 @@ topo_save(const struct topo_map *m, const char *path, pl_err_t *err)
 		pl_err_set(err, "out of memory writing the map");
 		goto out;
 	}
-	pl_clip(path, c, sizeof(c));
+	pl_clip_path(path, c, sizeof(c));
 	f = fopen(path, "w");
 	if (!f) {
 		pl_err_set(err, "%s: %s", c, strerror(errno));
@@ -515,7 +515,7 @@ topo_load(const char *path, pl_err_t *err)
 	pl_err_t inner;
 	char c[PL_CLIP_BUF];
 
-	pl_clip(path, c, sizeof(c));
+	pl_clip_path(path, c, sizeof(c));
 	if (!root) {
 		/* jansson reports open failures at line -1. */
 		if (je.line < 1)

@@ -876,7 +876,7 @@ topo_read_nccl_xml(struct topo_nodetype *t, const char *path, pl_err_t *err)
 	int rv = -1, g;
 
 	memset(&n, 0, sizeof(n));
-	n.label = pl_clip(path, n.label_buf, sizeof(n.label_buf));
+	n.label = pl_clip_path(path, n.label_buf, sizeof(n.label_buf));
 	n.err = err;
 	text = topo_util_read_file(path, NCCL_MAX_BYTES, "an NCCL topology file", &len, err);
 	if (!text)

@@ -229,7 +229,7 @@ topo_read_nccltests(struct nccltests_result *r, const char *path, pl_err_t *err)
 	size_t len;
 	int k, rv = -1;
 
-	pl_clip(path, c, sizeof(c));
+	pl_clip_path(path, c, sizeof(c));
 	memset(r, 0, sizeof(*r));
 	memset(&ps, 0, sizeof(ps));
 	ps.r = r;

@@ -504,7 +504,7 @@ topo_read_nvsmi(struct topo_nodetype *t, const char *path, pl_err_t *err)
 		goto out;
 	if (strlen(text) != len) {
 		pl_err_set(err, "%s: holds NUL bytes; not `nvidia-smi topo -m` text",
-			   pl_clip(path, c, sizeof(c)));
+			   pl_clip_path(path, c, sizeof(c)));
 		goto out;
 	}
 	rv = topo_read_nvsmi_text(t, text, path, err);

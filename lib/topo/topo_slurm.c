@@ -691,7 +691,7 @@ topo_read_slurm(struct topo_map *m, const char *path, bool blocks_nvlink,
 		goto out;
 	if (memchr(text, '\0', n)) {
 		pl_err_set(err, "%s: contains a NUL byte; not a text file",
-			   pl_clip(path, c, sizeof(c)));
+			   pl_clip_path(path, c, sizeof(c)));
 		goto out;
 	}
 	rv = topo_read_slurm_text(m, text, path, blocks_nvlink, err);

@@ -153,7 +153,7 @@ topo_util_read_file(const char *path, long max, const char *what, size_t *lenp,
 	struct buf b = BUF_INIT;
 	FILE *f = NULL;
 	char *rv = NULL, c[PL_CLIP_BUF];
-	const char *label = pl_clip(path, c, sizeof(c));
+	const char *label = pl_clip_path(path, c, sizeof(c));
 
 	f = fopen(path, "r");
 	if (!f) {

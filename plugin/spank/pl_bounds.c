@@ -144,7 +144,7 @@ pl_bounds_load(const char *path, struct pl_bounds *b, pl_err_t *err)
 	}
 	memcpy(b->link, nominal->link, sizeof(b->link));
 	if (!root) {
-		pl_err_set(err, "%s:%d:%d: %s", pl_clip(path, clip, sizeof(clip)), je.line, je.column,
+		pl_err_set(err, "%s:%d:%d: %s", pl_clip_path(path, clip, sizeof(clip)), je.line, je.column,
 			   je.text);
 		goto out;
 	}
@@ -152,7 +152,7 @@ pl_bounds_load(const char *path, struct pl_bounds *b, pl_err_t *err)
 	    !json_is_array(json_object_get(root, "nodes")) ||
 	    (json_object_get(root, "blocks") && !json_is_array(json_object_get(root, "blocks")))) {
 		pl_err_set(err, "%s: not a cluster map (node_types and nodes arrays)",
-			   pl_clip(path, clip, sizeof(clip)));
+			   pl_clip_path(path, clip, sizeof(clip)));
 		goto out;
 	}
 	if (read_types(json_object_get(root, "node_types"), &kinds, tix, err) < 0 ||
