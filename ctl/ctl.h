@@ -27,6 +27,9 @@ void ctl_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  */
 const char *ctl_clip(const char *s);
 
+/* The same for a file name (pl_clip_path: its end is kept). */
+const char *ctl_clip_path(const char *path);
+
 /* 7516192768 -> "7.52 GB" into buf; returns buf. */
 const char *ctl_bytes(double b, char *buf, size_t size);
 

@@ -26,14 +26,21 @@ ctl_error(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+static char clip_ring[4][PL_CLIP_BUF];
+static unsigned clip_next;
+
 const char *
 ctl_clip(const char *s)
 {
-	static char ring[4][PL_CLIP_BUF];
-	static unsigned next;
+	clip_next = (clip_next + 1) % 4;
+	return pl_clip(s, clip_ring[clip_next], sizeof(clip_ring[clip_next]));
+}
 
-	next = (next + 1) % 4;
-	return pl_clip(s, ring[next], sizeof(ring[next]));
+const char *
+ctl_clip_path(const char *path)
+{
+	clip_next = (clip_next + 1) % 4;
+	return pl_clip_path(path, clip_ring[clip_next], sizeof(clip_ring[clip_next]));
 }
 
 const char *
@@ -75,11 +82,11 @@ ctl_load_topology(const char *path, long gpus_per_node)
 		FILE *f = fopen(path, "r");
 
 		if (!f)
-			ctl_error("--topology %s: %s", ctl_clip(path), strerror(errno));
+			ctl_error("--topology %s: %s", ctl_clip_path(path), strerror(errno));
 		else {
 			fclose(f);
 			ctl_error("--topology %s: not a cluster map (layoutctl topo build) nor a Slurm topology.conf",
-				  ctl_clip(path));
+				  ctl_clip_path(path));
 		}
 		return NULL;
 	}
@@ -91,12 +98,12 @@ ctl_load_topology(const char *path, long gpus_per_node)
 	}
 	if (strcmp(kind, "slurm-topology") != 0) {
 		ctl_error("--topology %s: this is %s input; build a map from it with '" CTL_PROG " topo build'",
-			  ctl_clip(path), kind);
+			  ctl_clip_path(path), kind);
 		return NULL;
 	}
 	if (gpus_per_node <= 0) {
 		ctl_error("--topology %s is a Slurm topology.conf: give --gpus-per-node G too",
-			  ctl_clip(path));
+			  ctl_clip_path(path));
 		return NULL;
 	}
 	m = topo_make_uniform(NULL, 0, (int)gpus_per_node, &err);

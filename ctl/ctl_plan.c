@@ -364,7 +364,7 @@ plan_exec(int argc, char **argv)
 		     false);
 	if (rv == 0 && a.svg) {
 		if (!j.r.place_ok) {
-			ctl_error("--svg %s: nothing to draw: %s", ctl_clip(a.svg), j.r.place_error);
+			ctl_error("--svg %s: nothing to draw: %s", ctl_clip_path(a.svg), j.r.place_error);
 			rv = 1;
 		} else if (ctl_svg_write(a.svg, &j.r.layout, j.map, j.nodes, j.nnodes, &j.r.place) < 0) {
 			rv = 1;

@@ -83,7 +83,7 @@ ctl_svg_write(const char *path, const struct pl_layout *l, const struct topo_map
 	row = calloc((size_t)nnodes, sizeof(*row));
 	order = calloc((size_t)nnodes, sizeof(*order));
 	if (!row || !order) {
-		ctl_error("--svg %s: out of memory", ctl_clip(path));
+		ctl_error("--svg %s: out of memory", ctl_clip_path(path));
 		goto out;
 	}
 	for (i = 0; i < nnodes; i++)
@@ -95,7 +95,7 @@ ctl_svg_write(const char *path, const struct pl_layout *l, const struct topo_map
 		row[order[i]] = i;
 	f = fopen(path, "w");
 	if (!f) {
-		ctl_error("--svg %s: %s", ctl_clip(path), strerror(errno));
+		ctl_error("--svg %s: %s", ctl_clip_path(path), strerror(errno));
 		goto out;
 	}
 	layout_format(l, spec, sizeof(spec));
@@ -155,7 +155,7 @@ ctl_svg_write(const char *path, const struct pl_layout *l, const struct topo_map
 	fprintf(f, "</svg>\n");
 	if (fclose(f) != 0) {
 		f = NULL;
-		ctl_error("--svg %s: %s", ctl_clip(path), strerror(errno));
+		ctl_error("--svg %s: %s", ctl_clip_path(path), strerror(errno));
 		goto out;
 	}
 	f = NULL;

@@ -430,3 +430,14 @@ fail:
 	topo_free(m);
 	return NULL;
 }
+
+int
+topo_find_type(const struct topo_map *m, const char *name)
+{
+	int i;
+
+	for (i = 0; i < m->ntypes; i++)
+		if (strcmp(m->types[i].name, name) == 0)
+			return i;
+	return -1;
+}

@@ -107,6 +107,9 @@ void topo_free(struct topo_map *m);
 
 /* Append; each returns the new index or -1 (err set). Copies what it is given. */
 int topo_add_type(struct topo_map *m, const struct topo_nodetype *t, pl_err_t *err);
+
+/* The index of the node type called name, or -1. */
+int topo_find_type(const struct topo_map *m, const char *name);
 int topo_add_switch(struct topo_map *m, const char *name, int parent, pl_err_t *err);
 int topo_add_block(struct topo_map *m, const char *name, bool nvlink, pl_err_t *err);
 long topo_add_node(struct topo_map *m, const char *name, pl_err_t *err);

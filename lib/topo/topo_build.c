@@ -58,7 +58,7 @@ read_source(struct topo_nodetype *t, const char *src, const char *opt, pl_err_t 
 	n = strtol(src, &end, 10);
 	if (end != src && *end == '\0')
 		return counted_type(t, n, opt, src, err);
-	pl_clip(src, c, sizeof(c));
+	pl_clip_path(src, c, sizeof(c));
 	if (strcmp(src, "live") == 0)
 		rc = topo_read_hwloc(t, NULL, &sub);
 	else if (!(kind = topo_sniff(src)))
@@ -180,17 +180,6 @@ out:
 	return rv;
 }
 
-static int
-find_type(const struct topo_map *m, const char *name)
-{
-	int i;
-
-	for (i = 0; i < m->ntypes; i++)
-		if (strcmp(m->types[i].name, name) == 0)
-			return i;
-	return -1;
-}
-
 /* Add every node of hostlist hl the map lacks; set its type to ti (ti < 0:
  * leave the type alone). */
 static int
@@ -238,7 +227,7 @@ add_node_type(struct topo_map *m, const char *arg, pl_err_t *err)
 	memcpy(name, arg, (size_t)(colon - arg));
 	name[colon - arg] = '\0';
 	/* Two types of one name make a map that no reader accepts. */
-	if (find_type(m, name) >= 0) {
+	if (topo_find_type(m, name) >= 0) {
 		char cn[PL_CLIP_BUF];
 
 		return pl_err_set(err, "--node-type=%s: node type '%s' is given twice (accepted: one --node-type per name%s)",

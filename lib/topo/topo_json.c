@@ -282,17 +282,6 @@ out:
 }
 
 static int
-find_type(const struct topo_map *m, const char *name)
-{
-	int i;
-
-	for (i = 0; i < m->ntypes; i++)
-		if (strcmp(m->types[i].name, name) == 0)
-			return i;
-	return -1;
-}
-
-static int
 find_block(const struct topo_map *m, const char *name)
 {
 	int i;
@@ -395,7 +384,7 @@ unpack_node(json_t *v, size_t i, struct topo_map *m, pl_err_t *err)
 	if (idx < 0)
 		return -1;
 	n = &m->nodes[idx];
-	if (type && (n->type = find_type(m, type)) < 0)
+	if (type && (n->type = topo_find_type(m, type)) < 0)
 		return pl_err_set(err, "node '%s': type '%s' is not in node_types", pl_clip(name, c0, sizeof(c0)),
 				  pl_clip(type, c, sizeof(c)));
 	if (sw && (n->sw = topo_find_switch(m, sw)) < 0)
@@ -442,7 +431,7 @@ unpack_map(json_t *root, struct topo_map *m, pl_err_t *err)
 	if (links && unpack_links(links, m, err) < 0)
 		return -1;
 	json_array_foreach(types, i, v) {
-		if (find_type(m, json_string_value(json_object_get(v, "name")) ?
+		if (topo_find_type(m, json_string_value(json_object_get(v, "name")) ?
 			      json_string_value(json_object_get(v, "name")) : "") >= 0)
 			return pl_err_set(err, "node_types[%zu]: type '%s' is listed twice", i,
 					  pl_clip(json_string_value(json_object_get(v, "name")), c,
@@ -450,7 +439,7 @@ unpack_map(json_t *root, struct topo_map *m, pl_err_t *err)
 		if (unpack_type(v, m, (int)i, err) < 0)
 			return -1;
 	}
-	if (deftype && (m->default_type = find_type(m, deftype)) < 0)
+	if (deftype && (m->default_type = topo_find_type(m, deftype)) < 0)
 		return pl_err_set(err, "default_type '%s' is not in node_types",
 				  pl_clip(deftype, c, sizeof(c)));
 	if (sws && unpack_switches(sws, m, err) < 0)

@@ -46,7 +46,7 @@ pl_query(const struct pl_conf *c, const char *node, const struct proto_request *
 	pl_err_clear(&e);
 	if (client_socket_path(c->socket, node, sock, sizeof(sock)) < 0)
 		return pl_err_set(err, "socket=%s: bad pattern (only %%n and %%%% are expanded)",
-				  pl_clip(c->socket, clip, sizeof(clip)));
+				  pl_clip_path(c->socket, clip, sizeof(clip)));
 	json = proto_request_to_json(req);
 	if (!json)
 		return pl_err_set(err, "out of memory for the request");
