@@ -144,10 +144,34 @@ stop = threading.Event()
 asked = []
 
 
-def fake_daemon():
-    body = json.dumps(ANSWER).encode()
+def read_request(c):
+    """One HTTP request from c: its body (bytes)."""
+    req = b""
+    while b"\r\n\r\n" not in req:
+        chunk = c.recv(65536)
+        if not chunk:
+            return req
+        req += chunk
+    head, _, rest = req.partition(b"\r\n\r\n")
+    n = [int(l.split(b":")[1]) for l in head.split(b"\r\n") if l.lower().startswith(b"content-length")]
+    while n and len(rest) < n[0]:
+        chunk = c.recv(65536)
+        if not chunk:
+            break
+        rest += chunk
+    return rest
+
+
+def reply(c, status, body=b""):
+    c.sendall(b"HTTP/1.0 %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+              % (status.encode(), len(body)) + body)
+
+
+def serve(path, answer):
+    """A fake layoutd at path until stop is set: answer(body) gives the
+    (status, body) of each reply."""
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.bind(SOCK3)
+    s.bind(path)
     s.listen(16)
     s.settimeout(0.2)
     while not stop.is_set():
@@ -156,22 +180,22 @@ def fake_daemon():
         except OSError:
             continue
         c.settimeout(2)
-        req = b""
         try:
-            while b"\r\n\r\n" not in req:
-                req += c.recv(65536) or b"\r\n\r\n"
-            head, _, rest = req.partition(b"\r\n\r\n")
-            n = [int(l.split(b":")[1]) for l in head.split(b"\r\n") if l.lower().startswith(b"content-length")]
-            while n and len(rest) < n[0]:
-                rest += c.recv(65536) or b"x" * n[0]
-            asked.append(rest)
-            c.sendall(b"HTTP/1.0 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
-                      % len(body) + body)
+            reply(c, *answer(read_request(c)))
         except OSError:
             pass
         c.close()
     s.close()
-    os.unlink(SOCK3)
+    os.unlink(path)
+
+
+def one_node_answer(body):
+    asked.append(body)
+    return "200 OK", json.dumps(ANSWER).encode()
+
+
+def fake_daemon():
+    serve(SOCK3, one_node_answer)
 
 
 lab.up(plugin_args=ARGS + " map=" + MAP + " fallback=fail")
@@ -194,36 +218,15 @@ NO_RANK_NODES = dict(ANSWER, nodes=[{"name": "node%d" % k, "ntasks": 8, "min_ran
                                      "nccl_topo_file": ""} for k in range(1, 5)], tasks=[])
 
 
+def hostfile_answer(body):
+    if b'"view":"hostfile"' in body.replace(b" ", b""):
+        asked.append("hostfile")
+        return "200 OK", json.dumps(NO_RANK_NODES).encode()
+    return "503 Service Unavailable", b""
+
+
 def hostfile_daemon():
-    body = json.dumps(NO_RANK_NODES).encode()
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.bind(SOCK1)
-    s.listen(16)
-    s.settimeout(0.2)
-    while not stop.is_set():
-        try:
-            c = s.accept()[0]
-        except OSError:
-            continue
-        c.settimeout(2)
-        req = b""
-        try:
-            while b'"view"' not in req or not req.rstrip().endswith(b"}"):
-                chunk = c.recv(65536)
-                if not chunk:
-                    break
-                req += chunk
-            if b'"view":"hostfile"' in req.replace(b" ", b""):
-                asked.append("hostfile")
-                c.sendall(b"HTTP/1.0 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
-                          % len(body) + body)
-            else:
-                c.sendall(b"HTTP/1.0 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n")
-        except OSError:
-            pass
-        c.close()
-    s.close()
-    os.unlink(SOCK1)
+    serve(SOCK1, hostfile_answer)
 
 
 lab.up(plugin_args=ARGS + " map=" + MAP, layoutd=LAYOUTD)
