@@ -1,0 +1,1212 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * nccl_driver: a stand-in for NCCL 2.28 that drives the profiler hook the
+ * way the library does, without a GPU.
+ *
+ * It loads the hook as NCCL does (NCCL_PROFILER_PLUGIN, RTLD_NOW|RTLD_LOCAL,
+ * the data symbol ncclProfiler_v5, then ncclProfiler_v4), creates the
+ * communicators of a Megatron training step from the rank environment
+ * (RANK, WORLD_SIZE, PARALLEL_LAYOUT_TP/CP/DP/PP; tp fastest, then cp, dp,
+ * pp), and runs a training-like loop: per layer a TP all-reduce, PP
+ * send/recv at stage boundaries, a DP all-reduce per step.  Each operation
+ * goes through the event sequence NCCL 2.28 emits on the user thread; each
+ * communicator's "proxy" thread emits the kernel-channel events when the
+ * operation completes.
+ *
+ * Ranks are processes.  Operations really synchronise: every rank of the
+ * job on this machine maps one shared file (under --sync-dir) in which each
+ * rank counts the operations it entered per communicator; an operation
+ * completes, and its kernel channels stop, only when every member has
+ * entered it.  So a missing rank leaves its peers inside the operation with
+ * channels started and not stopped.  Every wait is bounded by --timeout.
+ *
+ * Exit status: 0 healthy; 3 an operation timed out (after aborting the
+ * communicators as PyTorch's watchdog does) or this rank was told to stop;
+ * the --fault=exit status; 2 bad usage or set-up.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "nccl_profiler_abi.h"
+
+#define PROG "nccl_driver"
+#define MAX_WORLD 4096
+#define MAX_COMMS 5
+#define MAX_FAULTS 8
+#define MAX_CHANNELS 32
+#define SYNC_MAGIC UINT64_C(0x4e43434c44525631)	/* "NCCLDRV1" */
+
+/* Mask groups: an event is emitted when its bit or a descendant's is set
+ * (NCCL checks "this event or any event below it"). */
+#define M_BELOW_TASK (PLW_NCCL_EV_PROXY_OP | PLW_NCCL_EV_PROXY_STEP | \
+	PLW_NCCL_EV_KERNEL_CH | PLW_NCCL_EV_NET_PLUGIN)
+#define M_COLL (PLW_NCCL_EV_COLL | M_BELOW_TASK)
+#define M_P2P (PLW_NCCL_EV_P2P | M_BELOW_TASK)
+#define M_COLL_API (PLW_NCCL_EV_COLL_API | M_COLL)
+#define M_P2P_API (PLW_NCCL_EV_P2P_API | M_P2P)
+#define M_GROUP (PLW_NCCL_EV_GROUP | PLW_NCCL_EV_COLL | PLW_NCCL_EV_P2P | \
+	M_BELOW_TASK)
+#define M_GROUP_API (PLW_NCCL_EV_GROUP_API | PLW_NCCL_EV_COLL_API | \
+	PLW_NCCL_EV_P2P_API | PLW_NCCL_EV_KERNEL_LAUNCH | M_GROUP)
+
+enum axis { AX_TP, AX_CP, AX_DP, AX_PP, AX_N };
+static const char *const axis_name[AX_N] = { "tp", "cp", "dp", "pp" };
+static const char *const axis_env[AX_N] = {
+	"PARALLEL_LAYOUT_TP", "PARALLEL_LAYOUT_CP", "PARALLEL_LAYOUT_DP",
+	"PARALLEL_LAYOUT_PP"
+};
+
+enum fault_kind { F_STOP, F_SLOW, F_EXIT, F_STUCK };
+struct fault {
+	enum fault_kind kind;
+	int rank;
+	long arg;		/* step (stop, exit, stuck) or percent (slow) */
+	int status;		/* exit */
+};
+
+enum func { FN_ALLREDUCE, FN_ALLGATHER, FN_SEND, FN_RECV, FN_N };
+static const char *const func_name[FN_N] = {
+	"AllReduce", "AllGather", "Send", "Recv"
+};
+
+/*
+ * The shared segment: one writer per slot (the rank named by the index),
+ * any number of readers.  Counters only grow, so "every member entered
+ * operation n" stays true once seen.
+ */
+struct sync_rank {
+	_Atomic uint64_t arrived;	/* 1 once attached */
+	_Atomic uint64_t node;		/* hash of the node name */
+	_Atomic uint64_t entered[MAX_COMMS];	/* collectives per comm */
+};
+struct sync_seg {
+	uint64_t magic;
+	uint64_t world;
+	uint64_t pp;
+	struct sync_rank rank[];	/* world of them, then the p2p matrix */
+};
+/* p2p[r][stage][0 send, 1 recv]: operations rank r posted to the pp stage. */
+
+struct work {
+	int busy;		/* posted, not yet taken by the proxy */
+	void *task;		/* the Coll/P2p handle (parent of KernelCh) */
+	unsigned mask;		/* the task's activation mask */
+	int nch;
+	int stuck;		/* the kernel never completes */
+	enum func fn;
+	uint64_t target;	/* entered count every member must reach */
+	int peer;		/* p2p: the peer's global rank */
+};
+
+struct comm {
+	int idx;		/* slot in the shared counters */
+	const char *name;
+	int nranks, rank, nnodes;
+	int members[MAX_WORLD];
+	uint64_t id;
+	void *ctx;
+	uint64_t seq[FN_N];
+	uint64_t entered;	/* my collectives on it */
+	pthread_t proxy;
+	int proxy_up;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct work w;
+	int done;		/* the posted work completed */
+	int shutdown;
+};
+
+struct opts {
+	int steps, layers, channels;
+	long compute_us;
+	int jitter_pct;
+	unsigned long seed;
+	double timeout_s;
+	const char *sync_dir;
+	int abi;		/* 0 auto, 4, 5 */
+	int comm_names;
+	size_t count;
+	struct fault faults[MAX_FAULTS];
+	int nfaults;
+};
+
+static struct opts opt = {
+	.steps = 10, .layers = 2, .channels = 2, .compute_us = 2000,
+	.jitter_pct = 5, .seed = 1, .timeout_s = 10.0, .abi = 0,
+	.comm_names = 1, .count = 1 << 20,
+};
+
+static int g_rank = -1, g_world, g_size[AX_N], g_co[AX_N];
+static struct comm g_comm[MAX_COMMS];
+static int g_ncomm;
+static struct comm *g_ax[AX_N];	/* NULL when the axis has size 1 */
+static struct comm *g_worldc;
+static struct sync_seg *g_seg;
+static size_t g_seg_len;
+static int g_mask;		/* the process-wide activation mask */
+static void *g_lib;
+static int g_ver;		/* 5 or 4; 0 no hook */
+static const plw_nccl_profiler_v5_t *g_v5;
+static const plw_nccl_profiler_v4_t *g_v4;
+static uint64_t g_rng;
+static uint64_t g_colls, g_p2ps;
+static int g_step;
+
+/* NCCL keeps the API handles per thread and never clears the CollApi one
+ * (facts: the stale CollApi handle); so do we. */
+static void *g_group_api, *g_coll_api, *g_p2p_api;
+
+static double
+now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static uint64_t
+gpu_timer(void)
+{
+	struct timespec t;
+
+	/* %globaltimer counts ns since the epoch on most GPUs. */
+	clock_gettime(CLOCK_REALTIME, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static void
+sleep_us(long us)
+{
+	struct timespec t = { us / 1000000, (us % 1000000) * 1000 };
+
+	while (nanosleep(&t, &t) == -1 && errno == EINTR)
+		;
+}
+
+static uint64_t
+rng_next(void)
+{
+	g_rng ^= g_rng << 13;
+	g_rng ^= g_rng >> 7;
+	g_rng ^= g_rng << 17;
+	return g_rng;
+}
+
+/* FNV-1a, 64 bit. */
+static uint64_t
+fnv1a(uint64_t h, const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		h ^= (unsigned char)s[i];
+		h *= UINT64_C(0x100000001b3);
+	}
+	return h;
+}
+
+#define FNV_OFFSET UINT64_C(0xcbf29ce484222325)
+
+static void __attribute__((format(printf, 1, 2)))
+die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, PROG ": ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(2);
+}
+
+/* NCCL's logger: the hook says what it must through this. */
+static void __attribute__((format(printf, 5, 6)))
+nccl_log(plw_nccl_log_level_t level, unsigned long flags, const char *file,
+	 int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, PROG "[%d]: NCCL log level %d flags %#lx: ", g_rank,
+		(int)level, flags);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* ---- the rank environment and the communicators ---- */
+
+static long
+env_long(const char *name, long dflt, long lo, long hi)
+{
+	const char *v = getenv(name);
+	char *end;
+	long n;
+
+	if (!v || !*v)
+		return dflt;
+	errno = 0;
+	n = strtol(v, &end, 10);
+	if (errno || *end || n < lo || n > hi)
+		die("%s=%.64s: expected an integer from %ld to %ld", name, v,
+		    lo, hi);
+	return n;
+}
+
+static void
+read_env(void)
+{
+	long prod = 1;
+	int a;
+
+	g_world = (int)env_long("WORLD_SIZE", -1, 1, MAX_WORLD);
+	g_rank = (int)env_long("RANK", -1, 0, MAX_WORLD - 1);
+	if (g_world < 0 || g_rank < 0)
+		die("RANK and WORLD_SIZE must be set (as the launcher sets them)");
+	if (g_rank >= g_world)
+		die("RANK=%d is not below WORLD_SIZE=%d", g_rank, g_world);
+	for (a = 0; a < AX_N; a++) {
+		if (a == AX_DP)
+			continue;
+		g_size[a] = (int)env_long(axis_env[a], 1, 1, MAX_WORLD);
+		prod *= g_size[a];
+	}
+	if (g_world % prod)
+		die("WORLD_SIZE=%d is not a multiple of tp*cp*pp=%ld", g_world,
+		    prod);
+	g_size[AX_DP] = (int)env_long(axis_env[AX_DP], g_world / prod, 1,
+				      MAX_WORLD);
+	if (prod * g_size[AX_DP] != g_world)
+		die("tp*cp*dp*pp=%ld is not WORLD_SIZE=%d",
+		    prod * g_size[AX_DP], g_world);
+}
+
+/* Members of my group along the axes in mask: they vary over the masked
+ * axes (first fastest) and agree with me on the others. */
+static int
+group_members(unsigned amask, int *out)
+{
+	int stride[AX_N], co[AX_N], a, n = 0, r, s = 1;
+
+	for (a = 0; a < AX_N; a++) {
+		stride[a] = s;
+		co[a] = (g_rank / s) % g_size[a];
+		s *= g_size[a];
+	}
+	for (r = 0; r < g_world; r++) {
+		int same = 1;
+
+		for (a = 0; a < AX_N && same; a++)
+			if (!(amask & (1u << a)) &&
+			    (r / stride[a]) % g_size[a] != co[a])
+				same = 0;
+		if (same)
+			out[n++] = r;
+	}
+	for (a = 0; a < AX_N; a++)
+		g_co[a] = co[a];
+	return n;
+}
+
+/* The comm id every member computes alike: FNV-1a over "NAME:r0,r1,...". */
+static uint64_t
+comm_hash(const char *name, const int *m, int n)
+{
+	char num[16];
+	uint64_t h = fnv1a(FNV_OFFSET, name, strlen(name));
+	int i;
+
+	h = fnv1a(h, ":", 1);
+	for (i = 0; i < n; i++) {
+		int len = snprintf(num, sizeof(num), "%s%d", i ? "," : "", m[i]);
+
+		h = fnv1a(h, num, (size_t)len);
+	}
+	return h;
+}
+
+static struct comm *
+add_comm(const char *name, unsigned amask)
+{
+	struct comm *c = &g_comm[g_ncomm];
+	int i;
+
+	c->idx = g_ncomm++;
+	c->name = name;
+	c->nranks = group_members(amask, c->members);
+	for (i = 0; i < c->nranks; i++)
+		if (c->members[i] == g_rank)
+			c->rank = i;
+	c->id = comm_hash(name, c->members, c->nranks);
+	pthread_mutex_init(&c->mu, NULL);
+	pthread_cond_init(&c->cv, NULL);
+	return c;
+}
+
+static void
+make_comms(void)
+{
+	int a;
+
+	g_worldc = add_comm("world", (1u << AX_N) - 1);
+	for (a = 0; a < AX_N; a++)
+		if (g_size[a] > 1)
+			g_ax[a] = add_comm(axis_name[a], 1u << a);
+}
+
+/* ---- the shared segment ---- */
+
+static _Atomic uint64_t *
+p2p_slot(int r, int stage, int dir)
+{
+	_Atomic uint64_t *base = (_Atomic uint64_t *)&g_seg->rank[g_world];
+
+	return &base[((size_t)r * (size_t)g_size[AX_PP] + (size_t)stage) * 2 +
+		     (size_t)dir];
+}
+
+static void
+attach_sync(void)
+{
+	char path[4096];
+	const char *job = getenv("SLURM_JOB_ID"), *step = getenv("SLURM_STEP_ID");
+	const char *node = getenv("SLURMD_NODENAME");
+	char host[256];
+	struct stat st;
+	double deadline;
+	int fd, r;
+
+	if (!opt.sync_dir)
+		opt.sync_dir = getenv("NCCL_DRIVER_DIR");
+	if (!opt.sync_dir || !*opt.sync_dir)
+		die("no directory for the shared segment: give --sync-dir DIR or NCCL_DRIVER_DIR");
+	snprintf(path, sizeof(path), "%s/nccl-driver.%s.%s.sync", opt.sync_dir,
+		 job ? job : "local", step ? step : "0");
+	g_seg_len = sizeof(struct sync_seg) +
+		    (size_t)g_world * sizeof(struct sync_rank) +
+		    (size_t)g_world * (size_t)g_size[AX_PP] * 2 * sizeof(uint64_t);
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		die("%.200s: %s", path, strerror(errno));
+	if (fstat(fd, &st) < 0)
+		die("%.200s: %s", path, strerror(errno));
+	if (st.st_size != 0 && (size_t)st.st_size != g_seg_len)
+		die("%.200s: size %lld, expected %zu (left from another run?)",
+		    path, (long long)st.st_size, g_seg_len);
+	if (ftruncate(fd, (off_t)g_seg_len) < 0)
+		die("%.200s: %s", path, strerror(errno));
+	g_seg = mmap(NULL, g_seg_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (g_seg == MAP_FAILED)
+		die("%.200s: mmap: %s", path, strerror(errno));
+	if (atomic_load(&g_seg->rank[g_rank].arrived))
+		die("%.200s: rank %d already attached (left from another run?)",
+		    path, g_rank);
+	if (!node) {
+		if (gethostname(host, sizeof(host)) < 0)
+			snprintf(host, sizeof(host), "localhost");
+		host[sizeof(host) - 1] = '\0';
+		node = host;
+	}
+	atomic_store(&g_seg->rank[g_rank].node,
+		     fnv1a(FNV_OFFSET, node, strlen(node)));
+	atomic_store(&g_seg->rank[g_rank].arrived, 1);
+	/* Bootstrap: every rank attached before the communicators exist. */
+	deadline = now_s() + opt.timeout_s;
+	for (r = 0; r < g_world; r++)
+		while (!atomic_load(&g_seg->rank[r].arrived)) {
+			if (now_s() > deadline)
+				die("rank %d did not start within %.1f s", r,
+				    opt.timeout_s);
+			sleep_us(1000);
+		}
+	/* All are mapped now: the name can go, so no run sees a stale one. */
+	if (g_rank == 0)
+		unlink(path);
+}
+
+static int
+count_nodes(const struct comm *c)
+{
+	uint64_t seen[MAX_WORLD];
+	int n = 0, i, j;
+
+	for (i = 0; i < c->nranks; i++) {
+		uint64_t h = atomic_load(&g_seg->rank[c->members[i]].node);
+
+		for (j = 0; j < n && seen[j] != h; j++)
+			;
+		if (j == n)
+			seen[n++] = h;
+	}
+	return n;
+}
+
+/* ---- loading the hook as NCCL 2.28 does ---- */
+
+static void
+load_hook(void)
+{
+	const char *name = getenv("NCCL_PROFILER_PLUGIN");
+	char alt[4096];
+
+	if (name && strcasecmp(name, "none") == 0)
+		return;
+	if (name && *name && strncasecmp(name, "STATIC_PLUGIN",
+					 strlen(name)) == 0) {
+		g_lib = dlopen(NULL, RTLD_NOW | RTLD_LOCAL);
+	} else if (name && *name) {
+		g_lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+		if (!g_lib && !strchr(name, '/') &&
+		    !(strncmp(name, "lib", 3) == 0 && strlen(name) > 6 &&
+		      strcmp(name + strlen(name) - 3, ".so") == 0)) {
+			snprintf(alt, sizeof(alt), "libnccl-profiler-%s.so", name);
+			g_lib = dlopen(alt, RTLD_NOW | RTLD_LOCAL);
+		}
+	} else {
+		g_lib = dlopen("libnccl-profiler.so", RTLD_NOW | RTLD_LOCAL);
+	}
+	if (!g_lib) {
+		fprintf(stderr, PROG "[%d]: no profiler plugin: %s\n", g_rank,
+			dlerror());
+		return;
+	}
+	if (opt.abi != 4)
+		g_v5 = dlsym(g_lib, "ncclProfiler_v5");
+	if (g_v5) {
+		g_ver = 5;
+	} else if (opt.abi != 5 &&
+		   (g_v4 = dlsym(g_lib, "ncclProfiler_v4")) != NULL) {
+		g_ver = 4;
+	} else {
+		fprintf(stderr, PROG "[%d]: External profiler plugin %s is unsupported\n",
+			g_rank, name ? name : "libnccl-profiler.so");
+		dlclose(g_lib);
+		g_lib = NULL;
+		return;
+	}
+	fprintf(stderr, PROG "[%d]: PROFILER/Plugin: Loaded %s (v%d)\n", g_rank,
+		g_ver == 5 ? g_v5->name : g_v4->name, g_ver);
+}
+
+static void
+init_comm(struct comm *c)
+{
+	const char *cname = opt.comm_names ? c->name : NULL;
+	int rc;
+
+	c->nnodes = count_nodes(c);
+	if (!g_ver)
+		return;
+	if (g_ver == 5)
+		rc = g_v5->init(&c->ctx, c->id, &g_mask, cname, c->nnodes,
+				c->nranks, c->rank, nccl_log);
+	else
+		rc = g_v4->init(&c->ctx, &g_mask, cname, c->id, c->nnodes,
+				c->nranks, c->rank, nccl_log);
+	/* 2.28.9 logs and goes on calling the hook with whatever context
+	 * init left (facts, section 0). */
+	if (rc)
+		fprintf(stderr, PROG "[%d]: Profiler init failed with error '%d'. Continue without profiler.\n",
+			g_rank, rc);
+}
+
+/* ---- hook calls, v5 or the v4 adapter ---- */
+
+static void *
+ev_start(struct comm *c, plw_nccl_descr_v5_t *d)
+{
+	void *h = NULL;
+	plw_nccl_descr_v4_t d4;
+
+	if (g_ver == 5) {
+		g_v5->startEvent(c->ctx, &h, d);
+		return h;
+	}
+	/* The v4 adapter: API events dropped, Coll/P2p under the Group. */
+	if (!g_ver || d->type >= PLW_NCCL_EV_GROUP_API)
+		return NULL;
+	memset(&d4, 0, sizeof(d4));
+	d4.type = (uint8_t)d->type;
+	d4.parentObj = d->parentObj;
+	d4.rank = d->rank;
+	switch (d->type) {
+	case PLW_NCCL_EV_COLL:
+		d4.parentObj = d->coll.parentGroup;
+		d4.coll.seqNumber = d->coll.seqNumber;
+		d4.coll.func = d->coll.func;
+		d4.coll.sendBuff = d->coll.sendBuff;
+		d4.coll.recvBuff = d->coll.recvBuff;
+		d4.coll.count = d->coll.count;
+		d4.coll.root = d->coll.root;
+		d4.coll.datatype = d->coll.datatype;
+		d4.coll.nChannels = d->coll.nChannels;
+		d4.coll.nWarps = d->coll.nWarps;
+		d4.coll.algo = d->coll.algo;
+		d4.coll.proto = d->coll.proto;
+		break;
+	case PLW_NCCL_EV_P2P:
+		d4.parentObj = d->p2p.parentGroup;
+		d4.p2p.func = d->p2p.func;
+		d4.p2p.buff = d->p2p.buff;
+		d4.p2p.datatype = d->p2p.datatype;
+		d4.p2p.count = d->p2p.count;
+		d4.p2p.peer = d->p2p.peer;
+		/* The 2.28 adapter leaves it uninitialised: garbage. */
+		d4.p2p.nChannels = (uint8_t)(rng_next() | 0x80);
+		break;
+	case PLW_NCCL_EV_KERNEL_CH:
+		d4.kernelCh.channelId = d->kernelCh.channelId;
+		d4.kernelCh.pTimer = d->kernelCh.pTimer;
+		break;
+	default:
+		break;
+	}
+	g_v4->startEvent(c->ctx, &h, &d4);
+	return h;
+}
+
+static void
+ev_stop(void *h)
+{
+	if (!h)
+		return;
+	if (g_ver == 5)
+		g_v5->stopEvent(h);
+	else if (g_ver == 4)
+		g_v4->stopEvent(h);
+}
+
+static void
+ev_state(void *h, plw_nccl_state_t s, plw_nccl_state_args_v5_t *a)
+{
+	if (!h)
+		return;
+	if (g_ver == 5)
+		g_v5->recordEventState(h, s, a);
+	else if (g_ver == 4 && s != PLW_NCCL_STATE_GROUP_START_API_STOP &&
+		 s != PLW_NCCL_STATE_GROUP_END_API_START)
+		g_v4->recordEventState(h, s, a);
+}
+
+/* ---- the proxy thread: kernel channels of each posted operation ---- */
+
+static int
+work_complete(const struct comm *c, const struct work *w)
+{
+	int i;
+
+	if (w->fn == FN_SEND)
+		return atomic_load(p2p_slot(w->peer, g_co[AX_PP], 1)) >= w->target;
+	if (w->fn == FN_RECV)
+		return atomic_load(p2p_slot(w->peer, g_co[AX_PP], 0)) >= w->target;
+	for (i = 0; i < c->nranks; i++)
+		if (atomic_load(&g_seg->rank[c->members[i]].entered[c->idx]) <
+		    w->target)
+			return 0;
+	return 1;
+}
+
+static void *
+proxy_main(void *arg)
+{
+	struct comm *c = arg;
+	void *ch[MAX_CHANNELS];
+	struct work w;
+	int i;
+
+	for (;;) {
+		long back = 20;
+
+		pthread_mutex_lock(&c->mu);
+		while (!c->w.busy && !c->shutdown)
+			pthread_cond_wait(&c->cv, &c->mu);
+		if (c->shutdown) {
+			pthread_mutex_unlock(&c->mu);
+			return NULL;
+		}
+		w = c->w;
+		c->w.busy = 0;
+		pthread_mutex_unlock(&c->mu);
+
+		/* The kernel starts work on each channel (it may then spin
+		 * waiting for its peers). */
+		for (i = 0; i < w.nch; i++) {
+			plw_nccl_descr_v5_t d;
+
+			ch[i] = NULL;
+			if (!(w.mask & PLW_NCCL_EV_KERNEL_CH))
+				continue;
+			memset(&d, 0, sizeof(d));
+			d.type = PLW_NCCL_EV_KERNEL_CH;
+			d.parentObj = w.task;
+			d.kernelCh.channelId = (uint8_t)i;
+			d.kernelCh.pTimer = gpu_timer();
+			ch[i] = ev_start(c, &d);
+		}
+		for (;;) {
+			int stop;
+
+			pthread_mutex_lock(&c->mu);
+			stop = c->shutdown;
+			pthread_mutex_unlock(&c->mu);
+			/* On abort NCCL drops ops whose kernels never ran out:
+			 * their channels are never stopped. */
+			if (stop)
+				return NULL;
+			if (!w.stuck && work_complete(c, &w))
+				break;
+			sleep_us(back);
+			if (back < 1000)
+				back *= 2;
+		}
+		for (i = 0; i < w.nch; i++) {
+			plw_nccl_state_args_v5_t a;
+
+			if (!ch[i])
+				continue;
+			memset(&a, 0, sizeof(a));
+			a.kernelCh.pTimer = gpu_timer();
+			ev_state(ch[i], PLW_NCCL_STATE_KERNEL_CH_STOP, &a);
+			ev_stop(ch[i]);
+		}
+		pthread_mutex_lock(&c->mu);
+		c->done = 1;
+		pthread_cond_broadcast(&c->cv);
+		pthread_mutex_unlock(&c->mu);
+	}
+}
+
+static void
+post(struct comm *c, const struct work *w)
+{
+	/* NCCL starts the proxy thread lazily, with the first operation. */
+	if (!c->proxy_up) {
+		if (pthread_create(&c->proxy, NULL, proxy_main, c) != 0)
+			die("cannot start a proxy thread");
+		c->proxy_up = 1;
+	}
+	pthread_mutex_lock(&c->mu);
+	c->w = *w;
+	c->w.busy = 1;
+	c->done = 0;
+	pthread_cond_broadcast(&c->cv);
+	pthread_mutex_unlock(&c->mu);
+}
+
+static void
+abort_comms(void)
+{
+	int i;
+
+	for (i = 0; i < g_ncomm; i++) {
+		struct comm *c = &g_comm[i];
+
+		if (!c->proxy_up)
+			continue;
+		pthread_mutex_lock(&c->mu);
+		c->shutdown = 1;
+		pthread_cond_broadcast(&c->cv);
+		pthread_mutex_unlock(&c->mu);
+		pthread_join(c->proxy, NULL);
+		c->proxy_up = 0;
+	}
+	/* finalize comes after the proxy thread is gone, only for a
+	 * non-NULL context; the library goes with the last comm. */
+	for (i = 0; i < g_ncomm; i++)
+		if (g_comm[i].ctx) {
+			if (g_ver == 5)
+				g_v5->finalize(g_comm[i].ctx);
+			else if (g_ver == 4)
+				g_v4->finalize(g_comm[i].ctx);
+			g_comm[i].ctx = NULL;
+		}
+	if (g_lib) {
+		dlclose(g_lib);
+		g_lib = NULL;
+	}
+}
+
+static void
+summary(const char *result, const struct comm *c, enum func fn)
+{
+	int i;
+
+	printf("nccl_driver: rank=%d pid=%ld abi=v%d steps=%d colls=%" PRIu64
+	       " p2p=%" PRIu64 " result=%s", g_rank, (long)getpid(), g_ver,
+	       g_step, g_colls, g_p2ps, result);
+	if (c)
+		printf(" comm=%s func=%s seq=%" PRIu64, c->name, func_name[fn],
+		       c->seq[fn] ? c->seq[fn] - 1 : 0);
+	printf(" comms=");
+	for (i = 0; i < g_ncomm; i++)
+		printf("%s%s:%d/%d:%016" PRIx64, i ? "," : "", g_comm[i].name,
+		       g_comm[i].rank, g_comm[i].nranks, g_comm[i].id);
+	printf("\n");
+	fflush(stdout);
+}
+
+/* Wait for the posted operation; on timeout abort like the watchdog. */
+static void
+wait_done(struct comm *c, enum func fn)
+{
+	struct timespec dl;
+	double t = opt.timeout_s;
+	int done, rc = 0;
+
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += (time_t)t;
+	dl.tv_nsec += (long)((t - (double)(time_t)t) * 1e9);
+	if (dl.tv_nsec >= 1000000000) {
+		dl.tv_sec++;
+		dl.tv_nsec -= 1000000000;
+	}
+	pthread_mutex_lock(&c->mu);
+	while (!c->done && rc != ETIMEDOUT)
+		rc = pthread_cond_timedwait(&c->cv, &c->mu, &dl);
+	done = c->done;
+	pthread_mutex_unlock(&c->mu);
+	if (done)
+		return;
+	fprintf(stderr, PROG "[%d]: %s seq %" PRIu64 " on comm %s did not complete in %.1f s: aborting\n",
+		g_rank, func_name[fn], c->seq[fn] - 1, c->name, opt.timeout_s);
+	summary("timeout", c, fn);
+	abort_comms();
+	exit(3);
+}
+
+/* ---- one operation, as the user thread of NCCL 2.28 emits it ---- */
+
+static int
+fault_at(enum fault_kind k, long *arg, int *status)
+{
+	int i;
+
+	for (i = 0; i < opt.nfaults; i++)
+		if (opt.faults[i].kind == k && opt.faults[i].rank == g_rank) {
+			if (arg)
+				*arg = opt.faults[i].arg;
+			if (status)
+				*status = opt.faults[i].status;
+			return 1;
+		}
+	return 0;
+}
+
+static int g_stuck_armed;	/* the next operation's kernel never ends */
+
+/*
+ * fn on comm c; peer is the p2p peer's global rank.  Emits GroupApi start,
+ * state 23, CollApi/P2pApi start+stop, state 24, KernelLaunch start+stop,
+ * Group start, Coll/P2p start, posts the channels to the proxy, Coll/P2p
+ * stop, Group stop, GroupApi stop; then waits for completion.
+ */
+static void
+nccl_op(struct comm *c, enum func fn, size_t count, const char *dtype,
+	size_t esize, int peer)
+{
+	static char buf[64];
+	int is_p2p = fn == FN_SEND || fn == FN_RECV;
+	unsigned m = (unsigned)atomic_load_explicit((_Atomic int *)&g_mask,
+						    memory_order_relaxed);
+	plw_nccl_descr_v5_t d;
+	void *stream = (void *)(uintptr_t)(0x1000 + c->idx);
+	void *klaunch = NULL, *group = NULL, *task = NULL, *api;
+	struct work w;
+	_Atomic uint64_t *mine;
+	int peer_rank = 0, i;
+
+	if (is_p2p)
+		for (i = 0; i < c->nranks; i++)
+			if (c->members[i] == peer)
+				peer_rank = i;
+
+	if (g_ver && (m & M_GROUP_API)) {
+		memset(&d, 0, sizeof(d));
+		d.type = PLW_NCCL_EV_GROUP_API;
+		d.rank = c->rank;
+		d.groupApi.graphCaptured = 0;
+		d.groupApi.groupDepth = is_p2p ? 2 : 1;
+		g_group_api = ev_start(c, &d);
+	} else {
+		g_group_api = NULL;
+	}
+	ev_state(g_group_api, PLW_NCCL_STATE_GROUP_START_API_STOP, NULL);
+	if (is_p2p) {
+		if (g_ver && (m & M_P2P_API)) {
+			memset(&d, 0, sizeof(d));
+			d.type = PLW_NCCL_EV_P2P_API;
+			d.rank = c->rank;
+			d.parentObj = g_group_api;
+			d.p2pApi.func = func_name[fn];
+			d.p2pApi.count = count;
+			d.p2pApi.datatype = dtype;
+			d.p2pApi.stream = stream;
+			g_p2p_api = ev_start(c, &d);
+		}
+		api = g_p2p_api;
+		ev_stop(g_p2p_api);
+		g_p2p_api = NULL;
+	} else {
+		if (g_ver && (m & M_COLL_API)) {
+			memset(&d, 0, sizeof(d));
+			d.type = PLW_NCCL_EV_COLL_API;
+			d.rank = c->rank;
+			d.parentObj = g_group_api;
+			d.collApi.func = func_name[fn];
+			d.collApi.count = count;
+			d.collApi.datatype = dtype;
+			d.collApi.root = -1;
+			d.collApi.stream = stream;
+			g_coll_api = ev_start(c, &d);
+		}
+		/* Never cleared: with the CollApi bits off, the last handle
+		 * is stopped again (NCCL 2.28.9 does this). */
+		api = g_coll_api;
+		ev_stop(g_coll_api);
+	}
+	ev_state(g_group_api, PLW_NCCL_STATE_GROUP_END_API_START, NULL);
+
+	if (g_ver && (m & PLW_NCCL_EV_KERNEL_LAUNCH)) {
+		memset(&d, 0, sizeof(d));
+		d.type = PLW_NCCL_EV_KERNEL_LAUNCH;
+		d.rank = c->rank;
+		d.parentObj = g_group_api;
+		d.kernelLaunch.stream = stream;
+		klaunch = ev_start(c, &d);
+	}
+	ev_stop(klaunch);
+	if (g_ver && (m & M_GROUP)) {
+		memset(&d, 0, sizeof(d));
+		d.type = PLW_NCCL_EV_GROUP;
+		group = ev_start(c, &d);
+	}
+
+	memset(&w, 0, sizeof(w));
+	w.fn = fn;
+	w.nch = opt.channels;
+	w.mask = m;
+	if (g_stuck_armed) {
+		w.stuck = 1;
+		g_stuck_armed = 0;
+	}
+	memset(&d, 0, sizeof(d));
+	d.rank = c->rank;
+	d.parentObj = api;
+	if (is_p2p) {
+		if (g_ver && (m & M_P2P)) {
+			d.type = PLW_NCCL_EV_P2P;
+			d.p2p.func = func_name[fn];
+			d.p2p.buff = buf;
+			d.p2p.datatype = dtype;
+			d.p2p.count = count;
+			d.p2p.peer = peer_rank;
+			d.p2p.nChannels = (uint8_t)opt.channels;
+			d.p2p.parentGroup = group;
+			task = ev_start(c, &d);
+		}
+		w.peer = peer;
+		mine = p2p_slot(g_rank, peer_rank, fn == FN_SEND ? 0 : 1);
+		/* A stuck kernel never reaches its peer. */
+		if (w.stuck)
+			w.target = atomic_load(mine) + 1;
+		else
+			w.target = atomic_fetch_add(mine, 1) + 1;
+		g_p2ps++;
+	} else {
+		size_t n = count;
+		const char *dt = dtype;
+
+		/* AllGather's task carries bytes as ncclInt8. */
+		if (fn == FN_ALLGATHER) {
+			n = count * esize;
+			dt = "ncclInt8";
+		}
+		if (g_ver && (m & M_COLL)) {
+			d.type = PLW_NCCL_EV_COLL;
+			d.coll.seqNumber = c->seq[fn];
+			d.coll.func = func_name[fn];
+			d.coll.sendBuff = buf;
+			d.coll.recvBuff = buf;
+			d.coll.count = n;
+			d.coll.root = -1;
+			d.coll.datatype = dt;
+			d.coll.nChannels = (uint8_t)opt.channels;
+			d.coll.nWarps = 16;
+			d.coll.algo = "RING";
+			d.coll.proto = count * esize >= 65536 ? "SIMPLE" : "LL";
+			d.coll.parentGroup = group;
+			task = ev_start(c, &d);
+		}
+		c->entered++;
+		w.target = c->entered;
+		if (!w.stuck)
+			atomic_store(&g_seg->rank[g_rank].entered[c->idx],
+				     c->entered);
+		g_colls++;
+	}
+	/* NCCL counts the sequence even without a profiler. */
+	c->seq[fn]++;
+	w.task = task;
+	post(c, &w);
+	ev_stop(task);
+	ev_stop(group);
+	ev_stop(g_group_api);
+	g_group_api = NULL;
+	wait_done(c, fn);
+}
+
+/* ---- the training loop ---- */
+
+static void
+compute(void)
+{
+	long pct = 0;
+	double f = 1.0;
+	long j;
+
+	if (fault_at(F_SLOW, &pct, NULL))
+		f += (double)pct / 100.0;
+	if (opt.jitter_pct > 0) {
+		j = (long)(rng_next() % (uint64_t)(2 * opt.jitter_pct + 1)) -
+		    opt.jitter_pct;
+		f += (double)j / 100.0;
+	}
+	sleep_us((long)((double)opt.compute_us * f));
+}
+
+static void
+layer_pass(void)
+{
+	int l;
+
+	for (l = 0; l < opt.layers; l++) {
+		compute();
+		if (g_ax[AX_CP])
+			nccl_op(g_ax[AX_CP], FN_ALLGATHER, opt.count / 8,
+				"ncclBfloat16", 2, -1);
+		if (g_ax[AX_TP])
+			nccl_op(g_ax[AX_TP], FN_ALLREDUCE, opt.count,
+				"ncclBfloat16", 2, -1);
+	}
+}
+
+static void
+pp_op(enum func fn, int dstage)
+{
+	struct comm *c = g_ax[AX_PP];
+
+	nccl_op(c, fn, opt.count, "ncclBfloat16", 2,
+		c->members[c->rank + dstage]);
+}
+
+static void
+train(void)
+{
+	struct comm *pp = g_ax[AX_PP];
+	int first = !pp || pp->rank == 0;
+	int last = !pp || pp->rank == pp->nranks - 1;
+	long k;
+	int status;
+
+	for (g_step = 0; g_step < opt.steps; g_step++) {
+		if (fault_at(F_EXIT, &k, &status) && k == g_step) {
+			fprintf(stderr, PROG "[%d]: exiting with status %d at step %d (fault)\n",
+				g_rank, status, g_step);
+			fflush(NULL);
+			_exit(status);
+		}
+		if (fault_at(F_STOP, &k, NULL) && k == g_step) {
+			summary("stopped", NULL, FN_N);
+			/* Busy elsewhere (a data loader, say): no more NCCL. */
+			sleep_us((long)(opt.timeout_s * 1e6) + 500000);
+			abort_comms();
+			exit(3);
+		}
+		if (fault_at(F_STUCK, &k, NULL) && k == g_step)
+			g_stuck_armed = 1;
+		/* forward */
+		if (!first)
+			pp_op(FN_RECV, -1);
+		layer_pass();
+		if (!last)
+			pp_op(FN_SEND, +1);
+		/* backward */
+		if (!last)
+			pp_op(FN_RECV, +1);
+		layer_pass();
+		if (!first)
+			pp_op(FN_SEND, -1);
+		/* gradients */
+		if (g_ax[AX_DP])
+			nccl_op(g_ax[AX_DP], FN_ALLREDUCE, opt.count * 4,
+				"ncclFloat32", 4, -1);
+	}
+	/* The loss, across the world, ends the run together. */
+	nccl_op(g_worldc, FN_ALLREDUCE, 1, "ncclFloat32", 4, -1);
+}
+
+/* ---- options ---- */
+
+static long
+num_arg(const char *what, const char *v, long lo, long hi)
+{
+	char *end;
+	long n;
+
+	errno = 0;
+	n = strtol(v, &end, 10);
+	if (errno || end == v || *end || n < lo || n > hi)
+		die("%s=%.64s: expected an integer from %ld to %ld", what, v, lo,
+		    hi);
+	return n;
+}
+
+/* stop:R:K  slow:R:PCT  exit:R:K[:STATUS]  stuck:R:K */
+static void
+parse_fault(const char *spec)
+{
+	char tmp[128], *f[4], *save = NULL, *p;
+	struct fault *ft;
+	int n = 0;
+
+	if (opt.nfaults == MAX_FAULTS)
+		die("--fault: at most %d", MAX_FAULTS);
+	snprintf(tmp, sizeof(tmp), "%s", spec);
+	for (p = strtok_r(tmp, ":", &save); p && n < 4;
+	     p = strtok_r(NULL, ":", &save))
+		f[n++] = p;
+	ft = &opt.faults[opt.nfaults];
+	if (n < 3)
+		goto bad;
+	if (strcmp(f[0], "stop") == 0)
+		ft->kind = F_STOP;
+	else if (strcmp(f[0], "slow") == 0)
+		ft->kind = F_SLOW;
+	else if (strcmp(f[0], "exit") == 0)
+		ft->kind = F_EXIT;
+	else if (strcmp(f[0], "stuck") == 0)
+		ft->kind = F_STUCK;
+	else
+		goto bad;
+	if (n == 4 && ft->kind != F_EXIT)
+		goto bad;
+	ft->rank = (int)num_arg("--fault rank", f[1], 0, MAX_WORLD - 1);
+	ft->arg = num_arg("--fault step or percent", f[2], 0, 1000000);
+	ft->status = n == 4 ? (int)num_arg("--fault status", f[3], 0, 255) : 1;
+	opt.nfaults++;
+	return;
+bad:
+	die("--fault=%.64s: expected stop:RANK:STEP, slow:RANK:PERCENT, exit:RANK:STEP[:STATUS] or stuck:RANK:STEP",
+	    spec);
+}
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+		"usage: " PROG " [options]\n"
+		"Drives the NCCL profiler hook named by NCCL_PROFILER_PLUGIN as NCCL 2.28\n"
+		"does, for the rank in RANK/WORLD_SIZE/PARALLEL_LAYOUT_{TP,CP,DP,PP}.\n"
+		"  --steps N          training steps (10)\n"
+		"  --layers N         layers per stage (2)\n"
+		"  --compute-us N     compute per layer, microseconds (2000)\n"
+		"  --jitter PCT       random compute jitter, +-percent (5)\n"
+		"  --seed N           jitter seed (1; the rank is added)\n"
+		"  --channels N       kernel channels per operation (2)\n"
+		"  --count N          elements per TP all-reduce (1048576)\n"
+		"  --timeout S        bound on every wait, seconds (10)\n"
+		"  --sync-dir DIR     where the job's shared segment lives (NCCL_DRIVER_DIR)\n"
+		"  --abi 4|5          use only that table (default: v5, then v4)\n"
+		"  --no-comm-names    pass a NULL commName, as NCCL does by default\n"
+		"  --fault SPEC       stop:R:K, slow:R:PCT, exit:R:K[:STATUS], stuck:R:K\n");
+}
+
+static void
+parse_opts(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "steps", required_argument, NULL, 's' },
+		{ "layers", required_argument, NULL, 'l' },
+		{ "compute-us", required_argument, NULL, 'c' },
+		{ "jitter", required_argument, NULL, 'j' },
+		{ "seed", required_argument, NULL, 'S' },
+		{ "channels", required_argument, NULL, 'C' },
+		{ "count", required_argument, NULL, 'n' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "sync-dir", required_argument, NULL, 'd' },
+		{ "abi", required_argument, NULL, 'a' },
+		{ "no-comm-names", no_argument, NULL, 'N' },
+		{ "fault", required_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	char *end;
+	int ch;
+
+	while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (ch) {
+		case 's': opt.steps = (int)num_arg("--steps", optarg, 0, 1000000); break;
+		case 'l': opt.layers = (int)num_arg("--layers", optarg, 1, 1000); break;
+		case 'c': opt.compute_us = num_arg("--compute-us", optarg, 0, 10000000); break;
+		case 'j': opt.jitter_pct = (int)num_arg("--jitter", optarg, 0, 50); break;
+		case 'S': opt.seed = (unsigned long)num_arg("--seed", optarg, 0, 0x7fffffff); break;
+		case 'C': opt.channels = (int)num_arg("--channels", optarg, 1, MAX_CHANNELS); break;
+		case 'n': opt.count = (size_t)num_arg("--count", optarg, 1, 1L << 30); break;
+		case 't':
+			errno = 0;
+			opt.timeout_s = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(opt.timeout_s > 0) ||
+			    opt.timeout_s > 3600)
+				die("--timeout=%.64s: expected seconds, above 0 and at most 3600",
+				    optarg);
+			break;
+		case 'd': opt.sync_dir = optarg; break;
+		case 'a': opt.abi = (int)num_arg("--abi", optarg, 4, 5); break;
+		case 'N': opt.comm_names = 0; break;
+		case 'f': parse_fault(optarg); break;
+		case 'h': usage(stdout); exit(0);
+		default: usage(stderr); exit(2);
+		}
+	}
+	if (optind < argc)
+		die("unexpected argument '%.64s'", argv[optind]);
+}
+
+int
+main(int argc, char **argv)
+{
+	int i;
+
+	parse_opts(argc, argv);
+	read_env();
+	g_rng = (uint64_t)opt.seed * UINT64_C(0x9e3779b97f4a7c15) +
+		(uint64_t)g_rank + 1;
+	make_comms();
+	attach_sync();
+	load_hook();
+	for (i = 0; i < g_ncomm; i++)
+		init_comm(&g_comm[i]);
+	train();
+	summary("ok", NULL, FN_N);
+	abort_comms();
+	munmap(g_seg, g_seg_len);
+	return 0;
+}
