@@ -1,0 +1,420 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""The NCCL profiler hook under nccl_driver (a stand-in for NCCL 2.28):
+a world of 8 processes (tp2, pp2, dp2) on this machine, and the per-rank
+records the hook writes, read here with struct from the layout in
+lib/watch/record.h (an independent reader: the offsets are written out by
+hand).  Checks the communicators (sizes, ranks, commHash agreed by every
+member), advancing sequence numbers and completed collectives in a healthy
+run, and what each fault leaves in the records: a rank that stops entering
+(its seq lags, its peers have a collective in flight with channels started
+and not stopped), a rank that exits (its record stops), a collective whose
+kernel never completes, and a slow rank (larger gaps between collectives).
+"""
+import glob
+import os
+import shutil
+import struct
+import subprocess
+import tempfile
+import time
+
+from taplib import diag, done, is_eq, ok, skip
+
+DRIVER = os.environ.get("NCCL_DRIVER", "")
+HOOK = os.environ.get("PL_NCCL_HOOK", "")
+# The directory the hook writes its record in (set by the SPANK plugin).
+WATCH_DIR_ENV = "PARALLEL_LAYOUT_WATCH_DIR"
+
+TP, PP, DP = 2, 2, 2
+WORLD = TP * PP * DP
+CH = 2                  # --channels
+LAYERS = 2              # --layers: TP all-reduces per pass; two passes a step
+
+# ---- record.h, by hand --------------------------------------------------
+MAGIC = 0x3144524f4357504c
+VERSION = 1
+HDR_SIZE, IDENT_SIZE, LAUNCH_SIZE, GPU_SIZE = 256, 192, 448, 1152
+SLOT_SIZE = IDENT_SIZE + LAUNCH_SIZE + GPU_SIZE          # 1792
+NSLOTS = 32
+REC_SIZE = HDR_SIZE + NSLOTS * SLOT_SIZE                 # 57600
+RING = 32
+SLOT_ACTIVE, SLOT_FINALIZED = 1, 2
+
+
+def text(b):
+    return b.split(b"\0", 1)[0].decode("ascii", "replace")
+
+
+def parse(b, b2):
+    """One consistent view of a record: b is one copy of the file, b2 a later
+    one.  A part is taken from b when its sequence counter was even and the
+    same in both copies (no write began or ended in between).  Returns None
+    when some part was being written."""
+    u = struct.unpack_from
+    h = {}
+    (h["magic"], h["version"], h["header_size"], h["slot_size"], h["nslots"],
+     h["record_size"], h["job"], h["step"], h["rank"], h["pid"]) = u("<QIIIIQQQqq", b, 0)
+    h["state"], h["off_reason"], h["mask"] = u("<IIQ", b, 80)
+    h["abi"] = u("<I", b, 96)[0]
+    (h["slots_taken"], h["comms_dropped"], h["events_dropped"], h["events_busy"],
+     h["foreign"], h["bad_context"], h["bad_handle"]) = u("<7Q", b, 104)
+    slots = []
+    for i in range(NSLOTS):
+        base = HDR_SIZE + i * SLOT_SIZE
+        parts = (base, base + IDENT_SIZE, base + IDENT_SIZE + LAUNCH_SIZE)
+        seqs = [u("<Q", b, p)[0] for p in parts]
+        if any(s & 1 or s != u("<Q", b2, p)[0] for s, p in zip(seqs, parts)):
+            return None
+        if seqs[0] == 0:
+            continue
+        s = {}
+        p = parts[0]
+        s["hash"] = u("<Q", b, p + 8)[0]
+        s["name"] = text(b[p + 16:p + 64])
+        s["rank"], s["nranks"], s["nnodes"], s["state"] = u("<iiiI", b, p + 64)
+        s["init_ns"], s["fini_ns"] = u("<QQ", b, p + 80)
+        p = parts[1]
+        (s["colls"], s["p2ps"], s["seq_number"], s["count"], s["enqueue_ns"]) = u("<5Q", b, p + 8)
+        s["root"], s["nchannels"] = u("<iI", b, p + 48)
+        s["func"] = text(b[p + 56:p + 72])
+        s["datatype"] = text(b[p + 72:p + 88])
+        s["sends"] = list(u("<16Q", b, p + 144))
+        s["recvs"] = list(u("<16Q", b, p + 272))
+        p = parts[2]
+        (s["ch_started"], s["ch_stopped"], s["progress_ns"], s["start_seq"], s["done"],
+         s["done_seq"], s["done_enqueue_ns"], s["done_ns"], s["gpu_start"], s["gpu_stop"],
+         s["p2p_done"]) = u("<11Q", b, p + 8)
+        s["done_func"] = text(b[p + 96:p + 112])
+        ring = []
+        n = s["done"]
+        for k in range(max(0, n - RING), n):       # oldest first
+            ring.append(u("<4Q", b, p + 128 + (k % RING) * 32))
+        s["ring"] = ring       # (seq_number, enqueue_ns, wait_ns, gap_ns)
+        slots.append(s)
+    h["slots"] = slots
+    return h
+
+
+def read_record(path):
+    for _ in range(200):
+        try:
+            with open(path, "rb") as f:
+                b = f.read()
+            with open(path, "rb") as f:
+                b2 = f.read()
+        except OSError:
+            return None
+        if len(b) < REC_SIZE or len(b2) < REC_SIZE:
+            return None
+        r = parse(b, b2)
+        if r is not None:
+            return r
+        time.sleep(0.001)
+    return None
+
+
+def records(wdir):
+    """{rank: record} for the records in wdir."""
+    out = {}
+    for path in glob.glob(os.path.join(wdir, "**", "plw-*"), recursive=True):
+        r = read_record(path)
+        if r is not None and r["magic"] == MAGIC:
+            r["path"] = path
+            out[r["rank"]] = r
+    return out
+
+
+def slot(rec, name):
+    for s in rec["slots"]:
+        if s["name"] == name:
+            return s
+    return None
+
+
+# ---- the communicators every rank should have, worked out here ----------
+def fnv1a(data):
+    h = 0xcbf29ce484222325
+    for c in data:
+        h = ((h ^ c) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def expected_comms(r):
+    """Megatron order tp fastest, then (cp=1), dp, pp."""
+    tp, dp, pp = r % TP, (r // TP) % DP, r // (TP * DP)
+    groups = {
+        "world": list(range(WORLD)),
+        "tp": [k + TP * dp + TP * DP * pp for k in range(TP)],
+        "dp": [tp + TP * k + TP * DP * pp for k in range(DP)],
+        "pp": [tp + TP * dp + TP * DP * k for k in range(PP)],
+    }
+    out = {}
+    for name, m in groups.items():
+        h = fnv1a(("%s:%s" % (name, ",".join(map(str, m)))).encode())
+        out[name] = (h, m.index(r), len(m), 1)
+    return out
+
+
+# ---- running a world ----------------------------------------------------
+class World:
+    def __init__(self, name, job, args):
+        self.dir = tempfile.mkdtemp(prefix="nccl-driver-%s." % name)
+        self.wdir = os.path.join(self.dir, "watch")
+        os.mkdir(self.wdir, 0o700)
+        self.job = job
+        self.procs = []
+        self.t0 = time.monotonic()
+        for r in range(WORLD):
+            env = dict(os.environ)
+            env.update({
+                "RANK": str(r), "WORLD_SIZE": str(WORLD), "LOCAL_RANK": str(r),
+                "PARALLEL_LAYOUT_TP": str(TP), "PARALLEL_LAYOUT_PP": str(PP),
+                "PARALLEL_LAYOUT_DP": str(DP), "PARALLEL_LAYOUT_CP": "1",
+                "SLURM_JOB_ID": str(job), "SLURM_STEP_ID": "0", "SLURM_PROCID": str(r),
+                "NCCL_PROFILER_PLUGIN": HOOK, WATCH_DIR_ENV: self.wdir,
+            })
+            out = open(os.path.join(self.dir, "out.%d" % r), "w")
+            err = open(os.path.join(self.dir, "err.%d" % r), "w")
+            self.procs.append(subprocess.Popen(
+                [DRIVER, "--sync-dir", self.dir, "--channels", str(CH),
+                 "--layers", str(LAYERS)] + args, env=env, stdout=out, stderr=err))
+            out.close()
+            err.close()
+
+    def wait(self, limit):
+        end = self.t0 + limit
+        rcs = []
+        for p in self.procs:
+            try:
+                rcs.append(p.wait(timeout=max(0.1, end - time.monotonic())))
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+                rcs.append("killed")
+        return rcs
+
+    def poll(self, cond, limit):
+        """Records once cond(records) holds, or the last seen after limit s."""
+        end = time.monotonic() + limit
+        recs = {}
+        while time.monotonic() < end:
+            recs = records(self.wdir)
+            try:
+                if cond(recs):
+                    return recs, True
+            except (KeyError, TypeError):
+                pass
+            time.sleep(0.05)
+        return recs, False
+
+    def output(self, r, which="out"):
+        with open(os.path.join(self.dir, "%s.%d" % (which, r))) as f:
+            return f.read()
+
+    def dump(self):
+        for r in range(WORLD):
+            diag("rank %d: %s %s" % (r, self.output(r).strip(), self.output(r, "err").strip()[-600:]))
+
+    def close(self):
+        for p in self.procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def in_flight(s):
+    return s["ch_started"] - s["ch_stopped"]
+
+
+def tp_colls(steps):
+    return 2 * LAYERS * steps
+
+
+def check_healthy(w, recs, steps, abi, label):
+    is_eq(sorted(recs), list(range(WORLD)), "%s: one record per rank" % label)
+    bad = []
+    for r in range(WORLD):
+        rec = recs.get(r)
+        if rec is None:
+            bad.append("rank %d: no record" % r)
+            continue
+        hdr = (rec["version"], rec["header_size"], rec["slot_size"], rec["nslots"],
+               rec["record_size"], rec["pid"], rec["abi"], rec["job"])
+        want = (VERSION, HDR_SIZE, SLOT_SIZE, NSLOTS, REC_SIZE, w.procs[r].pid, abi, w.job)
+        if hdr != want:
+            bad.append("rank %d header %r, want %r" % (r, hdr, want))
+        got = {s["name"]: (s["hash"], s["rank"], s["nranks"], s["nnodes"]) for s in rec["slots"]}
+        if got != expected_comms(r):
+            bad.append("rank %d comms %r, want %r" % (r, got, expected_comms(r)))
+        for c in ("events_dropped", "bad_context", "bad_handle", "comms_dropped"):
+            if rec[c]:
+                bad.append("rank %d %s=%d" % (r, c, rec[c]))
+    ok(not bad, "%s: every rank's communicators: name, rank, size, nodes and the commHash "
+       "of its member list" % label)
+    for b in bad:
+        diag(b)
+
+    bad = []
+    for r in range(WORLD):
+        rec = recs.get(r)
+        if rec is None:
+            bad.append("rank %d: no record" % r)
+            continue
+        stage = r // (TP * DP)
+        want = {"world": (1, 0), "tp": (tp_colls(steps), 0), "dp": (steps, 0),
+                "pp": (0, 2 * steps)}
+        for name, (colls, p2ps) in want.items():
+            s = slot(rec, name)
+            if s is None:
+                bad.append("rank %d: no %s communicator" % (r, name))
+                continue
+            got = (s["colls"], s["p2ps"], s["done"], s["p2p_done"], s["ch_started"],
+                   s["ch_stopped"], s["state"])
+            exp = (colls, p2ps, colls, p2ps, CH * (colls + p2ps), CH * (colls + p2ps),
+                   SLOT_FINALIZED)
+            if got != exp:
+                bad.append("rank %d %s: colls, p2ps, done, p2p_done, ch_started, ch_stopped, "
+                           "state = %r, want %r" % (r, name, got, exp))
+            if colls and (s["seq_number"] != colls - 1 or s["done_seq"] != colls - 1 or
+                          s["func"] != "AllReduce"):
+                bad.append("rank %d %s: last seq %d, done seq %d, func %s; want %d, AllReduce"
+                           % (r, name, s["seq_number"], s["done_seq"], s["func"], colls - 1))
+            ring = [e[0] for e in s["ring"]]
+            if ring != list(range(max(0, colls - RING), colls)):
+                bad.append("rank %d %s: wait ring seqs %r" % (r, name, ring))
+            if name == "pp":
+                peer = 1 - stage
+                if s["sends"][peer] != steps or s["recvs"][peer] != steps:
+                    bad.append("rank %d pp: sends %r recvs %r, want %d to/from peer %d"
+                               % (r, s["sends"][:2], s["recvs"][:2], steps, peer))
+    ok(not bad, "%s: every collective and p2p entered, completed on the GPU, channels "
+       "all stopped, seqNumbers advancing one by one, communicators finalized" % label)
+    for b in bad[:12]:
+        diag(b)
+
+
+def main():
+    if not (DRIVER and os.access(DRIVER, os.X_OK)):
+        skip("nccl driver", "NCCL_DRIVER not built")
+        done()
+    if not (HOOK and os.path.exists(HOOK)):
+        skip("nccl hook under the driver", "PL_NCCL_HOOK %r not built" % HOOK)
+        done()
+    t_start = time.monotonic()
+
+    # 1. Healthy, v5 (NCCL 2.28), then the v4 table (NCCL 2.27's).
+    for abi, job in ((5, 7101), (4, 7102)):
+        steps = 4
+        w = World("ok%d" % abi, job, ["--steps", str(steps), "--compute-us", "500",
+                                      "--timeout", "10", "--abi", str(abi)])
+        rcs = w.wait(30)
+        label = "healthy v%d" % abi
+        if not ok(rcs == [0] * WORLD and all("result=ok" in w.output(r) for r in range(WORLD)),
+                  "%s: all %d ranks finish (exit 0)" % (label, WORLD)):
+            diag("exit codes %r" % rcs)
+            w.dump()
+        check_healthy(w, records(w.wdir), steps, abi, label)
+        w.close()
+
+    timeout = "4"
+    # 2. Rank 1 stops entering collectives at step 2: its TP peer (rank 0)
+    # waits inside the first TP all-reduce of step 2 with channels started.
+    k = 2
+    w = World("stop", 7103, ["--steps", "6", "--compute-us", "500", "--timeout", timeout,
+                             "--fault", "stop:1:%d" % k])
+
+    def stopped(recs):
+        a, b = slot(recs[1], "tp"), slot(recs[0], "tp")
+        return (a["colls"] == tp_colls(k) and b["colls"] == tp_colls(k) + 1 and
+                in_flight(b) == CH)
+    recs, hit = w.poll(stopped, 3.5)
+    if ok(hit, "stop: rank 1's TP seq lags (entered %d) while its peer rank 0 has TP seq %d "
+          "entered with %d channels started and not stopped" % (tp_colls(k), tp_colls(k), CH)):
+        b = slot(recs[0], "tp")
+        is_eq((b["seq_number"], b["done"], b["done_seq"]), (tp_colls(k), tp_colls(k), tp_colls(k) - 1),
+              "stop: rank 0's in-flight TP collective is seq %d; %d completed" % (tp_colls(k), tp_colls(k)))
+        a = slot(recs[1], "tp")
+        is_eq(in_flight(a), 0, "stop: the stopped rank has nothing in flight")
+    else:
+        diag(repr({r: (s["colls"], s["done"], in_flight(s)) for r in recs
+                   for s in [slot(recs[r], "tp")] if s}))
+    rcs = w.wait(10)
+    is_eq(rcs, [3] * WORLD, "stop: every rank gives up after --timeout (status 3), none hangs")
+    w.close()
+
+    # 3. Rank 2 exits with status 7 at step 2: its record stops; its TP
+    # peer (rank 3) waits inside the next TP all-reduce.
+    w = World("exit", 7104, ["--steps", "6", "--compute-us", "500", "--timeout", timeout,
+                             "--fault", "exit:2:%d:7" % k])
+    try:
+        rc2 = w.procs[2].wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        rc2 = None
+    is_eq(rc2, 7, "exit: rank 2 exits with the status given (7)")
+
+    def exited(recs):
+        b = slot(recs[3], "tp")
+        return b["colls"] == tp_colls(k) + 1 and in_flight(b) == CH
+    recs, hit = w.poll(exited, 3.0)
+    ok(hit, "exit: rank 3 (rank 2's TP peer) has TP seq %d in flight, channels started" % tp_colls(k))
+    first = slot(recs[2], "tp") if 2 in recs else None
+    time.sleep(0.3)
+    later = records(w.wdir).get(2)
+    later = slot(later, "tp") if later else None
+    if ok(first is not None and later is not None, "exit: the exited rank's record is still there"):
+        is_eq((later["colls"], later["done"], in_flight(later), later["state"]),
+              (tp_colls(k), tp_colls(k), 0, SLOT_ACTIVE),
+              "exit: rank 2's record stopped at step %d: %d TP collectives, all completed, "
+              "not finalized" % (k, tp_colls(k)))
+        ok(first == later, "exit: rank 2's record no longer changes")
+    rcs = w.wait(10)
+    is_eq(rcs, [3, 3, 7, 3, 3, 3, 3, 3], "exit: the others give up after --timeout (status 3)")
+    w.close()
+
+    # 4. Rank 3 enters the first collective of step 2 but its kernel never
+    # completes: rank 3 and its TP peer both have it in flight.
+    w = World("stuck", 7105, ["--steps", "6", "--compute-us", "500", "--timeout", timeout,
+                              "--fault", "stuck:3:%d" % k])
+
+    def stuck(recs):
+        return all(slot(recs[r], "tp")["colls"] == tp_colls(k) + 1 and
+                   in_flight(slot(recs[r], "tp")) == CH and
+                   slot(recs[r], "tp")["done"] == tp_colls(k) for r in (2, 3))
+    recs, hit = w.poll(stuck, 3.5)
+    if not ok(hit, "stuck: ranks 2 and 3 both entered TP seq %d, channels started, none "
+              "stopped, %d completed" % (tp_colls(k), tp_colls(k))):
+        diag(repr({r: (s["colls"], s["done"], in_flight(s)) for r in recs
+                   for s in [slot(recs[r], "tp")] if s}))
+    rcs = w.wait(10)
+    is_eq(rcs, [3] * WORLD, "stuck: every rank gives up after --timeout (status 3)")
+    w.close()
+
+    # 5. Rank 5 computes 100 % slower: its gaps between TP collectives are
+    # about twice its peer's, and its peer (rank 4) waits longer in them.
+    w = World("slow", 7106, ["--steps", "8", "--compute-us", "3000", "--timeout", "10",
+                             "--fault", "slow:5:100"])
+    rcs = w.wait(30)
+    is_eq(rcs, [0] * WORLD, "slow: the run completes")
+    recs = records(w.wdir)
+
+    def median(xs):
+        xs = sorted(xs)
+        return xs[len(xs) // 2] if xs else 0
+    s4, s5 = slot(recs.get(4, {"slots": []}), "tp"), slot(recs.get(5, {"slots": []}), "tp")
+    if ok(s4 is not None and s5 is not None and len(s4["ring"]) >= 16 and len(s5["ring"]) >= 16,
+          "slow: both TP peers have a wait ring"):
+        g4, g5 = median([e[3] for e in s4["ring"]]), median([e[3] for e in s5["ring"]])
+        w4, w5 = median([e[2] for e in s4["ring"]]), median([e[2] for e in s5["ring"]])
+        diag("median gap rank 4 %.2f ms, rank 5 %.2f ms; median wait rank 4 %.2f ms, rank 5 %.2f ms"
+             % (g4 / 1e6, g5 / 1e6, w4 / 1e6, w5 / 1e6))
+        ok(g5 > 1.5 * g4, "slow: rank 5's median gap between TP collectives is over 1.5x rank 4's")
+        ok(w4 > w5 + 1e6, "slow: rank 4 waits longer in the TP collectives than rank 5 (> 1 ms more)")
+    w.close()
+
+    diag("took %.1f s" % (time.monotonic() - t_start))
+    done()
+
+
+if __name__ == "__main__":
+    main()
