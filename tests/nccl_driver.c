@@ -141,6 +141,10 @@ struct opts {
 	int abi;		/* 0 auto, 4, 5 */
 	int comm_names;
 	size_t count;
+	int net;		/* ProxyOp/ProxyStep per channel (network peers) */
+	int pxn;		/* plus one ProxyOp from "another process" */
+	int set_mask_step;	/* -1 none */
+	int set_mask;
 	struct fault faults[MAX_FAULTS];
 	int nfaults;
 };
@@ -148,7 +152,7 @@ struct opts {
 static struct opts opt = {
 	.steps = 10, .layers = 2, .channels = 2, .compute_us = 2000,
 	.jitter_pct = 5, .seed = 1, .timeout_s = 10.0, .abi = 0,
-	.comm_names = 1, .count = 1 << 20,
+	.comm_names = 1, .count = 1 << 20, .set_mask_step = -1,
 };
 
 static int g_rank = -1, g_world, g_size[AX_N], g_co[AX_N];
@@ -166,6 +170,7 @@ static const plw_nccl_profiler_v4_t *g_v4;
 static uint64_t g_rng;
 static uint64_t g_colls, g_p2ps;
 static int g_step;
+static void *g_foreign;	/* a page that faults: another process's pointers */
 
 /* NCCL keeps the API handles per thread and never clears the CollApi one
  * (facts: the stale CollApi handle); so do we. */
@@ -624,11 +629,117 @@ work_complete(const struct comm *c, const struct work *w)
 	return 1;
 }
 
+/*
+ * Network progress of one channel: a send and a recv ProxyOp to the ring
+ * neighbours, one ProxyStep each.  Started when the kernel starts, ended
+ * when the operation completes (the steps wait on the peer meanwhile).
+ */
+struct netop {
+	void *op[2], *step[2];
+};
+
+static void
+net_start(struct comm *c, const struct work *w, int ch, struct netop *n)
+{
+	plw_nccl_descr_v5_t d;
+	int k;
+
+	memset(n, 0, sizeof(*n));
+	if (!opt.net || !(w->mask & (PLW_NCCL_EV_PROXY_OP |
+				     PLW_NCCL_EV_PROXY_STEP |
+				     PLW_NCCL_EV_NET_PLUGIN)))
+		return;
+	for (k = 0; k < 2; k++) {
+		memset(&d, 0, sizeof(d));
+		d.type = PLW_NCCL_EV_PROXY_OP;
+		d.parentObj = w->task;
+		d.rank = c->rank;
+		d.proxyOp.pid = getpid();
+		d.proxyOp.channelId = (uint8_t)ch;
+		d.proxyOp.peer = (c->rank + (k ? c->nranks - 1 : 1)) % c->nranks;
+		d.proxyOp.nSteps = 1;
+		d.proxyOp.chunkSize = 1 << 19;
+		d.proxyOp.isSend = !k;
+		n->op[k] = ev_start(c, &d);
+		if (!(w->mask & (PLW_NCCL_EV_PROXY_STEP | PLW_NCCL_EV_NET_PLUGIN)))
+			continue;
+		memset(&d, 0, sizeof(d));
+		d.type = PLW_NCCL_EV_PROXY_STEP;
+		d.parentObj = n->op[k];
+		d.rank = c->rank;
+		d.proxyStep.step = 0;
+		n->step[k] = ev_start(c, &d);
+		ev_state(n->step[k], k ? PLW_NCCL_STATE_PROXY_STEP_RECV_WAIT :
+			 PLW_NCCL_STATE_PROXY_STEP_SEND_GPU_WAIT, NULL);
+	}
+}
+
+static void
+net_stop(struct netop *n)
+{
+	plw_nccl_state_args_v5_t a;
+	int k;
+
+	for (k = 0; k < 2; k++) {
+		memset(&a, 0, sizeof(a));
+		a.proxyStep.transSize = 1 << 19;
+		ev_state(n->step[k], k ? PLW_NCCL_STATE_PROXY_STEP_RECV_GPU_WAIT :
+			 PLW_NCCL_STATE_PROXY_STEP_SEND_WAIT, &a);
+		ev_stop(n->step[k]);
+		ev_stop(n->op[k]);
+	}
+}
+
+/* With PXN another process's proxy thread progresses our ops: its
+ * context and parent are pointers of that process (here: a page that
+ * faults), only the pid says so.  A hook must look at nothing else. */
+static void
+pxn_event(struct comm *c, const struct work *w, int ch)
+{
+	plw_nccl_descr_v5_t d;
+	void *h;
+
+	if (!opt.pxn || !g_ver || !(w->mask & (PLW_NCCL_EV_PROXY_OP |
+					       PLW_NCCL_EV_PROXY_STEP |
+					       PLW_NCCL_EV_NET_PLUGIN)))
+		return;
+	memset(&d, 0, sizeof(d));
+	d.type = PLW_NCCL_EV_PROXY_OP;
+	d.parentObj = g_foreign;
+	d.rank = (c->rank + 1) % c->nranks;
+	d.proxyOp.pid = getpid() + 1;
+	d.proxyOp.channelId = (uint8_t)ch;
+	d.proxyOp.peer = c->rank;
+	d.proxyOp.nSteps = 1;
+	d.proxyOp.chunkSize = 1 << 19;
+	d.proxyOp.isSend = 1;
+	h = NULL;
+	if (g_ver == 5) {
+		g_v5->startEvent(g_foreign, &h, &d);
+	} else {
+		plw_nccl_descr_v4_t d4;
+
+		memset(&d4, 0, sizeof(d4));
+		d4.type = (uint8_t)d.type;
+		d4.parentObj = d.parentObj;
+		d4.rank = d.rank;
+		d4.proxyOp.pid = d.proxyOp.pid;
+		d4.proxyOp.channelId = d.proxyOp.channelId;
+		d4.proxyOp.peer = d.proxyOp.peer;
+		d4.proxyOp.nSteps = d.proxyOp.nSteps;
+		d4.proxyOp.chunkSize = d.proxyOp.chunkSize;
+		d4.proxyOp.isSend = d.proxyOp.isSend;
+		g_v4->startEvent(g_foreign, &h, &d4);
+	}
+	ev_stop(h);
+}
+
 static void *
 proxy_main(void *arg)
 {
 	struct comm *c = arg;
 	void *ch[MAX_CHANNELS];
+	struct netop net[MAX_CHANNELS];
 	struct work w;
 	int i;
 
@@ -652,14 +763,16 @@ proxy_main(void *arg)
 			plw_nccl_descr_v5_t d;
 
 			ch[i] = NULL;
-			if (!(w.mask & PLW_NCCL_EV_KERNEL_CH))
-				continue;
-			memset(&d, 0, sizeof(d));
-			d.type = PLW_NCCL_EV_KERNEL_CH;
-			d.parentObj = w.task;
-			d.kernelCh.channelId = (uint8_t)i;
-			d.kernelCh.pTimer = gpu_timer();
-			ch[i] = ev_start(c, &d);
+			if (w.mask & PLW_NCCL_EV_KERNEL_CH) {
+				memset(&d, 0, sizeof(d));
+				d.type = PLW_NCCL_EV_KERNEL_CH;
+				d.parentObj = w.task;
+				d.kernelCh.channelId = (uint8_t)i;
+				d.kernelCh.pTimer = gpu_timer();
+				ch[i] = ev_start(c, &d);
+			}
+			net_start(c, &w, i, &net[i]);
+			pxn_event(c, &w, i);
 		}
 		for (;;) {
 			int stop;
@@ -680,6 +793,7 @@ proxy_main(void *arg)
 		for (i = 0; i < w.nch; i++) {
 			plw_nccl_state_args_v5_t a;
 
+			net_stop(&net[i]);
 			if (!ch[i])
 				continue;
 			memset(&a, 0, sizeof(a));
@@ -1042,6 +1156,12 @@ train(void)
 		}
 		if (fault_at(F_STUCK, &k, NULL) && k == g_step)
 			g_stuck_armed = 1;
+		/* A plugin may change the shared mask at run time (the
+		 * example plugin's start/stop calls do); NCCL reads it at
+		 * the next group. */
+		if (opt.set_mask_step == g_step)
+			atomic_store_explicit((_Atomic int *)&g_mask, opt.set_mask,
+					      memory_order_relaxed);
 		/* forward */
 		if (!first)
 			pp_op(FN_RECV, -1);
@@ -1136,6 +1256,9 @@ usage(FILE *f)
 		"  --sync-dir DIR     where the job's shared segment lives (NCCL_DRIVER_DIR)\n"
 		"  --abi 4|5          use only that table (default: v5, then v4)\n"
 		"  --no-comm-names    pass a NULL commName, as NCCL does by default\n"
+		"  --net              ProxyOp/ProxyStep events per channel (network peers)\n"
+		"  --pxn              plus a ProxyOp of another process per channel\n"
+		"  --set-mask K:MASK  at step K store MASK in the shared event mask\n"
 		"  --fault SPEC       stop:R:K, slow:R:PCT, exit:R:K[:STATUS], stuck:R:K\n");
 }
 
@@ -1155,10 +1278,13 @@ parse_opts(int argc, char **argv)
 		{ "abi", required_argument, NULL, 'a' },
 		{ "no-comm-names", no_argument, NULL, 'N' },
 		{ "fault", required_argument, NULL, 'f' },
+		{ "net", no_argument, NULL, 'e' },
+		{ "pxn", no_argument, NULL, 'x' },
+		{ "set-mask", required_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	char *end;
+	char *end, *end2;
 	int ch;
 
 	while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
@@ -1182,6 +1308,18 @@ parse_opts(int argc, char **argv)
 		case 'a': opt.abi = (int)num_arg("--abi", optarg, 4, 5); break;
 		case 'N': opt.comm_names = 0; break;
 		case 'f': parse_fault(optarg); break;
+		case 'e': opt.net = 1; break;
+		case 'x': opt.pxn = 1; break;
+		case 'm':
+			errno = 0;
+			opt.set_mask_step = (int)strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end != ':' || opt.set_mask_step < 0)
+				die("--set-mask=%.64s: expected STEP:MASK", optarg);
+			opt.set_mask = (int)strtol(end + 1, &end2, 0);
+			if (errno || *end2 || opt.set_mask < 0 || opt.set_mask > 0xfff)
+				die("--set-mask=%.64s: expected STEP:MASK, MASK from 0 to 0xfff",
+				    optarg);
+			break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); exit(2);
 		}
@@ -1199,6 +1337,15 @@ main(int argc, char **argv)
 	read_env();
 	g_rng = (uint64_t)opt.seed * UINT64_C(0x9e3779b97f4a7c15) +
 		(uint64_t)g_rank + 1;
+	/* A page any access to which faults (/dev/zero: POSIX has no
+	 * MAP_ANONYMOUS). */
+	i = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+	g_foreign = i < 0 ? MAP_FAILED :
+		    mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE, i, 0);
+	if (i >= 0)
+		close(i);
+	if (g_foreign == MAP_FAILED)
+		die("/dev/zero: %s", strerror(errno));
 	make_comms();
 	attach_sync();
 	load_hook();

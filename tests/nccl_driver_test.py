@@ -157,7 +157,7 @@ def expected_comms(r):
 
 # ---- running a world ----------------------------------------------------
 class World:
-    def __init__(self, name, job, args):
+    def __init__(self, name, job, args, env_extra=None):
         self.dir = tempfile.mkdtemp(prefix="nccl-driver-%s." % name)
         self.wdir = os.path.join(self.dir, "watch")
         os.mkdir(self.wdir, 0o700)
@@ -173,6 +173,11 @@ class World:
                 "SLURM_JOB_ID": str(job), "SLURM_STEP_ID": "0", "SLURM_PROCID": str(r),
                 "NCCL_PROFILER_PLUGIN": HOOK, WATCH_DIR_ENV: self.wdir,
             })
+            for k, v in (env_extra or {}).items():
+                if v is None:
+                    env.pop(k, None)
+                else:
+                    env[k] = v
             out = open(os.path.join(self.dir, "out.%d" % r), "w")
             err = open(os.path.join(self.dir, "err.%d" % r), "w")
             self.procs.append(subprocess.Popen(
@@ -410,6 +415,52 @@ def main():
              % (g4 / 1e6, g5 / 1e6, w4 / 1e6, w5 / 1e6))
         ok(g5 > 1.5 * g4, "slow: rank 5's median gap between TP collectives is over 1.5x rank 4's")
         ok(w4 > w5 + 1e6, "slow: rank 4 waits longer in the TP collectives than rank 5 (> 1 ms more)")
+    w.close()
+
+    # 6. Every event type, network proxy ops, and PXN ProxyOps of "another
+    # process" (their context and parent point at a page that faults): the
+    # hook ignores the foreign ones and counts them, one per channel of
+    # every operation.
+    steps = 3
+    w = World("all", 7107, ["--steps", str(steps), "--compute-us", "500", "--timeout", "10",
+                            "--net", "--pxn"], {"PARALLEL_LAYOUT_WATCH_MASK": "0xfff"})
+    rcs = w.wait(30)
+    if not ok(rcs == [0] * WORLD, "all events: all %d ranks finish (exit 0)" % WORLD):
+        diag("exit codes %r" % rcs)
+        w.dump()
+    recs = records(w.wdir)
+    check_healthy(w, recs, steps, 5, "all events")
+    ops = tp_colls(steps) + steps + 1 + 2 * steps       # tp, dp, world, pp
+    is_eq([recs[r]["foreign"] if r in recs else None for r in range(WORLD)], [CH * ops] * WORLD,
+          "all events: every foreign ProxyOp counted (%d per rank) and none followed" % (CH * ops))
+    w.close()
+
+    # 7. The event mask cleared at run time (step 2): NCCL 2.28.9 then stops
+    # the last CollApi handle again for every later collective.  The hook
+    # survives it and records nothing more.
+    w = World("maskoff", 7108, ["--steps", "4", "--compute-us", "500", "--timeout", "10",
+                                "--set-mask", "%d:0" % k])
+    rcs = w.wait(30)
+    is_eq(rcs, [0] * WORLD, "mask cleared at run time: the run completes")
+    recs = records(w.wdir)
+    got = [(s["colls"], s["done"], in_flight(s)) if s else None
+           for s in (slot(recs[r], "tp") if r in recs else None for r in range(WORLD))]
+    is_eq(got, [(tp_colls(k), tp_colls(k), 0)] * WORLD,
+          "mask cleared at run time: TP records stop at step %d, all completed" % k)
+    w.close()
+
+    # 8. No record directory: the hook turns itself off, says so once
+    # through NCCL's logger (a warning), and the run goes on without it.
+    w = World("nodir", 7109, ["--steps", "2", "--compute-us", "500", "--timeout", "10"],
+              {WATCH_DIR_ENV: None})
+    rcs = w.wait(30)
+    is_eq(rcs, [0] * WORLD, "no record directory: the run completes")
+    warns = [[ln for ln in w.output(r, "err").splitlines() if "NCCL log level 2 " in ln]
+             for r in range(WORLD)]
+    if not ok(all(len(x) == 1 and WATCH_DIR_ENV in x[0] for x in warns),
+              "no record directory: each rank's hook warns once, naming %s" % WATCH_DIR_ENV):
+        diag(repr(warns[:2]))
+    is_eq(records(w.dir), {}, "no record directory: no record anywhere")
     w.close()
 
     diag("took %.1f s" % (time.monotonic() - t_start))
