@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Detection on one node as pure functions (see detect.h). */
+#include <string.h>
+#include <sys/wait.h>
+
+#include "detect.h"
+
+_Static_assert(sizeof(struct detect_comm) == 136, "detect_comm stays compact");
+
+/* NCCL's ncclProfileKernelCh bit: with it the GPU part is recorded. */
+#define KERNEL_CH_BIT	(1u << 6)
+
+const char *
+detect_kind_name(enum detect_kind k)
+{
+	switch (k) {
+	case DETECT_EXITED:
+		return "exited";
+	case DETECT_NOT_ENTERED:
+		return "not-entered";
+	case DETECT_GPU_STUCK:
+		return "gpu-stuck";
+	}
+	return "unknown";
+}
+
+/* A text copied into a fixed array, always NUL-terminated. */
+static void
+text_copy(char *dst, size_t size, const char *src, size_t srclen)
+{
+	size_t n = strnlen(src, srclen);
+
+	if (n >= size)
+		n = size - 1;
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+void
+detect_summarize(const struct reader_snap *snap, struct detect_rank *out)
+{
+	int gpu = (snap->hdr.event_mask & KERNEL_CH_BIT) != 0;
+	size_t i;
+
+	memset(out, 0, sizeof(*out));
+	out->job_id = snap->hdr.job_id;
+	out->step_id = snap->hdr.step_id;
+	out->rank = snap->hdr.rank;
+	out->pid = snap->hdr.pid;
+	for (i = 0; i < PLW_MAX_COMMS; i++) {
+		const struct reader_slot *s = &snap->slot[i];
+		struct detect_comm *c;
+
+		if (s->state == READER_SLOT_FREE)
+			continue;
+		c = &out->comm[out->ncomm++];
+		c->hash = s->ident.comm_hash;
+		text_copy(c->name, sizeof(c->name), s->ident.name.c, sizeof(s->ident.name.c));
+		c->rank = s->ident.rank;
+		c->nranks = s->ident.nranks;
+		if (s->state == READER_SLOT_BUSY) {
+			c->flags = DETECT_BUSY;
+			continue;
+		}
+		if (gpu)
+			c->flags |= DETECT_GPU;
+		if (s->ident.state == PLW_SLOT_FINALIZED)
+			c->flags |= DETECT_FINAL;
+		c->colls = s->launch.colls;
+		c->seq = s->launch.seq_number;
+		text_copy(c->func, sizeof(c->func), s->launch.func.c, sizeof(s->launch.func.c));
+		c->enter_ns = s->launch.enqueue_ns;
+		c->done = s->gpu.done;
+		c->ch_inflight = s->gpu.ch_started - s->gpu.ch_stopped;
+		c->progress_ns = s->gpu.progress_ns;
+	}
+}
+
+/* now - t, or 0 when t is later (a rank's clock is input too). */
+static uint64_t
+age(uint64_t now, uint64_t t)
+{
+	return now > t ? now - t : 0;
+}
+
+static int
+usable(const struct detect_comm *c)
+{
+	return !(c->flags & (DETECT_BUSY | DETECT_FINAL));
+}
+
+/* The comm of rank r with this hash (in the same job and step as a), or
+ * NULL. */
+static const struct detect_comm *
+find_comm(const struct detect_rank *a, const struct detect_rank *r, uint64_t hash)
+{
+	uint32_t k;
+
+	if (r->job_id != a->job_id || r->step_id != a->step_id)
+		return NULL;
+	for (k = 0; k < r->ncomm && k < PLW_MAX_COMMS; k++)
+		if (r->comm[k].hash == hash && usable(&r->comm[k]))
+			return &r->comm[k];
+	return NULL;
+}
+
+/* A peer waiting in its last entered collective for longer than the
+ * threshold: nothing entered since, not completed on the GPU (when that
+ * is recorded). */
+static int
+waiting(const struct detect_comm *p, uint64_t now, uint64_t thr)
+{
+	if (!p->colls || age(now, p->enter_ns) <= thr)
+		return 0;
+	if ((p->flags & DETECT_GPU) && p->done >= p->colls)
+		return 0;
+	return 1;
+}
+
+/*
+ * Whether rank i lags in its comm c: a live local peer of the same comm
+ * has entered more collectives and waits in its last one longer than the
+ * threshold.  Sets *peer and *pc to the peer that waited longest.
+ */
+static int
+lagging(const struct detect_rank *ranks, size_t n, size_t i, const struct detect_comm *c,
+	uint64_t now, uint64_t thr, size_t *peer, const struct detect_comm **pc)
+{
+	size_t j;
+	int found = 0;
+
+	if (ranks[i].exited || !usable(c))
+		return 0;
+	for (j = 0; j < n; j++) {
+		const struct detect_comm *p;
+
+		if (j == i || ranks[j].exited)
+			continue;
+		p = find_comm(&ranks[i], &ranks[j], c->hash);
+		if (!p || p->colls <= c->colls || !waiting(p, now, thr))
+			continue;
+		if (!found || p->enter_ns < (*pc)->enter_ns) {
+			*peer = j;
+			*pc = p;
+			found = 1;
+		}
+	}
+	return found;
+}
+
+/* Whether the comm of rank i with c's hash has a local member that exited
+ * or lags (then its peers' stuck kernels are the effect). */
+static int
+comm_has_cause(const struct detect_rank *ranks, size_t n, size_t i,
+	       const struct detect_comm *c, uint64_t now, uint64_t thr)
+{
+	size_t j, peer;
+	const struct detect_comm *pc;
+
+	for (j = 0; j < n; j++) {
+		const struct detect_comm *m = j == i ? c : find_comm(&ranks[i], &ranks[j], c->hash);
+
+		if (!m)
+			continue;
+		if (ranks[j].exited || lagging(ranks, n, j, m, now, thr, &peer, &pc))
+			return 1;
+	}
+	return 0;
+}
+
+static void
+verdict_base(struct detect_verdict *v, enum detect_kind kind, const struct detect_rank *r,
+	     const struct detect_comm *c)
+{
+	memset(v, 0, sizeof(*v));
+	v->kind = kind;
+	v->job_id = r->job_id;
+	v->step_id = r->step_id;
+	v->rank = r->rank;
+	v->pid = r->pid;
+	v->peer_rank = -1;
+	if (c) {
+		v->comm_hash = c->hash;
+		text_copy(v->comm_name, sizeof(v->comm_name), c->name, sizeof(c->name));
+	}
+}
+
+/* Append v when there is room; count it anyway. */
+static void
+emit(struct detect_verdict *out, size_t max, size_t *count, const struct detect_verdict *v)
+{
+	if (*count < max)
+		out[*count] = *v;
+	(*count)++;
+}
+
+static int
+exit_bad(int status)
+{
+	return !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+}
+
+size_t
+detect_run(const struct detect_rank *ranks, size_t n, uint64_t now_ns, uint64_t threshold_ns,
+	   struct detect_verdict *out, size_t max)
+{
+	struct detect_verdict v;
+	size_t count = 0, i, peer;
+	uint32_t k;
+	int pass;
+
+	/* Exits: the failures (non-zero or signalled) first, then exit 0. */
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < n; i++) {
+			if (!ranks[i].exited || exit_bad(ranks[i].exit_status) != (pass == 0))
+				continue;
+			verdict_base(&v, DETECT_EXITED, &ranks[i], NULL);
+			v.exit_status = ranks[i].exit_status;
+			emit(out, max, &count, &v);
+		}
+	for (i = 0; i < n; i++)
+		for (k = 0; k < ranks[i].ncomm && k < PLW_MAX_COMMS; k++) {
+			const struct detect_comm *c = &ranks[i].comm[k], *pc = NULL;
+
+			if (!lagging(ranks, n, i, c, now_ns, threshold_ns, &peer, &pc))
+				continue;
+			verdict_base(&v, DETECT_NOT_ENTERED, &ranks[i], c);
+			text_copy(v.func, sizeof(v.func), pc->func, sizeof(pc->func));
+			v.seq = pc->seq;
+			v.colls = pc->colls;
+			v.peer_rank = ranks[peer].rank;
+			v.for_ns = age(now_ns, pc->enter_ns);
+			emit(out, max, &count, &v);
+		}
+	for (i = 0; i < n; i++)
+		for (k = 0; k < ranks[i].ncomm && k < PLW_MAX_COMMS; k++) {
+			const struct detect_comm *c = &ranks[i].comm[k];
+
+			if (ranks[i].exited || !usable(c) || !(c->flags & DETECT_GPU) ||
+			    !c->ch_inflight || age(now_ns, c->progress_ns) <= threshold_ns)
+				continue;
+			if (comm_has_cause(ranks, n, i, c, now_ns, threshold_ns))
+				continue;
+			verdict_base(&v, DETECT_GPU_STUCK, &ranks[i], c);
+			/* The collective in flight is the (done+1)-th; its func
+			 * and seq are known when it is the last one entered. */
+			v.colls = c->done + 1;
+			if (c->colls == c->done + 1) {
+				text_copy(v.func, sizeof(v.func), c->func, sizeof(c->func));
+				v.seq = c->seq;
+			}
+			v.for_ns = age(now_ns, c->progress_ns);
+			emit(out, max, &count, &v);
+		}
+	return count;
+}

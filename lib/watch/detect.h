@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Detection on one node, as pure functions: the state of the node's ranks
+ * in, verdicts out.  No clock, no I/O: the caller gives `now` (CLOCK_MONOTONIC
+ * ns, the clock of the records) and the threshold.
+ *
+ * The state is a compact summary per rank and communicator (struct
+ * detect_comm, 128 bytes; at most PLW_MAX_COMMS per rank), made from a
+ * reader snapshot by detect_summarize().  It is what the next step sends
+ * across nodes: fixed size, no pointers, times as the node's monotonic ns
+ * (a receiver converts them to ages against the sender's `now`).
+ *
+ * Verdicts (detect_run), in this order:
+ *   DETECT_EXITED       a rank whose process exited while its step runs:
+ *                       non-zero exit or a signal first, then exit 0.  The
+ *                       caller passes only ranks of steps that still run.
+ *   DETECT_NOT_ENTERED  a rank that has not entered a collective that its
+ *                       local peers of the same communicator (same job, step
+ *                       and comm hash) have waited in longer than the
+ *                       threshold: its count of collectives entered is below
+ *                       theirs, and the peer that entered the next one
+ *                       (counted by the peer's own last entry) has waited
+ *                       more than threshold since, with nothing entered
+ *                       after it, and not completed it on the GPU when its
+ *                       GPU completions are recorded.  The verdict names that
+ *                       collective (func, seq of the peer that waited
+ *                       longest) and how long it waited.
+ *   DETECT_GPU_STUCK    a collective in flight on the GPU (kernel channels
+ *                       started, not all stopped) with no channel progress
+ *                       for longer than the threshold.  Not reported for a
+ *                       communicator in which a local rank exited or was
+ *                       found not entering: its peers' stuck kernels are the
+ *                       effect, not the cause.
+ * "Longer than" is strict: a wait of exactly the threshold is no verdict.
+ * A rank that never initialised a communicator (no slot) takes part in no
+ * communicator and so yields no verdict but its exit.  Busy slots (a writer
+ * inside) and finalized communicators are left out.
+ */
+#ifndef PL_WATCH_DETECT_H
+#define PL_WATCH_DETECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "reader.h"
+
+#define DETECT_NAME_LEN	48	/* the communicator's name (PLW_NAME_LEN) */
+#define DETECT_TEXT_LEN	16	/* func (PLW_TEXT_LEN) */
+
+/* detect_comm.flags */
+#define DETECT_GPU	0x1u	/* the GPU part is recorded (KernelCh on) */
+#define DETECT_BUSY	0x2u	/* the slot was busy: no launch/gpu state */
+#define DETECT_FINAL	0x4u	/* the communicator was finalized */
+
+/* One rank's state in one communicator (128 bytes, no pointers). */
+struct detect_comm {
+	uint64_t hash;		/* NCCL commHash: the same on every rank */
+	char name[DETECT_NAME_LEN];
+	int32_t rank;		/* in the communicator */
+	int32_t nranks;
+	uint32_t flags;		/* DETECT_* */
+	uint32_t pad;
+	uint64_t colls;		/* collectives entered */
+	uint64_t seq;		/* the last one's NCCL seq number */
+	char func[DETECT_TEXT_LEN]; /* and its func */
+	uint64_t enter_ns;	/* when it was entered */
+	uint64_t done;		/* collectives completed on the GPU */
+	uint64_t ch_inflight;	/* kernel channels started, not stopped */
+	uint64_t progress_ns;	/* last kernel channel start or stop */
+};
+
+/* One local rank (of a running step) and its communicators. */
+struct detect_rank {
+	uint64_t job_id;
+	uint64_t step_id;
+	int64_t rank;		/* global rank */
+	int64_t pid;
+	int exited;		/* 1: the process ended (exit_status known) */
+	int exit_status;	/* wait status (WIFEXITED/WIFSIGNALED) */
+	uint32_t ncomm;
+	struct detect_comm comm[PLW_MAX_COMMS];
+};
+
+enum detect_kind {
+	DETECT_EXITED = 1,
+	DETECT_NOT_ENTERED = 2,
+	DETECT_GPU_STUCK = 3
+};
+
+struct detect_verdict {
+	enum detect_kind kind;
+	uint64_t job_id;
+	uint64_t step_id;
+	int64_t rank;		/* the rank the verdict names */
+	int64_t pid;
+	int exit_status;	/* DETECT_EXITED */
+	uint64_t comm_hash;	/* the others: the communicator */
+	char comm_name[DETECT_NAME_LEN];
+	char func[DETECT_TEXT_LEN]; /* the collective */
+	uint64_t seq;
+	uint64_t colls;		/* its ordinal among the comm's collectives */
+	int64_t peer_rank;	/* DETECT_NOT_ENTERED: the peer that waited
+				 * longest (global rank), else -1 */
+	uint64_t for_ns;	/* how long (0 for DETECT_EXITED) */
+};
+
+/*
+ * The summary of one rank from its record's snapshot: header identity and
+ * every used slot in slot order (busy slots flagged DETECT_BUSY).  exited and
+ * exit_status start at 0 (unknown); the caller fills them.
+ */
+void detect_summarize(const struct reader_snap *snap, struct detect_rank *out);
+
+/*
+ * The verdicts for n ranks of one node at `now`: writes up to max of them
+ * into out (in the order above, then by rank) and returns how many there
+ * are (possibly more than max, as snprintf does).  threshold_ns is the hang
+ * threshold.  Pure: reads only its arguments.
+ */
+size_t detect_run(const struct detect_rank *ranks, size_t n, uint64_t now_ns,
+		  uint64_t threshold_ns, struct detect_verdict *out, size_t max);
+
+/* "exited", "not-entered", "gpu-stuck". */
+const char *detect_kind_name(enum detect_kind k);
+
+#endif

@@ -1,0 +1,379 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Detection as a table of cases: the node's ranks as detect_rank values
+ * written by hand, and the verdicts each must give (kind, rank, comm, func,
+ * seq, peer, how long), derived by hand from the rules in detect.h.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "detect.h"
+#include "tap.h"
+
+#define S	1000000000ULL		/* one second in ns */
+#define NOW	(1000 * S)
+#define T	(60 * S)		/* the hang threshold */
+#define TP	0x7701ULL
+#define DP	0x7702ULL
+
+static struct detect_rank rk[8];
+static size_t nrk;
+
+/* A rank of job 9 step 0 with no communicator. */
+static struct detect_rank *
+rank_add(int64_t rank)
+{
+	struct detect_rank *r = &rk[nrk++];
+
+	memset(r, 0, sizeof(*r));
+	r->job_id = 9;
+	r->rank = rank;
+	r->pid = 100 + rank;
+	return r;
+}
+
+/* Its state in a communicator: colls entered (the last at enter, seq
+ * colls - 1, AllReduce), done completed, inflight channels with the last
+ * channel progress at prog; GPU part recorded. */
+static struct detect_comm *
+comm_add(struct detect_rank *r, uint64_t hash, uint64_t colls, uint64_t enter, uint64_t done,
+	 uint64_t inflight, uint64_t prog)
+{
+	struct detect_comm *c = &r->comm[r->ncomm++];
+
+	memset(c, 0, sizeof(*c));
+	c->hash = hash;
+	snprintf(c->name, sizeof(c->name), "%s", hash == TP ? "tp" : "dp");
+	c->rank = (int32_t)r->rank;
+	c->nranks = 4;
+	c->flags = DETECT_GPU;
+	c->colls = colls;
+	c->seq = colls ? colls - 1 : 0;
+	snprintf(c->func, sizeof(c->func), "%s", colls ? "AllReduce" : "");
+	c->enter_ns = enter;
+	c->done = done;
+	c->ch_inflight = inflight;
+	c->progress_ns = prog;
+	return c;
+}
+
+/* Four ranks in TP, all through collective 10 a second ago: healthy. */
+static void
+healthy4(void)
+{
+	int i;
+
+	nrk = 0;
+	for (i = 0; i < 4; i++)
+		comm_add(rank_add(i), TP, 10, NOW - S, 10, 0, NOW - S);
+}
+
+/* Rank 3 still at 9 collectives; ranks 0-2 entered the 10th `wait` ago
+ * (rank 0 five seconds earlier still), kernels started and stuck. */
+static void
+lag(uint64_t wait)
+{
+	int i;
+
+	nrk = 0;
+	for (i = 0; i < 3; i++)
+		comm_add(rank_add(i), TP, 10, NOW - wait - (i == 0 ? 5 * S : 0), 9, 4,
+			 NOW - wait);
+	comm_add(rank_add(3), TP, 9, NOW - wait - 10 * S, 9, 0, NOW - wait - 9 * S);
+}
+
+static void c_healthy(void) { healthy4(); }
+static void c_behind_recent(void) { lag(5 * S); }
+static void c_lag(void) { lag(T + 10 * S); }
+static void c_lag_boundary(void) { lag(T); rk[0].comm[0].enter_ns = NOW - T; }
+static void c_lag_boundary1(void) { lag(T); rk[0].comm[0].enter_ns = NOW - T - 1; }
+
+/* Peers' last collective completed on the GPU: they are not waiting in it. */
+static void
+c_lag_done(void)
+{
+	int i;
+
+	lag(T + 10 * S);
+	for (i = 0; i < 3; i++) {
+		rk[i].comm[0].done = 10;
+		rk[i].comm[0].ch_inflight = 0;
+	}
+}
+
+/* Without kernel-channel events: entry times alone. */
+static void
+c_lag_nogpu(void)
+{
+	size_t i;
+
+	lag(T + 10 * S);
+	for (i = 0; i < nrk; i++)
+		rk[i].comm[0].flags = 0;
+}
+
+/* The lagger's slot was busy: it is left out. */
+static void c_lag_busy(void) { lag(T + 10 * S); rk[3].comm[0].flags |= DETECT_BUSY; }
+
+/* The lagger belongs to another step: not a peer. */
+static void c_lag_other_step(void) { lag(T + 10 * S); rk[3].step_id = 1; }
+
+/* The peers' clock values lie in the future: no verdict, no wrap. */
+static void
+c_future(void)
+{
+	int i;
+
+	lag(T + 10 * S);
+	for (i = 0; i < 3; i++) {
+		rk[i].comm[0].enter_ns = NOW + 100 * S;
+		rk[i].comm[0].progress_ns = NOW + 100 * S;
+	}
+}
+
+/* Rank 3 lags in TP only; DP (ranks 1 and 3) is healthy. */
+static void
+c_two_comms(void)
+{
+	lag(T + 10 * S);
+	comm_add(&rk[1], DP, 4, NOW - S, 4, 0, NOW - S);
+	comm_add(&rk[3], DP, 4, NOW - S, 4, 0, NOW - S);
+}
+
+/* Exits: rank 2 exit 0, rank 1 killed, rank 3 exit 1; rank 0 waits. */
+static void
+c_exits(void)
+{
+	lag(T + 10 * S);
+	rk[1].exited = 1;
+	rk[1].exit_status = SIGKILL;		/* a wait status: signalled */
+	rk[2].exited = 1;
+	rk[2].exit_status = 0;
+	rk[3].exited = 1;
+	rk[3].exit_status = 1 << 8;		/* exited with 1 */
+}
+
+/* Rank 2's kernel stuck with all collectives entered: a GPU verdict. */
+static void
+c_gpu(uint64_t quiet)
+{
+	healthy4();
+	rk[2].comm[0].done = 9;
+	rk[2].comm[0].ch_inflight = 3;
+	rk[2].comm[0].progress_ns = NOW - quiet;
+}
+
+static void c_gpu_stuck(void) { c_gpu(T + 2 * S); }
+static void c_gpu_boundary(void) { c_gpu(T); }
+
+/* The same without the GPU part recorded: nothing to judge by. */
+static void c_gpu_nogpu(void) { c_gpu(T + 2 * S); rk[2].comm[0].flags = 0; }
+
+/* Several collectives queued after the stuck one: func and seq unknown. */
+static void c_gpu_queued(void) { c_gpu(T + 2 * S); rk[2].comm[0].done = 7; }
+
+/* A finalized communicator is not judged. */
+static void c_gpu_final(void) { c_gpu(T + 2 * S); rk[2].comm[0].flags |= DETECT_FINAL; }
+
+/* Rank 3 never initialised: the others healthy. */
+static void
+c_uninit_healthy(void)
+{
+	healthy4();
+	memset(rk[3].comm, 0, sizeof(rk[3].comm));
+	rk[3].ncomm = 0;
+}
+
+/* Rank 3 never initialised while the others are stuck in TP: it cannot be
+ * named (no slot says it belongs), so their stuck kernels are reported. */
+static void
+c_uninit_stuck(void)
+{
+	lag(T + 10 * S);
+	memset(rk[3].comm, 0, sizeof(rk[3].comm));
+	rk[3].ncomm = 0;
+}
+
+struct want {
+	enum detect_kind kind;
+	int64_t rank;
+	uint64_t hash;
+	const char *func;
+	uint64_t seq;
+	int64_t peer;
+	uint64_t for_ns;
+	int status;
+};
+
+struct tcase {
+	const char *name;
+	void (*setup)(void);
+	size_t n;
+	struct want v[4];
+};
+
+static const struct tcase cases[] = {
+	{ "healthy", c_healthy, 0, { { 0 } } },
+	{ "one behind, peers waiting 5 s", c_behind_recent, 0, { { 0 } } },
+	{ "rank 3 not entering, peers waiting 70 s", c_lag, 1,
+	  { { DETECT_NOT_ENTERED, 3, TP, "AllReduce", 9, 0, T + 15 * S, 0 } } },
+	{ "peers waiting exactly the threshold", c_lag_boundary, 0, { { 0 } } },
+	{ "peers waiting the threshold and 1 ns", c_lag_boundary1, 1,
+	  { { DETECT_NOT_ENTERED, 3, TP, "AllReduce", 9, 0, T + 1, 0 } } },
+	{ "peers completed their collective", c_lag_done, 0, { { 0 } } },
+	{ "no kernel-channel events", c_lag_nogpu, 1,
+	  { { DETECT_NOT_ENTERED, 3, TP, "AllReduce", 9, 0, T + 15 * S, 0 } } },
+	{ "the lagger's slot busy", c_lag_busy, 3,
+	  { { DETECT_GPU_STUCK, 0, TP, "AllReduce", 9, -1, T + 10 * S, 0 },
+	    { DETECT_GPU_STUCK, 1, TP, "AllReduce", 9, -1, T + 10 * S, 0 },
+	    { DETECT_GPU_STUCK, 2, TP, "AllReduce", 9, -1, T + 10 * S, 0 } } },
+	{ "the lagger in another step", c_lag_other_step, 3,
+	  { { DETECT_GPU_STUCK, 0, TP, "AllReduce", 9, -1, T + 10 * S, 0 },
+	    { DETECT_GPU_STUCK, 1, TP, "AllReduce", 9, -1, T + 10 * S, 0 },
+	    { DETECT_GPU_STUCK, 2, TP, "AllReduce", 9, -1, T + 10 * S, 0 } } },
+	{ "times in the future", c_future, 0, { { 0 } } },
+	{ "lagging in TP, healthy in DP", c_two_comms, 1,
+	  { { DETECT_NOT_ENTERED, 3, TP, "AllReduce", 9, 0, T + 15 * S, 0 } } },
+	{ "exits: signal and 1 before 0", c_exits, 3,
+	  { { DETECT_EXITED, 1, 0, "", 0, -1, 0, SIGKILL },
+	    { DETECT_EXITED, 3, 0, "", 0, -1, 0, 1 << 8 },
+	    { DETECT_EXITED, 2, 0, "", 0, -1, 0, 0 } } },
+	{ "a kernel stuck 62 s", c_gpu_stuck, 1,
+	  { { DETECT_GPU_STUCK, 2, TP, "AllReduce", 9, -1, T + 2 * S, 0 } } },
+	{ "a kernel quiet exactly the threshold", c_gpu_boundary, 0, { { 0 } } },
+	{ "a stuck kernel, GPU part not recorded", c_gpu_nogpu, 0, { { 0 } } },
+	{ "a stuck kernel with more queued", c_gpu_queued, 1,
+	  { { DETECT_GPU_STUCK, 2, TP, "", 0, -1, T + 2 * S, 0 } } },
+	{ "a stuck kernel in a finalized comm", c_gpu_final, 0, { { 0 } } },
+	{ "a rank never initialised, the rest healthy", c_uninit_healthy, 0, { { 0 } } },
+	{ "a rank never initialised, the rest stuck", c_uninit_stuck, 3,
+	  { { DETECT_GPU_STUCK, 0, TP, "AllReduce", 9, -1, T + 10 * S, 0 },
+	    { DETECT_GPU_STUCK, 1, TP, "AllReduce", 9, -1, T + 10 * S, 0 },
+	    { DETECT_GPU_STUCK, 2, TP, "AllReduce", 9, -1, T + 10 * S, 0 } } },
+};
+
+#define NCASES (sizeof(cases) / sizeof(cases[0]))
+
+/* Whether verdict v is w; says what differs. */
+static int
+same(const struct detect_verdict *v, const struct want *w, char *why, size_t size)
+{
+	if (v->kind != w->kind)
+		snprintf(why, size, "kind %s, want %s", detect_kind_name(v->kind),
+			 detect_kind_name(w->kind));
+	else if (v->rank != w->rank)
+		snprintf(why, size, "rank %lld, want %lld", (long long)v->rank, (long long)w->rank);
+	else if (v->comm_hash != w->hash)
+		snprintf(why, size, "comm %llx, want %llx", (unsigned long long)v->comm_hash,
+			 (unsigned long long)w->hash);
+	else if (strcmp(v->func, w->func) != 0)
+		snprintf(why, size, "func '%s', want '%s'", v->func, w->func);
+	else if (v->seq != w->seq)
+		snprintf(why, size, "seq %llu, want %llu", (unsigned long long)v->seq,
+			 (unsigned long long)w->seq);
+	else if (v->peer_rank != w->peer)
+		snprintf(why, size, "peer %lld, want %lld", (long long)v->peer_rank,
+			 (long long)w->peer);
+	else if (v->for_ns != w->for_ns)
+		snprintf(why, size, "for %llu ns, want %llu", (unsigned long long)v->for_ns,
+			 (unsigned long long)w->for_ns);
+	else if (v->exit_status != w->status)
+		snprintf(why, size, "status %d, want %d", v->exit_status, w->status);
+	else if (v->pid != 100 + w->rank || v->job_id != 9)
+		snprintf(why, size, "pid %lld job %llu", (long long)v->pid,
+			 (unsigned long long)v->job_id);
+	else
+		return 1;
+	return 0;
+}
+
+static void
+run_cases(void)
+{
+	size_t i, k, n;
+
+	for (i = 0; i < NCASES; i++) {
+		struct detect_verdict out[8];
+		char why[160] = "";
+		int good;
+
+		cases[i].setup();
+		memset(out, 0, sizeof(out));
+		n = detect_run(rk, nrk, NOW, T, out, 8);
+		good = n == cases[i].n;
+		if (!good)
+			snprintf(why, sizeof(why), "%zu verdicts, want %zu", n, cases[i].n);
+		for (k = 0; good && k < n; k++)
+			good = same(&out[k], &cases[i].v[k], why, sizeof(why));
+		if (!ok(good, "%s", cases[i].name))
+			diag("  verdict %zu: %s", k ? k - 1 : 0, why);
+	}
+}
+
+/* The summary of a snapshot: slots in order, busy flagged, the GPU flag
+ * from the event mask, channels in flight. */
+static void
+summarize_test(void)
+{
+	static struct reader_snap snap;
+	static struct detect_rank r;
+
+	memset(&snap, 0, sizeof(snap));
+	snap.hdr.job_id = 9;
+	snap.hdr.step_id = 2;
+	snap.hdr.rank = 6;
+	snap.hdr.pid = 77;
+	snap.hdr.event_mask = (1u << 1) | (1u << 6);
+	snap.slot[1].state = READER_SLOT_OK;
+	snap.slot[1].ident.comm_hash = TP;
+	snap.slot[1].ident.rank = 2;
+	snap.slot[1].ident.nranks = 8;
+	snap.slot[1].ident.state = PLW_SLOT_ACTIVE;
+	snprintf(snap.slot[1].ident.name.c, PLW_NAME_LEN, "tp-group");
+	snap.slot[1].launch.colls = 12;
+	snap.slot[1].launch.seq_number = 11;
+	snprintf(snap.slot[1].launch.func.c, PLW_TEXT_LEN, "AllGather");
+	snap.slot[1].launch.enqueue_ns = 555;
+	snap.slot[1].gpu.ch_started = 40;
+	snap.slot[1].gpu.ch_stopped = 36;
+	snap.slot[1].gpu.done = 11;
+	snap.slot[1].gpu.progress_ns = 600;
+	snap.slot[4].state = READER_SLOT_BUSY;
+	snap.slot[4].ident.comm_hash = DP;
+	detect_summarize(&snap, &r);
+	is_int(r.ncomm, 2, "summary: two communicators (slot 1, busy slot 4)");
+	ok(r.job_id == 9 && r.step_id == 2 && r.rank == 6 && r.pid == 77,
+	   "summary: job, step, rank, pid");
+	ok(r.comm[0].hash == TP && r.comm[0].rank == 2 && r.comm[0].nranks == 8 &&
+	   strcmp(r.comm[0].name, "tp-group") == 0, "summary: the communicator's identity");
+	ok(r.comm[0].colls == 12 && r.comm[0].seq == 11 && strcmp(r.comm[0].func, "AllGather") == 0 &&
+	   r.comm[0].enter_ns == 555, "summary: the last collective entered");
+	ok(r.comm[0].done == 11 && r.comm[0].ch_inflight == 4 && r.comm[0].progress_ns == 600,
+	   "summary: the GPU state");
+	is_int(r.comm[0].flags, DETECT_GPU, "summary: the GPU part is recorded (KernelCh)");
+	is_int(r.comm[1].flags, DETECT_BUSY, "summary: the busy slot is flagged");
+	snap.hdr.event_mask = 1u << 1;
+	detect_summarize(&snap, &r);
+	is_int(r.comm[0].flags, 0, "summary: without KernelCh no GPU flag");
+}
+
+int
+main(void)
+{
+	struct detect_verdict one;
+	size_t n;
+
+	plan((int)NCASES + 8 + 3);
+	run_cases();
+	summarize_test();
+
+	/* More verdicts than room: counted, the first written. */
+	c_exits();
+	memset(&one, 0, sizeof(one));
+	n = detect_run(rk, nrk, NOW, T, &one, 1);
+	is_int(n, 3, "max 1: all three verdicts counted");
+	ok(one.kind == DETECT_EXITED && one.rank == 1, "max 1: the first is written");
+	is_int(detect_run(rk, 0, NOW, T, NULL, 0), 0, "no ranks: no verdict");
+	return done_testing();
+}
