@@ -169,6 +169,7 @@ static const plw_nccl_profiler_v5_t *g_v5;
 static const plw_nccl_profiler_v4_t *g_v4;
 static uint64_t g_rng;
 static uint64_t g_colls, g_p2ps;
+static uint64_t g_stale_stops;	/* stops of an already stopped CollApi */
 static int g_step;
 static void *g_foreign;	/* a page that faults: another process's pointers */
 
@@ -864,8 +865,9 @@ summary(const char *result, const struct comm *c, enum func fn)
 	int i;
 
 	printf("nccl_driver: rank=%d pid=%ld abi=v%d steps=%d colls=%" PRIu64
-	       " p2p=%" PRIu64 " result=%s", g_rank, (long)getpid(), g_ver,
-	       g_step, g_colls, g_p2ps, result);
+	       " p2p=%" PRIu64 " stale_collapi_stops=%" PRIu64 " result=%s",
+	       g_rank, (long)getpid(), g_ver, g_step, g_colls, g_p2ps,
+	       g_stale_stops, result);
 	if (c)
 		printf(" comm=%s func=%s seq=%" PRIu64, c->name, func_name[fn],
 		       c->seq[fn] ? c->seq[fn] - 1 : 0);
@@ -979,6 +981,8 @@ nccl_op(struct comm *c, enum func fn, size_t count, const char *dtype,
 		ev_stop(g_p2p_api);
 		g_p2p_api = NULL;
 	} else {
+		if (!(g_ver && (m & M_COLL_API)) && g_coll_api)
+			g_stale_stops++;
 		if (g_ver && (m & M_COLL_API)) {
 			memset(&d, 0, sizeof(d));
 			d.type = PLW_NCCL_EV_COLL_API;

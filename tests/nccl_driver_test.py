@@ -447,6 +447,11 @@ def main():
            for s in (slot(recs[r], "tp") if r in recs else None for r in range(WORLD))]
     is_eq(got, [(tp_colls(k), tp_colls(k), 0)] * WORLD,
           "mask cleared at run time: TP records stop at step %d, all completed" % k)
+    # tp, dp and the world's all-reduce after the mask went to 0
+    stale = (4 - k) * (tp_colls(1) + 1) + 1
+    is_eq([("stale_collapi_stops=%d " % stale) in w.output(r) for r in range(WORLD)], [True] * WORLD,
+          "mask cleared at run time: the last CollApi handle was stopped again for each of the "
+          "%d collectives after it" % stale)
     w.close()
 
     # 8. No record directory: the hook turns itself off, says so once
