@@ -463,10 +463,15 @@ coll_get(struct plw_ctx *c)
 	int p;
 
 	for (p = 0; p < PLW_PROBES; p++) {
-		uint64_t i = atomic_fetch_add_explicit(&c->coll_next, 1,
+		/* Not a fetch-add: two threads taking one index both try the
+		 * same entry, and the compare-and-swap lets only one have it. */
+		uint64_t i = atomic_load_explicit(&c->coll_next,
 		    memory_order_relaxed);
 		struct plw_ev *e = &g_coll[c->index][i % PLW_COLL_POOL];
 		uint32_t s = atomic_load_explicit(&e->state,
+		    memory_order_relaxed);
+
+		atomic_store_explicit(&c->coll_next, i + 1,
 		    memory_order_relaxed);
 
 		/* A PENDING entry a whole ring old lost its channels (or they
@@ -476,7 +481,8 @@ coll_get(struct plw_ctx *c)
 		if (!atomic_compare_exchange_strong_explicit(&e->state, &s,
 		    ST_LIVE, memory_order_acquire, memory_order_relaxed))
 			continue;
-		atomic_fetch_add_explicit(&e->gen, 1, memory_order_relaxed);
+		atomic_store_explicit(&e->gen, atomic_load_explicit(&e->gen,
+		    memory_order_relaxed) + 1, memory_order_relaxed);
 		e->ctx = c;
 		atomic_store_explicit(&e->ch_started, 0, memory_order_relaxed);
 		atomic_store_explicit(&e->ch_stopped, 0, memory_order_relaxed);
@@ -595,10 +601,14 @@ kch_start(struct plw_ctx *c, void **h, const plw_nccl_descr_v5_t *d)
 		plw_count(&g_rec->hdr.bad_handle);
 		return;
 	}
+	/* KernelCh events of one communicator come from its proxy thread
+	 * alone: its ring and the channel counters need no read-modify-write
+	 * instructions. */
 	for (i = 0; i < PLW_PROBES && !k; i++) {
-		uint64_t j = atomic_fetch_add_explicit(&c->kch_next, 1,
+		uint64_t j = atomic_load_explicit(&c->kch_next,
 		    memory_order_relaxed);
 
+		atomic_store_explicit(&c->kch_next, j + 1, memory_order_relaxed);
 		k = &g_kch[c->index][j % PLW_KCH_POOL];
 		if (atomic_load_explicit(&k->live, memory_order_relaxed))
 			k = NULL;
@@ -615,7 +625,8 @@ kch_start(struct plw_ctx *c, void **h, const plw_nccl_descr_v5_t *d)
 	k->gpu_start = d->kernelCh.pTimer;
 	k->gpu_stop = 0;
 	*h = k;
-	n = atomic_fetch_add_explicit(&p->ch_started, 1, memory_order_relaxed);
+	n = atomic_load_explicit(&p->ch_started, memory_order_relaxed);
+	atomic_store_explicit(&p->ch_started, n + 1, memory_order_relaxed);
 	plw_write_begin(&g->seq);
 	plw_st64(&g->ch_started, plw_ld64(&g->ch_started) + 1);
 	if (n == 0) {
@@ -689,8 +700,8 @@ kch_stop(struct plw_kch *k)
 	    memory_order_relaxed))
 		atomic_store_explicit(&p->gpu_stop, k->gpu_stop,
 		    memory_order_relaxed);
-	stopped = atomic_fetch_add_explicit(&p->ch_stopped, 1,
-	    memory_order_relaxed) + 1;
+	stopped = atomic_load_explicit(&p->ch_stopped, memory_order_relaxed) + 1;
+	atomic_store_explicit(&p->ch_stopped, stopped, memory_order_relaxed);
 	target = p->nchannels ? p->nchannels :
 	    atomic_load_explicit(&p->ch_started, memory_order_relaxed);
 	plw_write_begin(&g->seq);
