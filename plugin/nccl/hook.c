@@ -46,6 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -243,6 +244,7 @@ rec_open(plw_nccl_logger_t logfn, int abi)
 	const char *dir = getenv("PARALLEL_LAYOUT_WATCH_DIR");
 	long long job, step, rank;
 	struct plw_record *r;
+	struct rlimit rl;
 	char path[4096];
 	int fd, n, mask, e;
 
@@ -258,6 +260,14 @@ rec_open(plw_nccl_logger_t logfn, int abi)
 	if (mask == 0) {
 		say(logfn, PLW_NCCL_LOG_INFO, "off: "
 		    "PARALLEL_LAYOUT_WATCH_MASK is 0");
+		return -1;
+	}
+	/* A file past the size limit raises SIGXFSZ, which kills. */
+	if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur < sizeof(*r)) {
+		say(logfn, PLW_NCCL_LOG_WARN, "off: the file size limit "
+		    "(ulimit -f) of %llu bytes is below the record's %zu",
+		    (unsigned long long)rl.rlim_cur, sizeof(*r));
 		return -1;
 	}
 	job = env_num("SLURM_JOB_ID", 0);
@@ -333,6 +343,22 @@ rec_open(plw_nccl_logger_t logfn, int abi)
 	return 0;
 }
 
+/* A forked child (a data-loader worker) shares the mapping: it must not
+ * write into its parent's record.  glibc drops this handler when the
+ * library is unloaded. */
+static void
+hook_forked(void)
+{
+	int i;
+
+	for (i = 0; i < PLW_MAX_COMMS; i++)
+		atomic_store_explicit(&g_ctx[i].live, 0, memory_order_relaxed);
+	if (g_rec)
+		munmap(g_rec, sizeof(*g_rec));
+	g_rec = NULL;
+	atomic_store(&g_rec_state, REC_OFF);
+}
+
 /* The library is being unloaded (NCCL dlcloses it after the last
  * communicator): drop the mapping; the file stays for layoutd. */
 static void __attribute__((destructor))
@@ -362,6 +388,8 @@ hook_init(void **context, uint64_t comm_hash, int *mask, const char *name,
 	state = atomic_load(&g_rec_state);
 	if (state == REC_UNTRIED) {
 		state = rec_open(logfn, abi) == 0 ? REC_ACTIVE : REC_OFF;
+		if (state == REC_ACTIVE)
+			pthread_atfork(NULL, NULL, hook_forked);
 		atomic_store(&g_rec_state, state);
 	}
 	pthread_mutex_unlock(&g_lock);

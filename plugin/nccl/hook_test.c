@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -404,6 +406,17 @@ test_off(void)
 	off_case("unwritable directory", bad, NULL, "Not a directory");
 	off_case("bad mask", dir, "banana", "'banana' is not an event mask");
 	off_case("mask zero", dir, "0", "is 0");
+	{
+		/* Past RLIMIT_FSIZE a write raises SIGXFSZ (death). */
+		struct rlimit old, low;
+
+		getrlimit(RLIMIT_FSIZE, &old);
+		low = old;
+		low.rlim_cur = 4096;
+		setrlimit(RLIMIT_FSIZE, &low);
+		off_case("file size limit", dir, NULL, "ulimit -f");
+		setrlimit(RLIMIT_FSIZE, &old);
+	}
 	is_int(count_files(dir), 1, "off: no record was left behind");
 	unlink(file);
 	rm_dir(dir);
@@ -886,6 +899,30 @@ test_v5(void)
 	test_sequences(r, ctx);
 	test_traps(r, ctx);
 
+	/* A forked child shares the mapping but must not write to it. */
+	{
+		uint64_t colls0;
+		pid_t pid;
+		int status = -1;
+
+		view(r, 0, &v);
+		colls0 = v.l.colls;
+		pid = fork();
+		if (pid == 0) {
+			memset(&d, 0, sizeof(d));
+			d.type = PLW_NCCL_EV_COLL;
+			d.coll.func = "AllReduce";
+			h = (void *)0x1;
+			P5->startEvent(ctx, &h, &d);
+			_exit(h == NULL ? 0 : 1);
+		}
+		waitpid(pid, &status, 0);
+		ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		    "v5: a forked child's events get no handle");
+		view(r, 0, &v);
+		is_int(v.l.colls, colls0, "v5: and leave the record alone");
+	}
+
 	/* Finalize: the slot says so and later events are refused. */
 	ok(P5->finalize(ctx) == 0, "v5: finalize");
 	view(r, 0, &v);
@@ -1045,7 +1082,7 @@ test_v4(void)
 int
 main(void)
 {
-	plan(172);
+	plan(182);
 	test_seqcount();
 	test_off();
 	test_v5();
