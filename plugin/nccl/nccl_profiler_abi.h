@@ -288,4 +288,28 @@ typedef struct {
 	plw_nccl_result_t (*finalize)(void *context);
 } plw_nccl_profiler_v4_t;
 
+#if defined(__LP64__)
+/* The offsets NCCL 2.28.9 uses on LP64, worked out by hand from the layout
+ * above: a change to a field's type or place breaks the build. */
+_Static_assert(sizeof(plw_nccl_descr_v5_t) == 112, "v5 descriptor size");
+_Static_assert(offsetof(plw_nccl_descr_v5_t, rank) == 16, "v5 rank");
+_Static_assert(offsetof(plw_nccl_descr_v5_t, coll.seqNumber) == 24,
+    "v5 union start");
+_Static_assert(offsetof(plw_nccl_descr_v5_t, coll.nChannels) == 80,
+    "v5 coll.nChannels");
+_Static_assert(offsetof(plw_nccl_descr_v5_t, coll.parentGroup) == 104,
+    "v5 coll.parentGroup");
+_Static_assert(offsetof(plw_nccl_descr_v5_t, p2p.parentGroup) == 64,
+    "v5 p2p.parentGroup");
+_Static_assert(offsetof(plw_nccl_descr_v5_t, groupApi.groupDepth) == 28,
+    "v5 groupApi.groupDepth");
+_Static_assert(offsetof(plw_nccl_descr_v5_t, kernelCh.pTimer) == 32,
+    "v5 kernelCh.pTimer");
+_Static_assert(sizeof(plw_nccl_descr_v4_t) == 104, "v4 descriptor size");
+_Static_assert(offsetof(plw_nccl_descr_v4_t, coll.proto) == 96,
+    "v4 coll.proto");
+_Static_assert(sizeof(plw_nccl_state_args_v5_t) == 8, "state args size");
+_Static_assert(sizeof(plw_nccl_profiler_v5_t) == 48, "v5 table size");
+#endif
+
 #endif
