@@ -928,6 +928,177 @@ fault_at(enum fault_kind k, long *arg, int *status)
 
 static int g_stuck_armed;	/* the next operation's kernel never ends */
 
+/* One operation as the user thread sees it. */
+struct op {
+	struct comm *c;
+	enum func fn;
+	int is_p2p;
+	size_t count;		/* the caller's count */
+	const char *dtype;	/* the caller's datatype */
+	size_t esize;		/* its size in bytes */
+	int peer;		/* p2p: the peer's global rank */
+	int peer_rank;		/* p2p: its rank in c */
+	unsigned mask;		/* the activation mask read at the group */
+	void *stream;
+};
+
+static char g_buf[64];	/* stands for the device buffers */
+
+/* GroupApi start, state 23, CollApi/P2pApi start+stop, state 24.
+ * Returns the API handle, the parent of the task event. */
+static void *
+api_events(const struct op *o)
+{
+	plw_nccl_descr_v5_t d;
+	struct comm *c = o->c;
+	void *api;
+
+	g_group_api = NULL;
+	if (g_ver && (o->mask & M_GROUP_API)) {
+		memset(&d, 0, sizeof(d));
+		d.type = PLW_NCCL_EV_GROUP_API;
+		d.rank = c->rank;
+		d.groupApi.graphCaptured = 0;
+		/* Only the outermost group reports: 1 is NCCL's implicit
+		 * group; p2p comes inside the caller's ncclGroupStart. */
+		d.groupApi.groupDepth = o->is_p2p ? 2 : 1;
+		g_group_api = ev_start(c, &d);
+	}
+	ev_state(g_group_api, PLW_NCCL_STATE_GROUP_START_API_STOP, NULL);
+	memset(&d, 0, sizeof(d));
+	d.rank = c->rank;
+	d.parentObj = g_group_api;
+	if (o->is_p2p) {
+		if (g_ver && (o->mask & M_P2P_API)) {
+			d.type = PLW_NCCL_EV_P2P_API;
+			d.p2pApi.func = func_name[o->fn];
+			d.p2pApi.count = o->count;
+			d.p2pApi.datatype = o->dtype;
+			d.p2pApi.stream = o->stream;
+			g_p2p_api = ev_start(c, &d);
+		}
+		api = g_p2p_api;
+		ev_stop(g_p2p_api);
+		g_p2p_api = NULL;
+	} else {
+		if (g_ver && (o->mask & M_COLL_API)) {
+			d.type = PLW_NCCL_EV_COLL_API;
+			d.collApi.func = func_name[o->fn];
+			d.collApi.count = o->count;
+			d.collApi.datatype = o->dtype;
+			d.collApi.root = -1;
+			d.collApi.stream = o->stream;
+			g_coll_api = ev_start(c, &d);
+		} else if (g_coll_api) {
+			g_stale_stops++;
+		}
+		/* Never cleared: with the CollApi bits off, the last handle
+		 * is stopped again (NCCL 2.28.9 does this). */
+		api = g_coll_api;
+		ev_stop(g_coll_api);
+	}
+	ev_state(g_group_api, PLW_NCCL_STATE_GROUP_END_API_START, NULL);
+	return api;
+}
+
+/* KernelLaunch start+stop around the launch, then the Group start.
+ * Returns the Group handle. */
+static void *
+launch_events(const struct op *o)
+{
+	plw_nccl_descr_v5_t d;
+	void *klaunch = NULL, *group = NULL;
+
+	if (g_ver && (o->mask & PLW_NCCL_EV_KERNEL_LAUNCH)) {
+		memset(&d, 0, sizeof(d));
+		d.type = PLW_NCCL_EV_KERNEL_LAUNCH;
+		d.rank = o->c->rank;
+		d.parentObj = g_group_api;
+		d.kernelLaunch.stream = o->stream;
+		klaunch = ev_start(o->c, &d);
+	}
+	ev_stop(klaunch);
+	if (g_ver && (o->mask & M_GROUP)) {
+		memset(&d, 0, sizeof(d));
+		d.type = PLW_NCCL_EV_GROUP;
+		group = ev_start(o->c, &d);
+	}
+	return group;
+}
+
+/* The P2p task event; counts the operation in the shared segment. */
+static void *
+p2p_task(const struct op *o, void *api, void *group, struct work *w)
+{
+	plw_nccl_descr_v5_t d;
+	_Atomic uint64_t *mine;
+	void *task = NULL;
+
+	if (g_ver && (o->mask & M_P2P)) {
+		memset(&d, 0, sizeof(d));
+		d.type = PLW_NCCL_EV_P2P;
+		d.rank = o->c->rank;
+		d.parentObj = api;
+		d.p2p.func = func_name[o->fn];
+		d.p2p.buff = g_buf;
+		d.p2p.datatype = o->dtype;
+		d.p2p.count = o->count;
+		d.p2p.peer = o->peer_rank;
+		d.p2p.nChannels = (uint8_t)opt.channels;
+		d.p2p.parentGroup = group;
+		task = ev_start(o->c, &d);
+	}
+	w->peer = o->peer;
+	mine = p2p_slot(g_rank, o->peer_rank, o->fn == FN_SEND ? 0 : 1);
+	/* A stuck kernel never reaches its peer. */
+	if (w->stuck)
+		w->target = atomic_load(mine) + 1;
+	else
+		w->target = atomic_fetch_add(mine, 1) + 1;
+	g_p2ps++;
+	return task;
+}
+
+/* The Coll task event; counts the operation in the shared segment. */
+static void *
+coll_task(const struct op *o, void *api, void *group, struct work *w)
+{
+	plw_nccl_descr_v5_t d;
+	struct comm *c = o->c;
+	void *task = NULL;
+
+	if (g_ver && (o->mask & M_COLL)) {
+		memset(&d, 0, sizeof(d));
+		d.type = PLW_NCCL_EV_COLL;
+		d.rank = c->rank;
+		d.parentObj = api;
+		d.coll.seqNumber = c->seq[o->fn];
+		d.coll.func = func_name[o->fn];
+		d.coll.sendBuff = g_buf;
+		d.coll.recvBuff = g_buf;
+		d.coll.count = o->count;
+		d.coll.datatype = o->dtype;
+		/* AllGather's task carries bytes as ncclInt8. */
+		if (o->fn == FN_ALLGATHER) {
+			d.coll.count = o->count * o->esize;
+			d.coll.datatype = "ncclInt8";
+		}
+		d.coll.root = -1;
+		d.coll.nChannels = (uint8_t)opt.channels;
+		d.coll.nWarps = 16;
+		d.coll.algo = "RING";
+		d.coll.proto = o->count * o->esize >= 65536 ? "SIMPLE" : "LL";
+		d.coll.parentGroup = group;
+		task = ev_start(c, &d);
+	}
+	c->entered++;
+	w->target = c->entered;
+	if (!w->stuck)
+		atomic_store(&g_seg->rank[g_rank].entered[c->idx], c->entered);
+	g_colls++;
+	return task;
+}
+
 /*
  * fn on comm c; peer is the p2p peer's global rank.  Emits GroupApi start,
  * state 23, CollApi/P2pApi start+stop, state 24, KernelLaunch start+stop,
@@ -938,148 +1109,31 @@ static void
 nccl_op(struct comm *c, enum func fn, size_t count, const char *dtype,
 	size_t esize, int peer)
 {
-	static char buf[64];
-	int is_p2p = fn == FN_SEND || fn == FN_RECV;
-	unsigned m = (unsigned)atomic_load_explicit((_Atomic int *)&g_mask,
-						    memory_order_relaxed);
-	plw_nccl_descr_v5_t d;
-	void *stream = (void *)(uintptr_t)(0x1000 + c->idx);
-	void *klaunch = NULL, *group = NULL, *task = NULL, *api;
+	struct op o = {
+		.c = c, .fn = fn, .is_p2p = fn == FN_SEND || fn == FN_RECV,
+		.count = count, .dtype = dtype, .esize = esize, .peer = peer,
+		.stream = (void *)(uintptr_t)(0x1000 + c->idx),
+	};
 	struct work w;
-	_Atomic uint64_t *mine;
-	int peer_rank = 0, i;
+	void *api, *group, *task;
+	int i;
 
-	if (is_p2p)
-		for (i = 0; i < c->nranks; i++)
-			if (c->members[i] == peer)
-				peer_rank = i;
-
-	if (g_ver && (m & M_GROUP_API)) {
-		memset(&d, 0, sizeof(d));
-		d.type = PLW_NCCL_EV_GROUP_API;
-		d.rank = c->rank;
-		d.groupApi.graphCaptured = 0;
-		d.groupApi.groupDepth = is_p2p ? 2 : 1;
-		g_group_api = ev_start(c, &d);
-	} else {
-		g_group_api = NULL;
-	}
-	ev_state(g_group_api, PLW_NCCL_STATE_GROUP_START_API_STOP, NULL);
-	if (is_p2p) {
-		if (g_ver && (m & M_P2P_API)) {
-			memset(&d, 0, sizeof(d));
-			d.type = PLW_NCCL_EV_P2P_API;
-			d.rank = c->rank;
-			d.parentObj = g_group_api;
-			d.p2pApi.func = func_name[fn];
-			d.p2pApi.count = count;
-			d.p2pApi.datatype = dtype;
-			d.p2pApi.stream = stream;
-			g_p2p_api = ev_start(c, &d);
-		}
-		api = g_p2p_api;
-		ev_stop(g_p2p_api);
-		g_p2p_api = NULL;
-	} else {
-		if (!(g_ver && (m & M_COLL_API)) && g_coll_api)
-			g_stale_stops++;
-		if (g_ver && (m & M_COLL_API)) {
-			memset(&d, 0, sizeof(d));
-			d.type = PLW_NCCL_EV_COLL_API;
-			d.rank = c->rank;
-			d.parentObj = g_group_api;
-			d.collApi.func = func_name[fn];
-			d.collApi.count = count;
-			d.collApi.datatype = dtype;
-			d.collApi.root = -1;
-			d.collApi.stream = stream;
-			g_coll_api = ev_start(c, &d);
-		}
-		/* Never cleared: with the CollApi bits off, the last handle
-		 * is stopped again (NCCL 2.28.9 does this). */
-		api = g_coll_api;
-		ev_stop(g_coll_api);
-	}
-	ev_state(g_group_api, PLW_NCCL_STATE_GROUP_END_API_START, NULL);
-
-	if (g_ver && (m & PLW_NCCL_EV_KERNEL_LAUNCH)) {
-		memset(&d, 0, sizeof(d));
-		d.type = PLW_NCCL_EV_KERNEL_LAUNCH;
-		d.rank = c->rank;
-		d.parentObj = g_group_api;
-		d.kernelLaunch.stream = stream;
-		klaunch = ev_start(c, &d);
-	}
-	ev_stop(klaunch);
-	if (g_ver && (m & M_GROUP)) {
-		memset(&d, 0, sizeof(d));
-		d.type = PLW_NCCL_EV_GROUP;
-		group = ev_start(c, &d);
-	}
-
+	for (i = 0; o.is_p2p && i < c->nranks; i++)
+		if (c->members[i] == peer)
+			o.peer_rank = i;
+	/* NCCL reads the shared mask once, at the group. */
+	o.mask = (unsigned)atomic_load_explicit((_Atomic int *)&g_mask,
+						memory_order_relaxed);
+	api = api_events(&o);
+	group = launch_events(&o);
 	memset(&w, 0, sizeof(w));
 	w.fn = fn;
 	w.nch = opt.channels;
-	w.mask = m;
-	if (g_stuck_armed) {
-		w.stuck = 1;
-		g_stuck_armed = 0;
-	}
-	memset(&d, 0, sizeof(d));
-	d.rank = c->rank;
-	d.parentObj = api;
-	if (is_p2p) {
-		if (g_ver && (m & M_P2P)) {
-			d.type = PLW_NCCL_EV_P2P;
-			d.p2p.func = func_name[fn];
-			d.p2p.buff = buf;
-			d.p2p.datatype = dtype;
-			d.p2p.count = count;
-			d.p2p.peer = peer_rank;
-			d.p2p.nChannels = (uint8_t)opt.channels;
-			d.p2p.parentGroup = group;
-			task = ev_start(c, &d);
-		}
-		w.peer = peer;
-		mine = p2p_slot(g_rank, peer_rank, fn == FN_SEND ? 0 : 1);
-		/* A stuck kernel never reaches its peer. */
-		if (w.stuck)
-			w.target = atomic_load(mine) + 1;
-		else
-			w.target = atomic_fetch_add(mine, 1) + 1;
-		g_p2ps++;
-	} else {
-		size_t n = count;
-		const char *dt = dtype;
-
-		/* AllGather's task carries bytes as ncclInt8. */
-		if (fn == FN_ALLGATHER) {
-			n = count * esize;
-			dt = "ncclInt8";
-		}
-		if (g_ver && (m & M_COLL)) {
-			d.type = PLW_NCCL_EV_COLL;
-			d.coll.seqNumber = c->seq[fn];
-			d.coll.func = func_name[fn];
-			d.coll.sendBuff = buf;
-			d.coll.recvBuff = buf;
-			d.coll.count = n;
-			d.coll.root = -1;
-			d.coll.datatype = dt;
-			d.coll.nChannels = (uint8_t)opt.channels;
-			d.coll.nWarps = 16;
-			d.coll.algo = "RING";
-			d.coll.proto = count * esize >= 65536 ? "SIMPLE" : "LL";
-			d.coll.parentGroup = group;
-			task = ev_start(c, &d);
-		}
-		c->entered++;
-		w.target = c->entered;
-		if (!w.stuck)
-			atomic_store(&g_seg->rank[g_rank].entered[c->idx],
-				     c->entered);
-		g_colls++;
-	}
+	w.mask = o.mask;
+	w.stuck = g_stuck_armed;
+	g_stuck_armed = 0;
+	task = o.is_p2p ? p2p_task(&o, api, group, &w) :
+			  coll_task(&o, api, group, &w);
 	/* NCCL counts the sequence even without a profiler. */
 	c->seq[fn]++;
 	w.task = task;
