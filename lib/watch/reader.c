@@ -291,9 +291,10 @@ ident_ok(const struct plw_ident *id, const char *name, int i, pl_err_t *err)
 	if (id->nnodes < 1 || id->nnodes > id->nranks)
 		return pl_err_set(err, "watch record %s: slot %d: nnodes %d, want 1 to %d",
 				  pl_clip_path(name, c, sizeof(c)), i, id->nnodes, id->nranks);
-	if (!text_ok(id->name.c, sizeof(id->name.c)))
-		return pl_err_set(err, "watch record %s: slot %d: the communicator name is not "
-				  "printable text ending in NUL within %zu bytes",
+	/* The name is the user's (any bytes, UTF-8 say): it need only end. */
+	if (strnlen(id->name.c, sizeof(id->name.c)) == sizeof(id->name.c))
+		return pl_err_set(err, "watch record %s: slot %d: the communicator name does "
+				  "not end in NUL within %zu bytes",
 				  pl_clip_path(name, c, sizeof(c)), i, sizeof(id->name.c));
 	return 0;
 }

@@ -23,8 +23,9 @@
  *     READER_SLOT_OK;
  *   - in an OK slot: ident.state is ACTIVE or FINALIZED, 1 <= nranks <=
  *     READER_MAX_RANKS, 0 <= rank < nranks, 1 <= nnodes <= nranks; the name
- *     and the four texts end in NUL within their arrays and hold only
- *     printable ASCII before it; launch.root and launch.p2p_peer are -1 or
+ *     (the user's: any bytes, echo it through pl_clip) ends in NUL within
+ *     its array; the texts NCCL gives (func, datatype, algo, proto,
+ *     done_func) end in NUL within theirs and are printable ASCII before; launch.root and launch.p2p_peer are -1 or
  *     in [0, nranks); launch.nchannels and gpu counts of channels are
  *     bounded (READER_MAX_CHANNELS); gpu.ch_stopped <= gpu.ch_started;
  *   - every seq in the snapshot is even.

@@ -137,13 +137,15 @@ now_s(void)
 static struct plw_record *race_rec;
 static volatile int race_stop;
 
-/* Keeps launch.colls, seq_number and enqueue_ns in step (k, k + 1, 3k):
- * a torn copy would break the relation. */
+/* Keeps launch.colls, seq_number and enqueue_ns in step (k, k + 1, 3k),
+ * with the p2p buckets written between them to widen the window: a torn
+ * copy would break the relation. */
 static void *
 race_writer(void *arg)
 {
 	struct plw_slot *s = &race_rec->slot[0];
 	uint64_t k = 0;
+	int i;
 
 	(void)arg;
 	while (!__atomic_load_n(&race_stop, __ATOMIC_RELAXED)) {
@@ -151,6 +153,8 @@ race_writer(void *arg)
 		plw_write_begin(&s->launch.seq);
 		plw_st64(&s->launch.colls, k);
 		plw_st64(&s->launch.seq_number, k + 1);
+		for (i = 0; i < PLW_PEER_BUCKETS; i++)
+			plw_st64(&s->launch.sends[i], k);
 		plw_st64(&s->launch.enqueue_ns, 3 * k);
 		plw_write_end(&s->launch.seq);
 	}
@@ -161,7 +165,8 @@ static void
 race_test(void)
 {
 	pthread_t t;
-	long i, torn = 0, busy = 0, good = 0;
+	long i, torn = 0, busy = 0, good = 0, bad = 0;
+	pl_err_t e;
 
 	race_rec = aligned_alloc(64, sizeof(*race_rec));
 	if (!race_rec)
@@ -172,8 +177,12 @@ race_test(void)
 		exit(2);
 	for (i = 0; i < 20000; i++) {
 		const struct plw_launch *l = &snap.slot[0].launch;
-		int rv = reader_snap_mem(race_rec, sizeof(*race_rec), "race", &me, &snap, NULL);
+		int rv;
 
+		pl_err_clear(&e);
+		rv = reader_snap_mem(race_rec, sizeof(*race_rec), "race", &me, &snap, &e);
+		if (rv < 0 && !bad++)
+			diag("refused: %s", e.text);
 		if (rv == 1) {
 			busy++;
 			continue;
@@ -186,8 +195,8 @@ race_test(void)
 	}
 	__atomic_store_n(&race_stop, 1, __ATOMIC_RELAXED);
 	pthread_join(t, NULL);
-	is_int(torn, 0, "a racing writer: no torn copy in 20000 reads (%ld good, %ld busy)",
-	       good, busy);
+	is_int(torn + bad, 0, "a racing writer: no torn or refused copy in 20000 reads (%ld "
+	       "good, %ld busy)", good, busy);
 	ok(good > 0, "a racing writer: consistent copies come through");
 	free(race_rec);
 }
@@ -202,7 +211,7 @@ main(void)
 	double t0;
 	int rv, root = geteuid() == 0;
 
-	plan(65);
+	plan(68);
 	if (!r)
 		return 2;
 	snprintf(tpl, sizeof(tpl), "%s/reader_test-XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -351,6 +360,16 @@ main(void)
 	memset(r->slot[0].ident.name.c, 'a', PLW_NAME_LEN);
 	put("name", r, sizeof(*r), 0600);
 	refused(path, &me, "/name", "slot 0: the communicator name", "a name without NUL");
+	rec_fill(r);
+	plw_st_text(r->slot[0].ident.name.w, PLW_NAME_LEN, "tp-gr\xc3\xbcppe\n");
+	put("utf8", r, sizeof(*r), 0600);
+	rv = reader_read(path, &me, &snap, &err);
+	ok(rv == 0 && strcmp(snap.slot[0].ident.name.c, "tp-gr\xc3\xbcppe\n") == 0,
+	   "a name of any bytes that ends in NUL reads back");
+	rec_fill(r);
+	plw_st_text(r->slot[0].launch.func.w, PLW_TEXT_LEN, "All\x01Reduce");
+	put("func", r, sizeof(*r), 0600);
+	refused(path, &me, "/func", "slot 0: func is not printable", "a func with a control byte");
 	rec_fill(r);
 	r->slot[0].ident.rank = 4;
 	put("rank", r, sizeof(*r), 0600);
