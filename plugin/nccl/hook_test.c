@@ -417,6 +417,34 @@ test_off(void)
 		off_case("file size limit", dir, NULL, "ulimit -f");
 		setrlimit(RLIMIT_FSIZE, &old);
 	}
+	/* Something already at the record's name (a symlink another user
+	 * planted, a file of another version): never followed, never
+	 * reused, the target untouched. */
+	{
+		char rec[4096], target[4096];
+		struct stat st;
+
+		snprintf(rec, sizeof(rec), "%s/plw-0.0.-1.%ld", dir,
+		    (long)getpid());
+		snprintf(target, sizeof(target), "%s/target", dir);
+		if (symlink(target, rec) < 0)
+			diag("symlink: %s", strerror(errno));
+		off_case("planted symlink", dir, NULL, "File exists");
+		ok(lstat(target, &st) < 0 && errno == ENOENT,
+		    "planted symlink: its target was not created");
+		unlink(rec);
+		fd = open(rec, O_CREAT | O_WRONLY, 0600);
+		if (fd >= 0) {
+			if (ftruncate(fd, sizeof(struct plw_record)) < 0)
+				diag("ftruncate: %s", strerror(errno));
+			close(fd);
+		}
+		off_case("planted file", dir, NULL, "File exists");
+		stat(rec, &st);
+		is_int(st.st_size, sizeof(struct plw_record),
+		    "planted file: left as it was");
+		unlink(rec);
+	}
 	is_int(count_files(dir), 1, "off: no record was left behind");
 	unlink(file);
 	rm_dir(dir);
@@ -1082,7 +1110,7 @@ test_v4(void)
 int
 main(void)
 {
-	plan(182);
+	plan(200);
 	test_seqcount();
 	test_off();
 	test_v5();
