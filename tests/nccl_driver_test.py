@@ -165,7 +165,8 @@ class World:
         self.procs = []
         self.t0 = time.monotonic()
         for r in range(WORLD):
-            env = dict(os.environ)
+            env = {k: v for k, v in os.environ.items()
+                   if not k.startswith(("PARALLEL_LAYOUT", "NCCL_", "SLURM"))}
             env.update({
                 "RANK": str(r), "WORLD_SIZE": str(WORLD), "LOCAL_RANK": str(r),
                 "PARALLEL_LAYOUT_TP": str(TP), "PARALLEL_LAYOUT_PP": str(PP),
