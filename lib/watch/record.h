@@ -58,12 +58,17 @@ enum plw_state {
 	PLW_STATE_OFF = 2	/* the hook turned itself off; see off_reason */
 };
 
-/* plw_header.off_reason (when state is PLW_STATE_OFF) */
+/*
+ * plw_header.off_reason (when state is PLW_STATE_OFF).  When the hook
+ * cannot record at all it makes no record (it says why in NCCL's log);
+ * MASK_ZERO and POOL are kept for writers that do.
+ */
 enum plw_off_reason {
 	PLW_OFF_NONE = 0,
 	PLW_OFF_MASK_ZERO = 1,	/* the configured event mask was 0 */
 	PLW_OFF_POOL = 2,	/* could not allocate the event pools */
-	PLW_OFF_FINALIZED = 3	/* every communicator has finalized */
+	PLW_OFF_FINALIZED = 3	/* every communicator has finalized (a new
+				 * one makes the record active again) */
 };
 
 /* plw_ident.state */

@@ -131,6 +131,7 @@ static int g_mask;
 static pid_t g_pid;
 static _Atomic int g_said_slots;	/* "no free slot" said once */
 static _Atomic int g_said_on;		/* "recording to" said once */
+static _Atomic int g_live_comms;	/* initialised, not finalized */
 
 static uint64_t
 now_ns(void)
@@ -425,6 +426,12 @@ hook_init(void **context, uint64_t comm_hash, int *mask, const char *name,
 	plw_st64(&id->init_ns, now_ns());
 	plw_write_end(&id->seq);
 	atomic_store_explicit(&c->live, 1, memory_order_release);
+	if (atomic_fetch_add(&g_live_comms, 1) == 0) {
+		__atomic_store_n(&g_rec->hdr.off_reason, PLW_OFF_NONE,
+		    __ATOMIC_RELAXED);
+		__atomic_store_n(&g_rec->hdr.state, PLW_STATE_ACTIVE,
+		    __ATOMIC_RELEASE);
+	}
 	*context = c;
 	return PLW_NCCL_SUCCESS;
 }
@@ -478,6 +485,13 @@ hook_finalize(void *context)
 	plw_st32(&id->state, (uint32_t)PLW_SLOT_FINALIZED);
 	plw_st64(&id->fini_ns, now_ns());
 	plw_write_end(&id->seq);
+	/* The last one: the process is done with NCCL for now. */
+	if (atomic_fetch_sub(&g_live_comms, 1) == 1 && g_rec) {
+		__atomic_store_n(&g_rec->hdr.off_reason, PLW_OFF_FINALIZED,
+		    __ATOMIC_RELAXED);
+		__atomic_store_n(&g_rec->hdr.state, PLW_STATE_OFF,
+		    __ATOMIC_RELEASE);
+	}
 	return PLW_NCCL_SUCCESS;
 }
 

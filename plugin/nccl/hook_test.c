@@ -1012,13 +1012,22 @@ test_reload(void)
 		is_int(v.id.state, PLW_SLOT_FINALIZED, "reload: slot 0 finished");
 		view(r, 1, &v);
 		is_str(v.id.name.c, "second", "reload: slot 1 is the new one");
+		ok(r->hdr.state == PLW_STATE_ACTIVE &&
+		    r->hdr.off_reason == PLW_OFF_NONE,
+		    "reload: active again with a communicator");
+		P5->finalize(ctx);
+		ok(r->hdr.state == PLW_STATE_OFF &&
+		    r->hdr.off_reason == PLW_OFF_FINALIZED,
+		    "reload: off (finalized) when the last one finalizes");
 		munmap((void *)r, sizeof(*r));
 	} else {
 		ok(0, "reload: slot 0 finished");
 		ok(0, "reload: slot 1 is the new one");
+		ok(0, "reload: active again with a communicator");
+		ok(0, "reload: off (finalized) when the last one finalizes");
+		P5->finalize(ctx);
 	}
 	is_int(count_files(dir), 1, "reload: one file");
-	P5->finalize(ctx);
 	ok(unload() == 0, "reload: unloads");
 	rm_dir(dir);
 }
@@ -1110,7 +1119,7 @@ test_v4(void)
 int
 main(void)
 {
-	plan(200);
+	plan(202);
 	test_seqcount();
 	test_off();
 	test_v5();
