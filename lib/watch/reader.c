@@ -75,7 +75,7 @@ dir_check(int fd, const char *path, const char *shown, uid_t uid, pl_err_t *err)
 static int
 dir_open(const char *path, uid_t uid, const char **base, pl_err_t *err)
 {
-	char c[PL_CLIP_BUF], comp[NAME_MAX + 1], shown[PATH_MAX];
+	char c[PL_CLIP_BUF], cs[PL_CLIP_BUF], comp[NAME_MAX + 1], shown[PATH_MAX];
 	const char *p = path, *slash;
 	int fd, next;
 
@@ -107,7 +107,6 @@ dir_open(const char *path, uid_t uid, const char **base, pl_err_t *err)
 		next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (next < 0) {
 			int e = errno;
-			char cs[PL_CLIP_BUF];
 
 			pl_err_set(err, "watch record %s: directory %s: %s",
 				   pl_clip_path(path, c, sizeof(c)),
@@ -118,12 +117,8 @@ dir_open(const char *path, uid_t uid, const char **base, pl_err_t *err)
 		}
 		close(fd);
 		fd = next;
-		{
-			char cs[PL_CLIP_BUF];
-
-			if (dir_check(fd, path, pl_clip_path(shown, cs, sizeof(cs)), uid, err) < 0)
-				goto fail;
-		}
+		if (dir_check(fd, path, pl_clip_path(shown, cs, sizeof(cs)), uid, err) < 0)
+			goto fail;
 		p = slash + 1;
 		while (*p == '/')
 			p++;
