@@ -148,6 +148,54 @@ lagging(const struct detect_rank *ranks, size_t n, size_t i, const struct detect
 	return found;
 }
 
+/* A collective in flight on the GPU with no channel progress for longer
+ * than the threshold. */
+static int
+gpu_stuck(const struct detect_comm *c, uint64_t now, uint64_t thr)
+{
+	return usable(c) && (c->flags & DETECT_GPU) && c->ch_inflight &&
+	       age(now, c->progress_ns) > thr;
+}
+
+/*
+ * Whether rank i's lag in c is the effect of its own wait elsewhere: 2 when
+ * in another communicator its collective is stuck on the GPU (that is the
+ * verdict to give), 1 when in another communicator it has entered more
+ * than a local peer that lags there and waits in that collective (a rank
+ * held in TP by a stopped peer never reaches the DP collective its DP
+ * peers wait in), else 0.
+ */
+static int
+victim(const struct detect_rank *ranks, size_t n, size_t i, const struct detect_comm *c,
+       uint64_t now, uint64_t thr)
+{
+	size_t j, peer;
+	uint32_t k;
+	const struct detect_comm *pc;
+	int held = 0;
+
+	for (k = 0; k < ranks[i].ncomm && k < PLW_MAX_COMMS; k++) {
+		const struct detect_comm *c2 = &ranks[i].comm[k];
+
+		if (c2->hash == c->hash || !usable(c2))
+			continue;
+		if (gpu_stuck(c2, now, thr))
+			return 2;
+		if (held || !waiting(c2, now, thr))
+			continue;
+		for (j = 0; j < n && !held; j++) {
+			const struct detect_comm *m;
+
+			if (j == i || ranks[j].exited)
+				continue;
+			m = find_comm(&ranks[i], &ranks[j], c2->hash);
+			held = m && m->colls < c2->colls &&
+			       lagging(ranks, n, j, m, now, thr, &peer, &pc);
+		}
+	}
+	return held;
+}
+
 /* Whether the comm of rank i with c's hash has a local member that exited
  * or lags (then its peers' stuck kernels are the effect). */
 static int
@@ -194,6 +242,35 @@ emit(struct detect_verdict *out, size_t max, size_t *count, const struct detect_
 	(*count)++;
 }
 
+/* Rank r lags in c behind peer p, whose collective pc it has not entered. */
+static void
+lag_verdict(struct detect_verdict *v, const struct detect_rank *r, const struct detect_comm *c,
+	    const struct detect_rank *p, const struct detect_comm *pc, uint64_t now)
+{
+	verdict_base(v, DETECT_NOT_ENTERED, r, c);
+	text_copy(v->func, sizeof(v->func), pc->func, sizeof(pc->func));
+	v->seq = pc->seq;
+	v->colls = pc->colls;
+	v->peer_rank = p->rank;
+	v->for_ns = age(now, pc->enter_ns);
+}
+
+/* Rank r's collective in flight on the GPU in c. */
+static void
+stuck_verdict(struct detect_verdict *v, const struct detect_rank *r, const struct detect_comm *c,
+	      uint64_t now)
+{
+	verdict_base(v, DETECT_GPU_STUCK, r, c);
+	/* The collective in flight is the (done+1)-th; its func and seq are
+	 * known when it is the last one entered. */
+	v->colls = c->done + 1;
+	if (c->colls == c->done + 1) {
+		text_copy(v->func, sizeof(v->func), c->func, sizeof(c->func));
+		v->seq = c->seq;
+	}
+	v->for_ns = age(now, c->progress_ns);
+}
+
 static int
 exit_bad(int status)
 {
@@ -207,7 +284,7 @@ detect_run(const struct detect_rank *ranks, size_t n, uint64_t now_ns, uint64_t 
 	struct detect_verdict v;
 	size_t count = 0, i, peer;
 	uint32_t k;
-	int pass;
+	int pass, held;
 
 	/* Exits: the failures (non-zero or signalled) first, then exit 0. */
 	for (pass = 0; pass < 2; pass++)
@@ -218,39 +295,47 @@ detect_run(const struct detect_rank *ranks, size_t n, uint64_t now_ns, uint64_t 
 			v.exit_status = ranks[i].exit_status;
 			emit(out, max, &count, &v);
 		}
-	for (i = 0; i < n; i++)
-		for (k = 0; k < ranks[i].ncomm && k < PLW_MAX_COMMS; k++) {
-			const struct detect_comm *c = &ranks[i].comm[k], *pc = NULL;
+	/* Laggers held by their own wait elsewhere are left out; when every
+	 * lagger is held by another's lag (a cycle: each waits on the other),
+	 * those are named all the same. */
+	for (pass = 0; pass < 2; pass++) {
+		size_t found = 0, named = 0;
 
-			if (!lagging(ranks, n, i, c, now_ns, threshold_ns, &peer, &pc))
-				continue;
-			verdict_base(&v, DETECT_NOT_ENTERED, &ranks[i], c);
-			text_copy(v.func, sizeof(v.func), pc->func, sizeof(pc->func));
-			v.seq = pc->seq;
-			v.colls = pc->colls;
-			v.peer_rank = ranks[peer].rank;
-			v.for_ns = age(now_ns, pc->enter_ns);
-			emit(out, max, &count, &v);
-		}
-	for (i = 0; i < n; i++)
-		for (k = 0; k < ranks[i].ncomm && k < PLW_MAX_COMMS; k++) {
-			const struct detect_comm *c = &ranks[i].comm[k];
+		for (i = 0; i < n; i++)
+			for (k = 0; k < ranks[i].ncomm && k < PLW_MAX_COMMS; k++) {
+				const struct detect_comm *c = &ranks[i].comm[k], *pc = NULL;
 
-			if (ranks[i].exited || !usable(c) || !(c->flags & DETECT_GPU) ||
-			    !c->ch_inflight || age(now_ns, c->progress_ns) <= threshold_ns)
-				continue;
-			if (comm_has_cause(ranks, n, i, c, now_ns, threshold_ns))
-				continue;
-			verdict_base(&v, DETECT_GPU_STUCK, &ranks[i], c);
-			/* The collective in flight is the (done+1)-th; its func
-			 * and seq are known when it is the last one entered. */
-			v.colls = c->done + 1;
-			if (c->colls == c->done + 1) {
-				text_copy(v.func, sizeof(v.func), c->func, sizeof(c->func));
-				v.seq = c->seq;
+				if (!lagging(ranks, n, i, c, now_ns, threshold_ns, &peer, &pc))
+					continue;
+				held = victim(ranks, n, i, c, now_ns, threshold_ns);
+				found += held != 2;
+				if (held == 2 || (pass == 0 && held))
+					continue;
+				named++;
+				lag_verdict(&v, &ranks[i], c, &ranks[peer], pc, now_ns);
+				emit(out, max, &count, &v);
 			}
-			v.for_ns = age(now_ns, c->progress_ns);
-			emit(out, max, &count, &v);
-		}
+		if (named || !found)
+			break;
+	}
+	/* Stuck kernels whose communicator has no local cause; when nothing
+	 * at all is named (a cycle of waits, each stuck on the GPU), every
+	 * stuck kernel: a hang is never silent. */
+	for (pass = 0; pass < 2; pass++) {
+		if (pass == 1 && count > 0)
+			break;
+		for (i = 0; i < n; i++)
+			for (k = 0; k < ranks[i].ncomm && k < PLW_MAX_COMMS; k++) {
+				const struct detect_comm *c = &ranks[i].comm[k];
+
+				if (ranks[i].exited || !gpu_stuck(c, now_ns, threshold_ns))
+					continue;
+				if (pass == 0 &&
+				    comm_has_cause(ranks, n, i, c, now_ns, threshold_ns))
+					continue;
+				stuck_verdict(&v, &ranks[i], c, now_ns);
+				emit(out, max, &count, &v);
+			}
+	}
 	return count;
 }

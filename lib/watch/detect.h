@@ -24,13 +24,22 @@
  *                       after it, and not completed it on the GPU when its
  *                       GPU completions are recorded.  The verdict names that
  *                       collective (func, seq of the peer that waited
- *                       longest) and how long it waited.
+ *                       longest) and how long it waited.  A lagger held by
+ *                       its own wait in another communicator is left out:
+ *                       stuck there on the GPU (that verdict names the
+ *                       cause), or ahead of a lagger there (held in TP by a
+ *                       stopped peer, it cannot reach the DP collective its
+ *                       DP peers wait in) unless every lagger is held so
+ *                       (a cycle): then those are named.
  *   DETECT_GPU_STUCK    a collective in flight on the GPU (kernel channels
  *                       started, not all stopped) with no channel progress
  *                       for longer than the threshold.  Not reported for a
  *                       communicator in which a local rank exited or was
  *                       found not entering: its peers' stuck kernels are the
- *                       effect, not the cause.
+ *                       effect, not the cause.  When that leaves no
+ *                       verdict of any kind (a cycle of
+ *                       waits, each stuck on the GPU), every stuck kernel is
+ *                       named: a hang is never silent.
  * "Longer than" is strict: a wait of exactly the threshold is no verdict.
  * A rank that never initialised a communicator (no slot) takes part in no
  * communicator and so yields no verdict but its exit.  Busy slots (a writer

@@ -195,6 +195,66 @@ c_uninit_stuck(void)
 	rk[3].ncomm = 0;
 }
 
+/* Rank 1 stopped: TP pairs {0,1} {2,3}, DP pairs {0,2} {1,3}.  Rank 0,
+ * held in TP, never reaches the DP collective rank 2 waits in: only rank 1
+ * is named (as the NCCL driver showed with --fault stop:1:3). */
+#define TP1	0x7711ULL
+#define DP1	0x7712ULL
+static void
+c_cascade(void)
+{
+	nrk = 0;
+	comm_add(rank_add(0), TP, 13, NOW - 70 * S, 12, 2, NOW - 70 * S);
+	comm_add(&rk[0], DP, 3, NOW - 80 * S, 3, 0, NOW - 80 * S);
+	comm_add(rank_add(1), TP, 12, NOW - 71 * S, 12, 0, NOW - 71 * S);
+	comm_add(&rk[1], DP1, 3, NOW - 80 * S, 3, 0, NOW - 80 * S);
+	comm_add(rank_add(2), TP1, 16, NOW - 72 * S, 16, 0, NOW - 72 * S);
+	comm_add(&rk[2], DP, 4, NOW - 70 * S, 3, 2, NOW - 70 * S);
+	comm_add(rank_add(3), TP1, 16, NOW - 72 * S, 16, 0, NOW - 72 * S);
+	comm_add(&rk[3], DP1, 4, NOW - 70 * S, 3, 2, NOW - 70 * S);
+}
+
+/* A cycle: rank 0 waits on rank 1 in TP, rank 1 on rank 0 in DP. */
+static void
+c_cycle(void)
+{
+	nrk = 0;
+	comm_add(rank_add(0), TP, 5, NOW - 70 * S, 4, 2, NOW - 70 * S);
+	comm_add(&rk[0], DP, 2, NOW - 100 * S, 2, 0, NOW - 100 * S);
+	comm_add(rank_add(1), TP, 4, NOW - 100 * S, 4, 0, NOW - 100 * S);
+	comm_add(&rk[1], DP, 3, NOW - 70 * S, 2, 2, NOW - 70 * S);
+}
+
+/* Rank 2's kernel never completes in TP {2,3}: ranks 2 and 3, stuck on
+ * the GPU there, never reach DP, where ranks 0 and 1 wait for them.  The
+ * stuck TP kernels are named, not the DP lag they cause (as the NCCL driver
+ * showed with --fault stuck:2:3). */
+static void
+c_stuck_holds(void)
+{
+	nrk = 0;
+	comm_add(rank_add(0), TP, 13, NOW - 75 * S, 13, 0, NOW - 75 * S);
+	comm_add(&rk[0], DP, 4, NOW - 70 * S, 3, 2, NOW - 70 * S);
+	comm_add(rank_add(1), TP, 13, NOW - 75 * S, 13, 0, NOW - 75 * S);
+	comm_add(&rk[1], DP1, 4, NOW - 70 * S, 3, 2, NOW - 70 * S);
+	comm_add(rank_add(2), TP1, 16, NOW - 71 * S, 15, 2, NOW - 71 * S);
+	comm_add(&rk[2], DP, 3, NOW - 80 * S, 3, 0, NOW - 80 * S);
+	comm_add(rank_add(3), TP1, 16, NOW - 71 * S, 15, 2, NOW - 71 * S);
+	comm_add(&rk[3], DP1, 3, NOW - 80 * S, 3, 0, NOW - 80 * S);
+}
+
+static void
+c_cycle_nogpu(void)
+{
+	size_t i;
+
+	c_cycle();
+	for (i = 0; i < nrk; i++) {
+		rk[i].comm[0].flags = 0;
+		rk[i].comm[1].flags = 0;
+	}
+}
+
 struct want {
 	enum detect_kind kind;
 	int64_t rank;
@@ -235,6 +295,19 @@ static const struct tcase cases[] = {
 	{ "times in the future", c_future, 0, { { 0 } } },
 	{ "lagging in TP, healthy in DP", c_two_comms, 1,
 	  { { DETECT_NOT_ENTERED, 3, TP, "AllReduce", 9, 0, T + 15 * S, 0 } } },
+	{ "a stopped rank held its TP peer out of DP: only it is named", c_cascade, 2,
+	  { { DETECT_NOT_ENTERED, 1, TP, "AllReduce", 12, 0, 70 * S, 0 },
+	    { DETECT_NOT_ENTERED, 1, DP1, "AllReduce", 3, 3, 70 * S, 0 } } },
+	{ "a cycle of waits, both stuck on the GPU: both named", c_cycle, 2,
+	  { { DETECT_GPU_STUCK, 0, TP, "AllReduce", 4, -1, 70 * S, 0 },
+	    { DETECT_GPU_STUCK, 1, DP, "AllReduce", 2, -1, 70 * S, 0 } } },
+	{ "a cycle of waits, no GPU part: both named", c_cycle_nogpu, 2,
+	  { { DETECT_NOT_ENTERED, 0, DP, "AllReduce", 2, 1, 70 * S, 0 },
+	    { DETECT_NOT_ENTERED, 1, TP, "AllReduce", 4, 0, 70 * S, 0 } } },
+	{ "a stuck TP kernel held its ranks out of DP: the kernels are named",
+	  c_stuck_holds, 2,
+	  { { DETECT_GPU_STUCK, 2, TP1, "AllReduce", 15, -1, 71 * S, 0 },
+	    { DETECT_GPU_STUCK, 3, TP1, "AllReduce", 15, -1, 71 * S, 0 } } },
 	{ "exits: signal and 1 before 0", c_exits, 3,
 	  { { DETECT_EXITED, 1, 0, "", 0, -1, 0, SIGKILL },
 	    { DETECT_EXITED, 3, 0, "", 0, -1, 0, 1 << 8 },
