@@ -14,7 +14,7 @@
 #include "client.h"
 #include "pl_plugin.h"
 
-enum kind { K_TEXT, K_LONG, K_YESNO, K_FALLBACK, K_EXPORT };
+enum kind { K_TEXT, K_PATH, K_LONG, K_YESNO, K_FALLBACK, K_EXPORT };
 
 struct key {
 	const char *name;
@@ -25,6 +25,7 @@ struct key {
 };
 
 #define TEXT(f) K_TEXT, offsetof(struct pl_conf, f), sizeof(((struct pl_conf *)0)->f), 0, 0
+#define PATH(f) K_PATH, offsetof(struct pl_conf, f), sizeof(((struct pl_conf *)0)->f), 0, 0
 #define LONG(f, lo, hi) K_LONG, offsetof(struct pl_conf, f), 0, lo, hi
 #define FIELD(k, f) k, offsetof(struct pl_conf, f), 0, 0, 0
 
@@ -42,6 +43,9 @@ static const struct key keys[] = {
 	{ "ras_port_base", LONG(ras_port_base, 1024, 65535) },
 	{ "ras_port_span", LONG(ras_port_span, 0, 64511) },
 	{ "force", TEXT(force) },
+	{ "watch", FIELD(K_YESNO, watch) },
+	{ "hook", PATH(hook) },
+	{ "watch_dir", PATH(watch_dir) },
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
@@ -110,6 +114,14 @@ set_value(const struct key *k, const char *v, struct pl_conf *c, pl_err_t *err)
 			return pl_err_set(err, "longer than %zu characters", k->size - 1);
 		memcpy(field, v, strlen(v) + 1);
 		return 0;
+	case K_PATH:
+		/* Read by slurmstepd and NCCL in other working directories. */
+		if (v[0] != '/' || strcmp(v, "/") == 0)
+			return pl_err_set(err, "expected an absolute path (not /)");
+		if (strlen(v) >= k->size)
+			return pl_err_set(err, "longer than %zu characters", k->size - 1);
+		memcpy(field, v, strlen(v) + 1);
+		return 0;
 	case K_LONG:
 		return set_long(k, v, (long *)(void *)field, err);
 	case K_YESNO:
@@ -147,6 +159,9 @@ defaults(struct pl_conf *c)
 	c->master_port_span = 20000;
 	c->ras_port_base = 28100;
 	c->ras_port_span = 1000;
+	c->watch = true;
+	snprintf(c->hook, sizeof(c->hook), "%s", PL_NCCL_HOOK);
+	snprintf(c->watch_dir, sizeof(c->watch_dir), "%s", PL_WATCH_DIR);
 }
 
 int

@@ -42,13 +42,24 @@ struct pl_conf {
 	char socket_ifname[256];	/* NCCL_SOCKET_IFNAME when set */
 	long ras_port_base, ras_port_span;	/* NCCL_RAS_ADDR ports; span 0 = off */
 	char force[512];		/* variables we may overwrite although set ("all") */
+	bool watch;			/* turn the NCCL watch on for placed steps */
+	char hook[PATH_MAX];		/* NCCL_PROFILER_PLUGIN: the hook's absolute path */
+	char watch_dir[PATH_MAX];	/* root of the per-step record directories */
 };
+
+/* Where the NCCL hook is installed; set by the build (pkglibdir).  The
+ * fallback is for builds of pl_args.c that do not pass it (the fuzzers). */
+#ifndef PL_NCCL_HOOK
+#define PL_NCCL_HOOK "/usr/local/lib/parallel-layout/libparallel-layout-nccl.so"
+#endif
+#define PL_WATCH_DIR "/dev/shm/parallel-layout"
 
 /* The option values and the plugstack arguments of this process. */
 struct pl_opts {
 	bool enabled;			/* --parallel-layout was given */
 	char spec[PROTO_SPEC_MAX];
 	bool verbose;			/* --parallel-layout-verbose */
+	bool watch_off;			/* --parallel-layout-watch=no */
 	bool conf_ok;
 	struct pl_conf conf;
 	pl_err_t conf_err;		/* why conf_ok is false */
@@ -70,5 +81,25 @@ int pl_args_parse(int ac, char **av, struct pl_conf *c, pl_err_t *err);
  */
 int pl_query(const struct pl_conf *c, const char *node, const struct proto_request *req,
 	     struct proto_placement *out, char *from, size_t fromlen, pl_err_t *err);
+
+/*
+ * The step's record directory for the NCCL watch: PARENT/JOB.STEP, made
+ * (or, when another slurmstepd of the same machine made it, reused) as a
+ * real directory owned by uid:gid, mode 0700.  PARENT is made 0755 when
+ * absent and must be a real directory owned by this process's euid that
+ * nobody else can write (or sticky).  No symlink is followed.  Writes the
+ * directory's path to out and returns 0, or -1 with err (then nothing is
+ * left half made).
+ */
+int pl_watch_dir_make(const char *parent, unsigned long job, unsigned long step, long uid,
+		      long gid, char *out, size_t outlen, pl_err_t *err);
+
+/*
+ * Remove PARENT/JOB.STEP and the entries in it, following no symlink (a
+ * symlink in it is removed itself).  Returns 0, or -1 with err; a missing
+ * directory is not an error.
+ */
+int pl_watch_dir_remove(const char *parent, unsigned long job, unsigned long step,
+			pl_err_t *err);
 
 #endif

@@ -38,6 +38,10 @@ static struct {
 	uint32_t job_id, step_id;
 	long node_rank;			/* order of this node by its lowest rank */
 	long local_world;
+	bool watch;			/* the step's record directory is made */
+	char watch_parent[PATH_MAX];	/* plugstack watch_dir, for the removal */
+	char watch_path[PATH_MAX];	/* PARALLEL_LAYOUT_WATCH_DIR */
+	char watch_why[512];		/* why the watch is off, for verbose mode */
 } ctx;
 
 static void
@@ -252,6 +256,42 @@ place_here(const struct pl_opts *o, const struct pl_step *st, long me, long uid,
 			   uid);
 }
 
+/*
+ * The NCCL watch's record directory for the step, made here as root and
+ * given to the job's user.  Best-effort: a failure turns the watch off for
+ * the step (said once to the log, and to the user in verbose mode), it
+ * never fails the step.
+ */
+static void
+watch_prepare(spank_t sp, const struct pl_opts *o, long uid)
+{
+	gid_t gid = (gid_t)-1;
+	pl_err_t err;
+
+	if (!o->conf.watch || !(o->conf.export_mask & EXPORT_NCCL)) {
+		snprintf(ctx.watch_why, sizeof(ctx.watch_why), "the site turned it off (plugstack %s)",
+			 o->conf.watch ? "export= without nccl" : "watch=no");
+		return;
+	}
+	if (o->watch_off) {
+		snprintf(ctx.watch_why, sizeof(ctx.watch_why), "--parallel-layout-watch=no");
+		return;
+	}
+	if (spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS)
+		gid = (gid_t)-1;
+	pl_err_clear(&err);
+	if (pl_watch_dir_make(o->conf.watch_dir, ctx.job_id, ctx.step_id, uid,
+			      gid == (gid_t)-1 ? -1 : (long)gid, ctx.watch_path,
+			      sizeof(ctx.watch_path), &err) < 0) {
+		slurm_error(PLUGIN_NAME ": step %u.%u: NCCL watch off: %s", ctx.job_id, ctx.step_id,
+			    err.text);
+		snprintf(ctx.watch_why, sizeof(ctx.watch_why), "%s", err.text);
+		return;
+	}
+	snprintf(ctx.watch_parent, sizeof(ctx.watch_parent), "%s", o->conf.watch_dir);
+	ctx.watch = true;
+}
+
 int
 pl_remote_prepare(spank_t sp, const struct pl_opts *o)
 {
@@ -297,6 +337,8 @@ pl_remote_prepare(spank_t sp, const struct pl_opts *o)
 	want_steer = spank_getenv(sp, "PARALLEL_LAYOUT_STEERED", env, sizeof(env)) ==
 		     ESPANK_SUCCESS && strcmp(env, "1") == 0;
 	place_here(o, &st, me, uid == (uid_t)-1 ? -1 : (long)uid, want_steer, dist);
+	if (!ctx.error[0] && ctx.have_place)
+		watch_prepare(sp, o, uid == (uid_t)-1 ? -1 : (long)uid);
 out:
 	pl_step_free(&st);
 	return 0;
@@ -305,7 +347,15 @@ out:
 void
 pl_remote_exit(void)
 {
+	pl_err_t err;
+
 	proto_placement_free(&ctx.place);
+	if (!ctx.watch)
+		return;
+	ctx.watch = false;
+	pl_err_clear(&err);
+	if (pl_watch_dir_remove(ctx.watch_parent, ctx.job_id, ctx.step_id, &err) < 0)
+		slurm_error(PLUGIN_NAME ": step %u.%u: %s", ctx.job_id, ctx.step_id, err.text);
 }
 
 /* Set var unless the user set it and the admin did not let us overwrite. */
@@ -408,6 +458,35 @@ export_nccl(spank_t sp, const struct pl_opts *o, const struct proto_task *t)
 	}
 }
 
+/* The NCCL watch for this task, unless the user loads a profiler plugin
+ * of their own (NCCL takes one only). */
+static void
+export_watch(spank_t sp, const struct pl_opts *o, uint32_t gid)
+{
+	char old[1024], clip[PL_CLIP_BUF];
+	spank_err_t got;
+
+	if (!ctx.watch) {
+		if (o->verbose)
+			fprintf(stderr, PLUGIN_NAME ": task %u: NCCL watch off: %s\n", gid,
+				ctx.watch_why[0] ? ctx.watch_why : "no record directory");
+		return;
+	}
+	got = spank_getenv(sp, "NCCL_PROFILER_PLUGIN", old, sizeof(old));
+	if (got == ESPANK_SUCCESS || got == ESPANK_NOSPACE) {
+		if (o->verbose)
+			fprintf(stderr, PLUGIN_NAME ": task %u: NCCL watch off: NCCL_PROFILER_PLUGIN=%s is the user's\n",
+				gid, got == ESPANK_SUCCESS ? pl_clip(old, clip, sizeof(clip)) :
+				"(a long value)");
+		return;
+	}
+	spank_setenv(sp, "NCCL_PROFILER_PLUGIN", o->conf.hook, 1);
+	spank_setenv(sp, "PARALLEL_LAYOUT_WATCH_DIR", ctx.watch_path, 1);
+	if (o->verbose)
+		fprintf(stderr, PLUGIN_NAME ": task %u: NCCL watch on: NCCL_PROFILER_PLUGIN=%s PARALLEL_LAYOUT_WATCH_DIR=%s\n",
+			gid, o->conf.hook, ctx.watch_path);
+}
+
 /* LOCAL_RANK indexes the GPUs the task sees. */
 static int
 local_rank_of(spank_t sp, const struct pl_opts *o, const struct proto_task *t)
@@ -450,8 +529,10 @@ pl_remote_task_init(spank_t sp, const struct pl_opts *o)
 	local_rank = local_rank_of(sp, o, t);
 	if (o->conf.export_mask & EXPORT_FRAMEWORK)
 		export_framework(sp, o, t, local_rank);
-	if (o->conf.export_mask & EXPORT_NCCL)
+	if (o->conf.export_mask & EXPORT_NCCL) {
 		export_nccl(sp, o, t);
+		export_watch(sp, o, gid);
+	}
 	if (o->conf.export_mask & EXPORT_SLURM) {
 		/* Opt-in: for tools that read SLURM_PROCID (PyTorch Lightning). */
 		spank_setenv(sp, "SLURM_PROCID", (snprintf(val, sizeof(val), "%ld", t->rank), val), 1);

@@ -51,6 +51,25 @@ on_verbose(int val, const char *optarg, int remote)
 	return 0;
 }
 
+static int
+on_watch(int val, const char *optarg, int remote)
+{
+	char clip[PL_CLIP_BUF];
+
+	(void)val;
+	(void)remote;
+	if (optarg && strcmp(optarg, "no") == 0)
+		opts.watch_off = true;
+	else if (optarg && strcmp(optarg, "yes") == 0)
+		opts.watch_off = false;
+	else {
+		slurm_error(PLUGIN_NAME ": --parallel-layout-watch=%s: expected yes or no",
+			    pl_clip(optarg ? optarg : "", clip, sizeof(clip)));
+		return -1;
+	}
+	return 0;
+}
+
 static struct spank_option opt_layout = {
 	"parallel-layout", "SPEC",
 	"Place ranks for a parallel training layout, e.g. tp8,pp4 or tp4,cp2,pp8,model=70b "
@@ -62,6 +81,13 @@ static struct spank_option opt_verbose = {
 	"parallel-layout-verbose", NULL,
 	"Say how --parallel-layout placed the step and which variables it set or kept",
 	0, 1, on_verbose
+};
+
+static struct spank_option opt_watch = {
+	"parallel-layout-watch", "yes|no",
+	"With --parallel-layout: let the NCCL watch record what each rank's NCCL is doing "
+	"(NCCL_PROFILER_PLUGIN; default yes where the site turned it on)",
+	1, 0, on_watch
 };
 
 int
@@ -76,7 +102,8 @@ slurm_spank_init(spank_t sp, int ac, char **av)
 	pl_err_clear(&opts.conf_err);
 	opts.conf_ok = pl_args_parse(ac, av, &opts.conf, &opts.conf_err) == 0;
 	if (spank_option_register(sp, &opt_layout) != ESPANK_SUCCESS ||
-	    spank_option_register(sp, &opt_verbose) != ESPANK_SUCCESS)
+	    spank_option_register(sp, &opt_verbose) != ESPANK_SUCCESS ||
+	    spank_option_register(sp, &opt_watch) != ESPANK_SUCCESS)
 		slurm_error(PLUGIN_NAME ": cannot register --parallel-layout");
 	return 0;
 }

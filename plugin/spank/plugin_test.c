@@ -4,9 +4,11 @@
  * check of a placement answer against the step, request building and the
  * in-process fallback.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "pl_answer.h"
@@ -45,6 +47,11 @@ test_args(void)
 	is_int(c.timeout_ms, 2000, "default timeout 2000 ms");
 	is_int(c.export_mask, EXPORT_FRAMEWORK | EXPORT_NCCL, "default export framework,nccl");
 	ok(c.reorder, "default reorder yes");
+	ok(c.watch, "default watch yes");
+	is_str(c.hook, PL_NCCL_HOOK, "default hook: the one the build installs");
+	ok(c.hook[0] == '/' && strstr(c.hook, "/libparallel-layout-nccl.so"),
+	   "the default hook is an absolute path to libparallel-layout-nccl.so (%s)", c.hook);
+	is_str(c.watch_dir, "/dev/shm/parallel-layout", "default watch_dir");
 	ok(args("map=/etc/m.json socket=/run/x-%n.sock fallback=fail timeout_ms=500 export=slurm,nccl "
 		"reorder=no master_addr=10.0.0.1 master_port_base=30000 master_port_span=100 "
 		"socket_ifname=ib0 ras_port_base=29000 ras_port_span=0 force=RANK,MASTER_PORT",
@@ -57,6 +64,19 @@ test_args(void)
 	is_int(c.master_port_base, 30000, "master_port_base");
 	is_int(c.ras_port_span, 0, "ras_port_span 0 turns NCCL_RAS_ADDR off");
 	is_str(c.force, "RANK,MASTER_PORT", "force list");
+	ok(args("watch=no hook=/opt/pl/hook.so watch_dir=/run/plw", &c, msg, sizeof(msg)) == 0,
+	   "the watch keys parse (%s)", msg);
+	ok(!c.watch, "watch=no");
+	is_str(c.hook, "/opt/pl/hook.so", "hook=");
+	is_str(c.watch_dir, "/run/plw", "watch_dir=");
+	ok(args("watch=maybe", &c, msg, sizeof(msg)) < 0, "bad watch refused");
+	like(msg, "watch=maybe: expected yes or no", "with the accepted values");
+	ok(args("hook=libparallel-layout-nccl.so", &c, msg, sizeof(msg)) < 0,
+	   "a relative hook refused");
+	like(msg, "hook=libparallel-layout-nccl.so: expected an absolute path", "saying why");
+	ok(args("watch_dir=/", &c, msg, sizeof(msg)) < 0, "watch_dir=/ refused");
+	ok(args("watch_dir=shm/pl", &c, msg, sizeof(msg)) < 0, "a relative watch_dir refused");
+	like(msg, "watch_dir=shm/pl: expected an absolute path (not /)", "saying why");
 	ok(args("timeout=5", &c, msg, sizeof(msg)) < 0, "unknown key refused");
 	like(msg, "unknown key 'timeout' (accepted: map, socket", "naming it and the accepted keys");
 	ok(args("map", &c, msg, sizeof(msg)) < 0, "a word without = refused");
@@ -501,15 +521,118 @@ test_bounds(void)
 	rmdir(dir);
 }
 
+/* Mode and owner of path, not following a symlink; -1 when absent. */
+static long
+mode_of(const char *path, long *uid)
+{
+	struct stat sb;
+
+	if (lstat(path, &sb) < 0)
+		return -1;
+	*uid = (long)sb.st_uid;
+	return (long)(sb.st_mode & 07777) | (S_ISDIR(sb.st_mode) ? 0100000L : 0);
+}
+
+static void
+test_watch_dir(void)
+{
+	char top[] = "/tmp/pl-watch-XXXXXX", parent[256], path[512], want[600], f[700];
+	long me = (long)geteuid(), uid = -1;
+	pl_err_t err;
+	FILE *fp;
+
+	if (!mkdtemp(top)) {
+		ok(0, "mkdtemp: %s", strerror(errno));
+		return;
+	}
+	snprintf(parent, sizeof(parent), "%s/plw", top);
+	pl_err_clear(&err);
+	ok(pl_watch_dir_make(parent, 77, 3, me, (long)getegid(), path, sizeof(path), &err) == 0,
+	   "the step directory is made (%s)", err.text);
+	snprintf(want, sizeof(want), "%s/77.3", parent);
+	is_str(path, want, "named PARENT/JOB.STEP");
+	is_int(mode_of(parent, &uid), 0100755L, "the parent made 0755");
+	is_int(mode_of(path, &uid), 0100700L, "the step directory 0700");
+	is_int(uid, me, "owned by the job's user");
+	/* A second slurmstepd of the same machine, same step. */
+	pl_err_clear(&err);
+	ok(pl_watch_dir_make(parent, 77, 3, me, -1, path, sizeof(path), &err) == 0,
+	   "made again for the same step: reused (%s)", err.text);
+	snprintf(f, sizeof(f), "%s/plw-77.3.0.1", path);
+	fp = fopen(f, "w");
+	if (fp)
+		fclose(fp);
+	pl_err_clear(&err);
+	ok(pl_watch_dir_remove(parent, 77, 3, &err) == 0, "removed (%s)", err.text);
+	is_int(mode_of(path, &uid), -1L, "the directory and its record are gone");
+	is_int(mode_of(parent, &uid), 0100755L, "the parent stays");
+	ok(pl_watch_dir_remove(parent, 77, 3, &err) == 0, "removing a missing one is no error");
+
+	/* Planted: a symlink at the step's name, pointing at a directory. */
+	snprintf(want, sizeof(want), "%s/victim", top);
+	mkdir(want, 0755);
+	snprintf(path, sizeof(path), "%s/77.4", parent);
+	ok(symlink(want, path) == 0, "a symlink planted at 77.4");
+	pl_err_clear(&err);
+	ok(pl_watch_dir_make(parent, 77, 4, me, -1, path, sizeof(path), &err) < 0,
+	   "a symlink at the step's name is refused");
+	like(err.text, "77.4: something other than a directory is there (not followed)",
+	     "saying so");
+	is_int(mode_of(want, &uid), 0100755L, "the link's target is not chmod-ed");
+	snprintf(f, sizeof(f), "%s/victim/keep", top);
+	fp = fopen(f, "w");
+	if (fp)
+		fclose(fp);
+	ok(pl_watch_dir_remove(parent, 77, 4, &err) < 0, "removal does not follow the link");
+	ok(access(f, F_OK) == 0, "the file behind the link is kept");
+	snprintf(path, sizeof(path), "%s/77.4", parent);
+	unlink(path);
+
+	/* A symlink inside the step's directory is removed itself. */
+	pl_err_clear(&err);
+	ok(pl_watch_dir_make(parent, 77, 5, me, -1, path, sizeof(path), &err) == 0, "77.5 made");
+	snprintf(want, sizeof(want), "%s/plw-link", path);
+	ok(symlink(f, want) == 0, "a symlink to a file inside it");
+	pl_err_clear(&err);
+	ok(pl_watch_dir_remove(parent, 77, 5, &err) == 0, "removed (%s)", err.text);
+	ok(access(f, F_OK) == 0, "the file the link named is kept");
+
+	/* A parent others may write, and a parent that is a symlink. */
+	chmod(parent, 0777);
+	pl_err_clear(&err);
+	ok(pl_watch_dir_make(parent, 77, 6, me, -1, path, sizeof(path), &err) < 0,
+	   "a world-writable parent is refused");
+	like(err.text, "not writable by others (mode 0755 or sticky)", "saying what is accepted");
+	chmod(parent, 01777);
+	pl_err_clear(&err);
+	ok(pl_watch_dir_make(parent, 77, 6, me, -1, path, sizeof(path), &err) == 0,
+	   "a sticky one is taken (%s)", err.text);
+	pl_watch_dir_remove(parent, 77, 6, &err);
+	rmdir(parent);
+	ok(symlink(top, parent) == 0, "the parent planted as a symlink");
+	pl_err_clear(&err);
+	ok(pl_watch_dir_make(parent, 77, 7, me, -1, path, sizeof(path), &err) < 0,
+	   "a symlink parent is refused");
+	like(err.text, "without following a symlink", "saying so");
+	snprintf(path, sizeof(path), "%s/77.7", top);
+	is_int(mode_of(path, &uid), -1L, "nothing made behind it");
+	unlink(parent);
+	unlink(f);
+	snprintf(want, sizeof(want), "%s/victim", top);
+	rmdir(want);
+	rmdir(top);
+}
+
 int
 main(void)
 {
-	plan(139);
+	plan(181);
 	test_args();
 	test_shape();
 	test_answer_check();
 	test_request();
 	test_fallback();
 	test_bounds();
+	test_watch_dir();
 	return done_testing();
 }
