@@ -27,6 +27,7 @@
 #include "layoutd.h"
 #include "layoutd_conn.h"
 #include "layoutd_steps.h"
+#include "layoutd_watch.h"
 
 #define LD_MAX_OVERRIDES 32
 
@@ -76,7 +77,8 @@ usage(FILE *f)
 		"  --log FILE           log there instead of stderr (reopened on SIGHUP)\n"
 		"  --hwloc-check WHAT   compare this node with the map: live, no, or an hwloc XML\n"
 		"\n"
-		"Endpoints: GET /v1/health, GET /v1/topology, POST /v1/placement, GET /v1/steps.\n"
+		"Endpoints: GET /v1/health, GET /v1/topology, POST /v1/placement, GET /v1/steps,\n"
+		"GET /v1/watch, POST /v1/watch/tasks, POST /v1/watch/exit.\n"
 		"SIGHUP reloads config and map (the old ones stay when the new ones fail);\n"
 		"SIGTERM and SIGINT exit cleanly.\n",
 		LD_DEFAULT_SOCKET, ld_default_conf(), ld_conf_keys());
@@ -275,6 +277,11 @@ main(int argc, char **argv)
 		pl_err_set(&err, "out of memory");
 		goto out;
 	}
+	d.watch = ld_watch_new(&d);
+	if (!d.watch) {
+		pl_err_set(&err, "out of memory");
+		goto out;
+	}
 	ld_http_apply(&d);
 	ld_http_setup(&d, d.http);
 	if (ld_listen_unix(&d, &ls, &err) < 0 || ld_listen_tcp(&d, &ls, &err) < 0)
@@ -323,6 +330,7 @@ out:
 	if (d.http)
 		evhttp_free(d.http);
 	ld_conns_free(d.conns);
+	ld_watch_free(d.watch);
 	if (d.base)
 		event_base_free(d.base);
 	ld_steps_free(d.steps);

@@ -11,6 +11,8 @@
  *   layoutd_conn.c    connections: cap, whole-request deadline, EMFILE
  *                     back-off, the caller's credentials (layoutd_conn.h)
  *   layoutd_steps.c   the ring of recorded steps (layoutd_steps.h)
+ *   layoutd_watch.c   the node's watched ranks: records, detection
+ *                     (layoutd_watch.h)
  *   layoutd_http.c    routing, replies and the handlers
  *
  * Each subsystem keeps its state in its own struct; struct ld only holds
@@ -40,6 +42,10 @@
 #define LD_DEFAULT_MAX_BODY (64L << 20)
 #define LD_DEFAULT_MAX_HEADER (16L << 10)
 #define LD_DEFAULT_MAX_CONNECTIONS 512L
+#define LD_DEFAULT_WATCH_INTERVAL_MS 1000L
+#define LD_DEFAULT_HANG_THRESHOLD_S 60L
+#define LD_DEFAULT_WATCH_MAX_STEPS 64L
+#define LD_DEFAULT_WATCH_MAX_TASKS 256L
 
 /* What a TCP caller, which has no credentials, may do. */
 enum ld_tcp_access {
@@ -68,6 +74,10 @@ struct ld_conf {
 	long max_body;
 	long max_header;
 	long max_connections;
+	long watch_interval_ms;		/* sampling of the watch records */
+	long hang_threshold_s;		/* detection's threshold */
+	long watch_max_steps;		/* registered steps at once */
+	long watch_max_tasks;		/* registered tasks per step */
 };
 
 /* One setting from the command line: applied after the file, so it wins. */
@@ -225,6 +235,7 @@ struct event_base;
 struct evhttp;
 struct ld_conns;
 struct ld_steps;
+struct ld_watch;
 
 struct ld {
 	struct ld_load *cur;
@@ -234,6 +245,7 @@ struct ld {
 	struct evhttp *http;
 	struct ld_conns *conns;		/* layoutd_conn.c */
 	struct ld_steps *steps;		/* layoutd_steps.c */
+	struct ld_watch *watch;		/* layoutd_watch.c */
 	struct timespec start;		/* CLOCK_MONOTONIC */
 	unsigned long requests;
 	unsigned long reloads;

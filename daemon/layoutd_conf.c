@@ -24,7 +24,7 @@
 
 enum kind {
 	K_PATH, K_SOCKET, K_MODE, K_GROUP, K_TCP, K_TCP_ACCESS, K_NODE, K_LOG, K_HWLOC, K_USER,
-	K_MS, K_SIZE, K_HEADER, K_COUNT
+	K_MS, K_SIZE, K_HEADER, K_COUNT, K_WATCH_MS, K_HANG, K_WSTEPS, K_WTASKS
 };
 
 struct key {
@@ -53,6 +53,10 @@ static const struct key keys[] = {
 	{ "max_body", K_SIZE, offsetof(struct ld_conf, max_body), 0 },
 	{ "max_header", K_HEADER, offsetof(struct ld_conf, max_header), 0 },
 	{ "max_connections", K_COUNT, offsetof(struct ld_conf, max_connections), 0 },
+	{ "watch_interval_ms", K_WATCH_MS, 0, 0 },
+	{ "hang_threshold_s", K_HANG, 0, 0 },
+	{ "watch_max_steps", K_WSTEPS, 0, 0 },
+	{ "watch_max_tasks", K_WTASKS, 0, 0 },
 };
 
 static const char *const tcp_access_names[] = { "read-only", "query", "trusted" };
@@ -64,7 +68,7 @@ ld_conf_keys(void)
 {
 	return "map, socket, socket_mode, socket_group, tcp, tcp_access, port_file, node_name, "
 	       "log, pidfile, hwloc_check, slurm_user, request_timeout_ms, max_body, max_header, "
-	       "max_connections";
+	       "max_connections, watch_interval_ms, hang_threshold_s, watch_max_steps, watch_max_tasks";
 }
 
 const char *
@@ -85,6 +89,10 @@ ld_conf_defaults(struct ld_conf *c)
 	c->max_body = LD_DEFAULT_MAX_BODY;
 	c->max_header = LD_DEFAULT_MAX_HEADER;
 	c->max_connections = LD_DEFAULT_MAX_CONNECTIONS;
+	c->watch_interval_ms = LD_DEFAULT_WATCH_INTERVAL_MS;
+	c->hang_threshold_s = LD_DEFAULT_HANG_THRESHOLD_S;
+	c->watch_max_steps = LD_DEFAULT_WATCH_MAX_STEPS;
+	c->watch_max_tasks = LD_DEFAULT_WATCH_MAX_TASKS;
 	c->tcp_access = LD_TCP_READ_ONLY;
 	c->slurm_uid = -1;
 }
@@ -251,6 +259,14 @@ ld_conf_set(struct ld_conf *c, const char *key, const char *value, pl_err_t *err
 		return set_number(&c->max_header, value, true, 1024, 1L << 20, err);
 	case K_COUNT:
 		return set_number(&c->max_connections, value, false, 1, 1000000, err);
+	case K_WATCH_MS:
+		return set_number(&c->watch_interval_ms, value, false, 100, 3600000, err);
+	case K_HANG:
+		return set_number(&c->hang_threshold_s, value, false, 5, 86400, err);
+	case K_WSTEPS:
+		return set_number(&c->watch_max_steps, value, false, 1, 4096, err);
+	case K_WTASKS:
+		return set_number(&c->watch_max_tasks, value, false, 1, 4096, err);
 	}
 	return pl_err_set(err, "unhandled key '%s'", key);
 }

@@ -22,6 +22,7 @@
 #include "layoutd.h"
 #include "layoutd_conn.h"
 #include "layoutd_steps.h"
+#include "layoutd_watch.h"
 
 #define CT_JSON LD_CT_JSON
 #define OOM_BODY "{\"error\":\"out of memory\"}\n"
@@ -308,6 +309,52 @@ do_steps(struct ld *d, struct evhttp_request *req, const struct caller *who)
 	reply_json(req, 200, arr ? json_pack("{s:o}", "steps", arr) : NULL);
 }
 
+/* ---- the watch: POST /v1/watch/tasks, POST /v1/watch/exit, GET /v1/watch ---- */
+
+static void
+watch_post(struct ld *d, struct evhttp_request *req,
+	   int (*fn)(struct ld_watch *, const char *, pl_err_t *))
+{
+	const char *msg = NULL;
+	struct buf eb = BUF_INIT;
+	char *body;
+	int status = 500;
+	pl_err_t err;
+
+	pl_err_clear(&err);
+	body = request_body(req, &status, &msg);
+	if (body) {
+		status = fn(d->watch, body, &err);
+		msg = status == 200 ? NULL : err.text;
+	}
+	if (msg) {
+		ld_log(&d->log, "watch: refused (%d): %s", status, ld_escape(&eb, msg, LD_LOG_ERROR_MAX));
+		reply_error(req, status, msg);
+	} else {
+		reply_text(req, 200, "{\"status\":\"ok\"}");
+	}
+	buf_free(&eb);
+	free(body);
+}
+
+static void
+do_watch_tasks(struct ld *d, struct evhttp_request *req, const struct caller *who)
+{
+	watch_post(d, req, ld_watch_register);
+}
+
+static void
+do_watch_exit(struct ld *d, struct evhttp_request *req, const struct caller *who)
+{
+	watch_post(d, req, ld_watch_exit);
+}
+
+static void
+do_watch(struct ld *d, struct evhttp_request *req, const struct caller *who)
+{
+	reply_json(req, 200, ld_watch_json(d->watch, who->trusted, who->peer.uid));
+}
+
 /* ---- routing ---- */
 
 /* Who may use a route. */
@@ -315,6 +362,7 @@ enum access {
 	ACCESS_ANY,		/* health, topology: also over a read-only TCP */
 	ACCESS_QUERY,		/* placements: any local user; TCP with query or trusted */
 	ACCESS_TRUSTED_TCP,	/* steps: any local user (their own jobs); TCP only trusted */
+	ACCESS_ROOT,		/* watch registrations: root on the unix socket only */
 };
 
 static const struct route {
@@ -327,6 +375,9 @@ static const struct route {
 	{ "/v1/topology", EVHTTP_REQ_GET | EVHTTP_REQ_HEAD, ACCESS_ANY, do_topology },
 	{ "/v1/placement", EVHTTP_REQ_POST, ACCESS_QUERY, do_placement },
 	{ "/v1/steps", EVHTTP_REQ_GET | EVHTTP_REQ_HEAD, ACCESS_TRUSTED_TCP, do_steps },
+	{ "/v1/watch", EVHTTP_REQ_GET | EVHTTP_REQ_HEAD, ACCESS_TRUSTED_TCP, do_watch },
+	{ "/v1/watch/tasks", EVHTTP_REQ_POST, ACCESS_ROOT, do_watch_tasks },
+	{ "/v1/watch/exit", EVHTTP_REQ_POST, ACCESS_ROOT, do_watch_exit },
 };
 
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))
@@ -375,6 +426,13 @@ allowed(struct ld *d, const struct route *r, const struct caller *who, enum evht
 {
 	enum ld_tcp_access a = d->cur->conf.tcp_access;
 
+	if (r->access == ACCESS_ROOT) {
+		if (who->peer.local && who->peer.uid == 0)
+			return true;
+		buf_printf(b, "%s %s: only root on the unix socket may register watched tasks "
+			   "(caller %s)", method_name(m), r->path, who->who);
+		return false;
+	}
 	if (who->peer.local || r->access == ACCESS_ANY || a == LD_TCP_TRUSTED ||
 	    (r->access == ACCESS_QUERY && a == LD_TCP_QUERY))
 		return true;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "layoutd.h"
+#include "layoutd_watch.h"
 
 #ifndef SYSCONFDIR
 #define SYSCONFDIR "/etc"
@@ -148,6 +149,7 @@ ld_reload(struct ld *d)
 	d->cur = n;
 	ld_load_free(old);
 	ld_http_apply(d);
+	ld_watch_apply(d->watch);
 	d->reloads++;
 	ld_log_state(d, "reloaded");
 	return 0;

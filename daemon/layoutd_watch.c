@@ -1,0 +1,762 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The node's watched ranks (layoutd_watch.h).  The records are the users'
+ * files: reader_read() checks each one, and a SIGBUS raised by a record
+ * shrunk under its mapping is caught around that one call.
+ *
+ * Why a SIGBUS guard and not pread() into a private buffer: reader_read()
+ * does the path checks (no symbolic link anywhere, owners, modes) on the
+ * descriptors it opens and reads through its own mapping; reading with
+ * pread here would mean doing those checks a second time outside lib/.
+ * The handler is installed only for the call and jumps back out of it;
+ * what the interrupted call held (its mapping and its two descriptors) is
+ * found again through /proc/self and released, so a hostile user can
+ * neither kill the daemon nor make it leak.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "buf.h"
+#include "detect.h"
+#include "layoutd.h"
+#include "layoutd_watch.h"
+#include "reader.h"
+
+#define NAXES 5
+#define LD_NODE_LEN 64
+#define LD_MAX_VERDICTS 1024
+/* Wait status for an exit whose status nobody gave: neither an exit nor a
+ * signal, so detection ranks it with the bad exits. */
+#define STATUS_UNKNOWN 0x7f
+
+static const char *const axes[NAXES] = { "tp", "cp", "ep", "dp", "pp" };
+
+enum rec_state { REC_UNREAD, REC_OK, REC_BUSY, REC_REFUSED };
+
+struct wtask {
+	long task, rank, pid;
+	char node[LD_NODE_LEN];
+	long coords[NAXES];
+	char *record;
+	bool exited, status_known;
+	int status;			/* wait status when status_known */
+	enum rec_state rs;
+	bool refusal_logged;
+	char refusal[PL_ERR_TEXT];
+	struct detect_rank sum;		/* the last accepted summary */
+};
+
+struct wstep {
+	long job, step, uid;
+	long ntasks, cap;
+	struct wtask **tasks;		/* cap of them (watch_max_tasks then), ntasks used */
+	unsigned long seq;		/* registration order, for eviction */
+};
+
+struct ld_watch {
+	struct ld *d;
+	struct event *timer;
+	long nsteps;
+	struct wstep **steps;		/* allocated per step, nsteps used */
+	long cap_steps;
+	unsigned long regs;		/* registrations ever */
+	unsigned long samples;
+	struct detect_rank *ranks;	/* detect_run's input, per sample */
+	size_t cap_ranks;
+	struct detect_verdict verd[LD_MAX_VERDICTS];
+	size_t nverd, verd_total;
+	struct detect_verdict prev[LD_MAX_VERDICTS];
+	size_t nprev;
+	uint64_t now_ns;		/* of the last sample */
+};
+
+static uint64_t
+mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
+}
+
+static double
+age_s(uint64_t now, uint64_t t)
+{
+	return t && now > t ? (double)(now - t) / 1e9 : 0.0;
+}
+
+/* ---- the SIGBUS guard ---------------------------------------------------- */
+
+static sigjmp_buf bus_jmp;
+static volatile sig_atomic_t bus_armed;
+static void *volatile bus_addr;
+
+static void
+on_sigbus(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	if (bus_armed) {
+		bus_armed = 0;
+		bus_addr = si->si_addr;
+		siglongjmp(bus_jmp, 1);
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* After a SIGBUS in the read: unmap the mapping that holds addr, and close
+ * the descriptors of its file and of the record's directory (dir). */
+static void
+bus_release(const void *addr, const struct stat *dir)
+{
+	uintptr_t a = (uintptr_t)addr;
+	unsigned long long lo, hi, ino = 0;
+	unsigned maj = 0, mi = 0;
+	dev_t fdev = 0;
+	char line[512];
+	struct dirent *e;
+	FILE *f;
+	DIR *dd;
+
+	f = fopen("/proc/self/maps", "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx-%llx %*s %*s %x:%x %llu", &lo, &hi, &maj, &mi, &ino) == 5 &&
+		    a >= lo && a < hi) {
+			munmap((void *)(uintptr_t)lo, (size_t)(hi - lo));
+			fdev = makedev(maj, mi);
+			break;
+		}
+	if (f)
+		fclose(f);
+	dd = opendir("/proc/self/fd");
+	while (dd && (e = readdir(dd))) {
+		struct stat st;
+		int fd = atoi(e->d_name);
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9' || fd == dirfd(dd) || fd <= 2 ||
+		    fstat(fd, &st) < 0)
+			continue;
+		if ((S_ISREG(st.st_mode) && ino && st.st_ino == ino && st.st_dev == fdev) ||
+		    (S_ISDIR(st.st_mode) && st.st_ino == dir->st_ino && st.st_dev == dir->st_dev))
+			close(fd);
+	}
+	if (dd)
+		closedir(dd);
+}
+
+/* reader_read() with a SIGBUS handler for the call only. */
+static int
+guarded_read(const char *path, const struct reader_expect *x, struct reader_snap *snap,
+	     pl_err_t *err)
+{
+	struct sigaction sa, old;
+	struct stat dir;
+	char dpath[LD_PATH], c[PL_CLIP_BUF];
+	char *slash;
+	int rv;
+
+	snprintf(dpath, sizeof(dpath), "%s", path);
+	slash = strrchr(dpath, '/');
+	if (slash)
+		*(slash == dpath ? slash + 1 : slash) = '\0';
+	if (!slash || stat(dpath, &dir) < 0)
+		memset(&dir, 0, sizeof(dir));
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_sigbus;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, &old);
+	if (sigsetjmp(bus_jmp, 1) == 0) {
+		bus_armed = 1;
+		rv = reader_read(path, x, snap, err);
+		bus_armed = 0;
+	} else {
+		bus_release(bus_addr, &dir);
+		memset(snap, 0, sizeof(*snap));
+		pl_err_clear(err);
+		pl_err_set(err, "watch record %s: shrunk while it was read (SIGBUS), want %zu bytes",
+			   pl_clip_path(path, c, sizeof(c)), sizeof(struct plw_record));
+		rv = -1;
+	}
+	sigaction(SIGBUS, &old, NULL);
+	return rv;
+}
+
+/* ---- the table ------------------------------------------------------------ */
+
+static void
+task_free(struct wtask *t)
+{
+	if (t) {
+		free(t->record);
+		free(t);
+	}
+}
+
+static void
+step_free(struct wstep *s)
+{
+	long i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->ntasks; i++)
+		task_free(s->tasks[i]);
+	free(s->tasks);
+	free(s);
+}
+
+static struct wstep *
+step_find(const struct ld_watch *w, long job, long step)
+{
+	long i;
+
+	for (i = 0; i < w->nsteps; i++)
+		if (w->steps[i]->job == job && w->steps[i]->step == step)
+			return w->steps[i];
+	return NULL;
+}
+
+static bool
+step_ended(const struct wstep *s)
+{
+	long i;
+
+	for (i = 0; i < s->ntasks; i++)
+		if (!s->tasks[i]->exited)
+			return false;
+	return s->ntasks > 0;
+}
+
+static void
+step_remove(struct ld_watch *w, long i)
+{
+	step_free(w->steps[i]);
+	memmove(&w->steps[i], &w->steps[i + 1], (size_t)(w->nsteps - i - 1) * sizeof(w->steps[0]));
+	w->nsteps--;
+}
+
+/* A new step; when the table is full the oldest ended step makes room.
+ * NULL with err when none has ended or out of memory. */
+static struct wstep *
+step_add(struct ld_watch *w, long job, long stepid, long uid, pl_err_t *err, int *status)
+{
+	const struct ld_conf *c = &w->d->cur->conf;
+	struct wstep *s;
+	long i, old = -1;
+
+	if (w->nsteps >= c->watch_max_steps) {
+		for (i = 0; i < w->nsteps; i++)
+			if (step_ended(w->steps[i]) && (old < 0 || w->steps[i]->seq < w->steps[old]->seq))
+				old = i;
+		if (old < 0) {
+			*status = 507;
+			pl_err_set(err, "job %ld.%ld: %ld steps are watched and running, watch_max_steps = %ld",
+				   job, stepid, w->nsteps, c->watch_max_steps);
+			return NULL;
+		}
+		step_remove(w, old);
+	}
+	if (w->nsteps >= w->cap_steps) {
+		long n = c->watch_max_steps > w->nsteps ? c->watch_max_steps : w->nsteps + 1;
+		struct wstep **p = realloc(w->steps, (size_t)n * sizeof(*p));
+
+		if (!p)
+			goto oom;
+		w->steps = p;
+		w->cap_steps = n;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s || !(s->tasks = calloc((size_t)c->watch_max_tasks, sizeof(*s->tasks)))) {
+		free(s);
+		goto oom;
+	}
+	s->cap = c->watch_max_tasks;
+	s->job = job;
+	s->step = stepid;
+	s->uid = uid;
+	s->seq = ++w->regs;
+	w->steps[w->nsteps++] = s;
+	return s;
+oom:
+	*status = 500;
+	pl_err_set(err, "out of memory");
+	return NULL;
+}
+
+static void
+on_timer(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	ld_watch_sample(arg);
+}
+
+struct ld_watch *
+ld_watch_new(struct ld *d)
+{
+	struct ld_watch *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return NULL;
+	w->d = d;
+	w->timer = event_new(d->base, -1, EV_PERSIST, on_timer, w);
+	if (!w->timer) {
+		free(w);
+		return NULL;
+	}
+	ld_watch_apply(w);
+	return w;
+}
+
+void
+ld_watch_apply(struct ld_watch *w)
+{
+	long ms = w->d->cur->conf.watch_interval_ms;
+	struct timeval tv;
+
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000;
+	event_add(w->timer, &tv);
+}
+
+void
+ld_watch_free(struct ld_watch *w)
+{
+	if (!w)
+		return;
+	event_free(w->timer);
+	while (w->nsteps > 0)
+		step_remove(w, w->nsteps - 1);
+	free(w->steps);
+	free(w->ranks);
+	free(w);
+}
+
+/* ---- registration ---------------------------------------------------------- */
+
+static int
+parse_error(const json_error_t *je, const char *what, pl_err_t *err)
+{
+	char c[PL_CLIP_BUF];
+
+	pl_err_set(err, "%s: %s (want {\"job_id\", \"step_id\", \"task\", \"rank\", \"pid\", "
+		   "\"uid\", \"node\", \"coords\": {\"tp\", \"cp\", \"ep\", \"dp\", \"pp\"}, "
+		   "\"record\"} for a task, {\"job_id\", \"step_id\", \"task\", \"status\"} for an exit)",
+		   what, pl_clip(je->text, c, sizeof(c)));
+	return 400;
+}
+
+int
+ld_watch_register(struct ld_watch *w, const char *body, pl_err_t *err)
+{
+	const struct ld_conf *c = &w->d->cur->conf;
+	json_int_t job, stepid, task, rank, pid, uid, co[NAXES];
+	const char *node, *rec;
+	char cl[PL_CLIP_BUF];
+	struct wstep *s;
+	struct wtask *t = NULL;
+	json_error_t je;
+	json_t *root;
+	int status = 422, i;
+	long k;
+
+	root = json_loads(body, JSON_REJECT_DUPLICATES, &je);
+	if (!root)
+		return parse_error(&je, "POST /v1/watch/tasks: not JSON", err);
+	if (json_unpack_ex(root, &je, 0,
+			   "{s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:{s:I, s:I, s:I, s:I, s:I !}, s:s !}",
+			   "job_id", &job, "step_id", &stepid, "task", &task, "rank", &rank,
+			   "pid", &pid, "uid", &uid, "node", &node, "coords", "tp", &co[0],
+			   "cp", &co[1], "ep", &co[2], "dp", &co[3], "pp", &co[4],
+			   "record", &rec) < 0) {
+		status = parse_error(&je, "POST /v1/watch/tasks", err);
+		goto out;
+	}
+	if (job < 0 || stepid < 0 || task < 0 || rank < 0 || pid <= 0 || uid < 0 ||
+	    job > INT64_MAX / 2 || stepid > INT64_MAX / 2 || rank > READER_MAX_RANKS ||
+	    pid > INT32_MAX || uid > UINT32_MAX - 1 || task >= c->watch_max_tasks) {
+		pl_err_set(err, "POST /v1/watch/tasks: job_id, step_id, rank and uid want >= 0, pid > 0, "
+			   "task in [0, watch_max_tasks = %ld)", c->watch_max_tasks);
+		goto out;
+	}
+	for (i = 0; i < NAXES; i++)
+		if (co[i] < 0 || co[i] > READER_MAX_RANKS) {
+			pl_err_set(err, "POST /v1/watch/tasks: coords.%s = %" PRId64 ": want 0 to %d",
+				   axes[i], (int64_t)co[i], READER_MAX_RANKS);
+			goto out;
+		}
+	if (rec[0] != '/' || strlen(rec) >= LD_PATH) {
+		pl_err_set(err, "POST /v1/watch/tasks: record %s: want an absolute path shorter than %d bytes",
+			   pl_clip_path(rec, cl, sizeof(cl)), LD_PATH);
+		goto out;
+	}
+	if (strlen(node) >= LD_NODE_LEN) {
+		pl_err_set(err, "POST /v1/watch/tasks: node %s: want at most %d bytes",
+			   pl_clip(node, cl, sizeof(cl)), LD_NODE_LEN - 1);
+		goto out;
+	}
+	s = step_find(w, (long)job, (long)stepid);
+	if (s && s->uid != (long)uid) {
+		pl_err_set(err, "POST /v1/watch/tasks: job %ld.%ld belongs to uid %ld, not %ld",
+			   (long)job, (long)stepid, s->uid, (long)uid);
+		goto out;
+	}
+	if (!s && !(s = step_add(w, (long)job, (long)stepid, (long)uid, err, &status)))
+		goto out;
+	t = calloc(1, sizeof(*t));
+	if (!t || !(t->record = strdup(rec))) {
+		status = 500;
+		pl_err_set(err, "out of memory");
+		goto out;
+	}
+	t->task = (long)task;
+	t->rank = (long)rank;
+	t->pid = (long)pid;
+	snprintf(t->node, sizeof(t->node), "%s", node);
+	for (i = 0; i < NAXES; i++)
+		t->coords[i] = (long)co[i];
+	for (k = 0; k < s->ntasks; k++)
+		if (s->tasks[k]->task == t->task)
+			break;
+	if (k == s->ntasks && (s->ntasks >= c->watch_max_tasks || s->ntasks >= s->cap)) {
+		status = 507;
+		pl_err_set(err, "job %ld.%ld: %ld tasks registered, watch_max_tasks = %ld",
+			   s->job, s->step, s->ntasks, c->watch_max_tasks);
+		goto out;
+	}
+	if (k < s->ntasks)
+		task_free(s->tasks[k]);	/* registered again: the newer one counts */
+	else
+		s->ntasks++;
+	s->tasks[k] = t;
+	ld_log(&w->d->log, "watch: job %ld.%ld task %ld rank %ld pid %ld uid %ld registered, record %s",
+	       s->job, s->step, t->task, t->rank, t->pid, s->uid, pl_clip_path(rec, cl, sizeof(cl)));
+	t = NULL;
+	status = 200;
+out:
+	task_free(t);
+	json_decref(root);
+	return status;
+}
+
+int
+ld_watch_exit(struct ld_watch *w, const char *body, pl_err_t *err)
+{
+	json_int_t job, stepid, task, st;
+	struct wstep *s;
+	json_error_t je;
+	json_t *root;
+	int status = 422;
+	long k;
+
+	root = json_loads(body, JSON_REJECT_DUPLICATES, &je);
+	if (!root)
+		return parse_error(&je, "POST /v1/watch/exit: not JSON", err);
+	if (json_unpack_ex(root, &je, 0, "{s:I, s:I, s:I, s:I !}", "job_id", &job, "step_id",
+			   &stepid, "task", &task, "status", &st) < 0) {
+		status = parse_error(&je, "POST /v1/watch/exit", err);
+		goto out;
+	}
+	if (st < 0 || st > 0xffff) {
+		pl_err_set(err, "POST /v1/watch/exit: status %" PRId64 ": want a wait status, 0 to 65535",
+			   (int64_t)st);
+		goto out;
+	}
+	s = job >= 0 && stepid >= 0 ? step_find(w, (long)job, (long)stepid) : NULL;
+	for (k = 0; s && k < s->ntasks; k++)
+		if (s->tasks[k]->task == (long)task)
+			break;
+	if (!s || k == s->ntasks) {
+		status = 404;
+		pl_err_set(err, "POST /v1/watch/exit: job %" PRId64 ".%" PRId64 " task %" PRId64
+			   " is not registered (POST /v1/watch/tasks first)",
+			   (int64_t)job, (int64_t)stepid, (int64_t)task);
+		goto out;
+	}
+	s->tasks[k]->exited = true;
+	s->tasks[k]->status_known = true;
+	s->tasks[k]->status = (int)st;
+	ld_log(&w->d->log, "watch: job %ld.%ld task %ld rank %ld exited, wait status %d", s->job,
+	       s->step, s->tasks[k]->task, s->tasks[k]->rank, (int)st);
+	status = 200;
+out:
+	json_decref(root);
+	return status;
+}
+
+/* ---- sampling --------------------------------------------------------------- */
+
+static void
+sample_task(struct ld_watch *w, const struct wstep *s, struct wtask *t)
+{
+	struct reader_snap *snap;
+	struct reader_expect x;
+	struct buf eb = BUF_INIT;
+	pl_err_t err;
+	int rv;
+
+	if (!t->exited && kill((pid_t)t->pid, 0) < 0 && errno == ESRCH) {
+		t->exited = true;
+		ld_log(&w->d->log, "watch: job %ld.%ld task %ld rank %ld pid %ld is gone (exit status unknown)",
+		       s->job, s->step, t->task, t->rank, t->pid);
+	}
+	if (t->exited)
+		return;
+	snap = malloc(sizeof(*snap));
+	if (!snap)
+		return;
+	reader_expect_uid(&x, (uid_t)s->uid);
+	x.job_id = s->job;
+	x.step_id = s->step;
+	x.rank = t->rank;
+	x.pid = t->pid;
+	pl_err_clear(&err);
+	rv = guarded_read(t->record, &x, snap, &err);
+	if (rv < 0) {
+		t->rs = REC_REFUSED;
+		snprintf(t->refusal, sizeof(t->refusal), "%s", err.text);
+		if (!t->refusal_logged)
+			ld_log(&w->d->log, "watch: job %ld.%ld task %ld rank %ld: record refused: %s",
+			       s->job, s->step, t->task, t->rank,
+			       ld_escape(&eb, err.text, PL_ERR_TEXT));
+		t->refusal_logged = true;
+	} else {
+		if (t->rs == REC_REFUSED)
+			ld_log(&w->d->log, "watch: job %ld.%ld task %ld rank %ld: record accepted again",
+			       s->job, s->step, t->task, t->rank);
+		t->rs = rv == 0 ? REC_OK : REC_BUSY;
+		t->refusal[0] = '\0';
+		t->refusal_logged = false;
+		detect_summarize(snap, &t->sum);
+	}
+	buf_free(&eb);
+	free(snap);
+}
+
+static bool
+same_verdict(const struct detect_verdict *a, const struct detect_verdict *b)
+{
+	return a->kind == b->kind && a->job_id == b->job_id && a->step_id == b->step_id &&
+	       a->rank == b->rank && a->comm_hash == b->comm_hash;
+}
+
+static void
+log_verdict(struct ld_watch *w, const struct detect_verdict *v, const char *what)
+{
+	char n[PL_CLIP_BUF];
+
+	if (v->kind == DETECT_EXITED)
+		ld_log(&w->d->log, "watch: %s: job %" PRIu64 ".%" PRIu64 " rank %" PRId64
+		       " pid %" PRId64 " exited (wait status %d)", what, v->job_id, v->step_id,
+		       v->rank, v->pid, v->exit_status);
+	else
+		ld_log(&w->d->log, "watch: %s: job %" PRIu64 ".%" PRIu64 " rank %" PRId64
+		       " pid %" PRId64 " %s in communicator %s (%016" PRIx64 ") at %s seq %" PRIu64
+		       " for %.1f s", what, v->job_id, v->step_id, v->rank, v->pid,
+		       detect_kind_name(v->kind), pl_clip(v->comm_name, n, sizeof(n)), v->comm_hash,
+		       pl_clip(v->func, n, sizeof(n)), v->seq, (double)v->for_ns / 1e9);
+}
+
+static void
+log_changes(struct ld_watch *w)
+{
+	size_t i, j;
+
+	for (i = 0; i < w->nverd; i++) {
+		for (j = 0; j < w->nprev && !same_verdict(&w->verd[i], &w->prev[j]); j++)
+			;
+		if (j == w->nprev)
+			log_verdict(w, &w->verd[i], "verdict");
+	}
+	for (j = 0; j < w->nprev; j++) {
+		for (i = 0; i < w->nverd && !same_verdict(&w->verd[i], &w->prev[j]); i++)
+			;
+		if (i == w->nverd)
+			log_verdict(w, &w->prev[j], "cleared");
+	}
+	memcpy(w->prev, w->verd, w->nverd * sizeof(w->verd[0]));
+	w->nprev = w->nverd;
+}
+
+void
+ld_watch_sample(struct ld_watch *w)
+{
+	const struct ld_conf *c = &w->d->cur->conf;
+	size_t n = 0, total = 0;
+	long i, k;
+
+	w->samples++;
+	for (i = 0; i < w->nsteps; i++)
+		total += (size_t)w->steps[i]->ntasks;
+	if (total > w->cap_ranks) {
+		struct detect_rank *p = realloc(w->ranks, total * sizeof(*p));
+
+		if (!p) {
+			ld_log(&w->d->log, "watch: out of memory: no detection this sample");
+			return;
+		}
+		w->ranks = p;
+		w->cap_ranks = total;
+	}
+	for (i = 0; i < w->nsteps; i++) {
+		struct wstep *s = w->steps[i];
+
+		for (k = 0; k < s->ntasks; k++)
+			sample_task(w, s, s->tasks[k]);
+		if (step_ended(s))
+			continue;	/* detection is for steps that run */
+		for (k = 0; k < s->ntasks; k++) {
+			struct wtask *t = s->tasks[k];
+			struct detect_rank *r = &w->ranks[n++];
+
+			if (t->rs == REC_OK || t->rs == REC_BUSY)
+				*r = t->sum;
+			else
+				memset(r, 0, sizeof(*r));
+			r->job_id = (uint64_t)s->job;
+			r->step_id = (uint64_t)s->step;
+			r->rank = t->rank;
+			r->pid = t->pid;
+			r->exited = t->exited;
+			r->exit_status = t->status_known ? t->status : STATUS_UNKNOWN;
+		}
+	}
+	w->now_ns = mono_ns();
+	w->verd_total = detect_run(w->ranks, n, w->now_ns,
+				   (uint64_t)c->hang_threshold_s * UINT64_C(1000000000), w->verd,
+				   LD_MAX_VERDICTS);
+	w->nverd = w->verd_total < LD_MAX_VERDICTS ? w->verd_total : LD_MAX_VERDICTS;
+	log_changes(w);
+}
+
+/* ---- GET /v1/watch ----------------------------------------------------------- */
+
+static const char *
+rec_state_name(enum rec_state s)
+{
+	switch (s) {
+	case REC_OK: return "ok";
+	case REC_BUSY: return "busy";
+	case REC_REFUSED: return "refused";
+	default: return "unread";
+	}
+}
+
+static json_t *
+comm_json(const struct detect_comm *m, uint64_t now)
+{
+	char n[PL_CLIP_BUF], f[PL_CLIP_BUF], h[24];
+	bool gpu = m->flags & DETECT_GPU;
+	bool inflight = gpu ? m->done < m->colls : false;
+
+	snprintf(h, sizeof(h), "%016" PRIx64, m->hash);
+	return json_pack("{s:s, s:s, s:i, s:i, s:b, s:b, s:b, s:I, s:{s:s, s:I, s:f}, s:o, s:b, s:o, s:I}",
+			 "name", pl_clip(m->name, n, sizeof(n)), "hash", h, "rank", (int)m->rank,
+			 "nranks", (int)m->nranks, "gpu_recorded", gpu,
+			 "busy", (m->flags & DETECT_BUSY) != 0, "finalized", (m->flags & DETECT_FINAL) != 0,
+			 "entered", (json_int_t)m->colls,
+			 "last_entered", "func", pl_clip(m->func, f, sizeof(f)), "seq", (json_int_t)m->seq,
+			 "age_s", age_s(now, m->enter_ns),
+			 "completed", gpu ? json_integer((json_int_t)m->done) : json_null(),
+			 "in_flight", inflight,
+			 "in_flight_s", inflight ? json_real(age_s(now, m->progress_ns)) : json_null(),
+			 "channels_in_flight", (json_int_t)m->ch_inflight);
+}
+
+static json_t *
+task_json(const struct wtask *t, uint64_t now)
+{
+	char cl[PL_CLIP_BUF];
+	json_t *o, *comms = json_array(), *co = json_object();
+	uint32_t i;
+	int a;
+
+	for (a = 0; co && a < NAXES; a++)
+		json_object_set_new(co, axes[a], json_integer(t->coords[a]));
+	for (i = 0; comms && (t->rs == REC_OK || t->rs == REC_BUSY) && i < t->sum.ncomm; i++)
+		json_array_append_new(comms, comm_json(&t->sum.comm[i], now));
+	o = json_pack("{s:I, s:I, s:I, s:s, s:o, s:s, s:b, s:o, s:s, s:o, s:o}",
+		      "task", (json_int_t)t->task, "rank", (json_int_t)t->rank,
+		      "pid", (json_int_t)t->pid, "node", pl_clip(t->node, cl, sizeof(cl)),
+		      "coords", co, "record", pl_clip_path(t->record, cl, sizeof(cl)),
+		      "exited", t->exited,
+		      "exit_status", t->status_known ? json_integer(t->status) : json_null(),
+		      "record_state", rec_state_name(t->rs),
+		      "refused", t->refusal[0] ? json_string(t->refusal) : json_null(),
+		      "comms", comms);
+	return o;
+}
+
+static json_t *
+verdict_json(const struct detect_verdict *v)
+{
+	char n[PL_CLIP_BUF], f[PL_CLIP_BUF], h[24];
+
+	if (v->kind == DETECT_EXITED)
+		return json_pack("{s:s, s:I, s:I, s:o}", "kind", detect_kind_name(v->kind),
+				 "rank", (json_int_t)v->rank, "pid", (json_int_t)v->pid,
+				 "exit_status", v->exit_status == STATUS_UNKNOWN ? json_null() :
+				 json_integer(v->exit_status));
+	snprintf(h, sizeof(h), "%016" PRIx64, v->comm_hash);
+	return json_pack("{s:s, s:I, s:I, s:s, s:s, s:s, s:I, s:I, s:o, s:f}",
+			 "kind", detect_kind_name(v->kind), "rank", (json_int_t)v->rank,
+			 "pid", (json_int_t)v->pid, "comm", pl_clip(v->comm_name, n, sizeof(n)),
+			 "comm_hash", h, "func", pl_clip(v->func, f, sizeof(f)),
+			 "seq", (json_int_t)v->seq, "colls", (json_int_t)v->colls,
+			 "peer_rank", v->peer_rank >= 0 ? json_integer(v->peer_rank) : json_null(),
+			 "for_s", (double)v->for_ns / 1e9);
+}
+
+json_t *
+ld_watch_json(const struct ld_watch *w, bool all, long uid)
+{
+	const struct ld_conf *c = &w->d->cur->conf;
+	json_t *steps = json_array();
+	size_t j;
+	long i, k;
+
+	for (i = 0; steps && i < w->nsteps; i++) {
+		const struct wstep *s = w->steps[i];
+		json_t *tasks = json_array(), *verd = json_array();
+
+		if (!all && s->uid != uid) {
+			json_decref(tasks);
+			json_decref(verd);
+			continue;
+		}
+		for (k = 0; tasks && k < s->ntasks; k++)
+			json_array_append_new(tasks, task_json(s->tasks[k], w->now_ns));
+		for (j = 0; verd && j < w->nverd; j++)
+			if (w->verd[j].job_id == (uint64_t)s->job &&
+			    w->verd[j].step_id == (uint64_t)s->step)
+				json_array_append_new(verd, verdict_json(&w->verd[j]));
+		json_array_append_new(steps, json_pack("{s:I, s:I, s:I, s:s, s:o, s:o}",
+						       "job_id", (json_int_t)s->job,
+						       "step_id", (json_int_t)s->step,
+						       "uid", (json_int_t)s->uid,
+						       "state", step_ended(s) ? "ended" : "running",
+						       "tasks", tasks, "verdicts", verd));
+	}
+	return steps ? json_pack("{s:I, s:I, s:I, s:I, s:o}", "interval_ms",
+				 (json_int_t)c->watch_interval_ms, "hang_threshold_s",
+				 (json_int_t)c->hang_threshold_s, "samples", (json_int_t)w->samples,
+				 "verdicts_dropped", (json_int_t)(w->verd_total - w->nverd),
+				 "steps", steps) : NULL;
+}

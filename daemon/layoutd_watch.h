@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * layoutd watches its node's ranks: slurmstepd (root) registers each task
+ * of a watched step with its record path (POST /v1/watch/tasks) and says
+ * when it ended (POST /v1/watch/exit); a timer on the event loop reads
+ * every record (lib/watch/reader.h) each watch_interval_ms, runs detection
+ * (lib/watch/detect.h) with hang_threshold_s, logs a verdict when it first
+ * appears and when it clears, and GET /v1/watch shows the state.
+ */
+#ifndef PL_LAYOUTD_WATCH_H
+#define PL_LAYOUTD_WATCH_H
+
+#include <stdbool.h>
+
+#include <jansson.h>
+
+#include "pl_err.h"
+
+struct ld;
+struct ld_watch;
+
+/* The watch of d (its timer on d->base, its settings from d->cur->conf).
+ * NULL when out of memory.  Free with ld_watch_free() before the base. */
+struct ld_watch *ld_watch_new(struct ld *d);
+void ld_watch_free(struct ld_watch *w);
+
+/* Apply the current load's watch_interval_ms (after a reload too). */
+void ld_watch_apply(struct ld_watch *w);
+
+/*
+ * A registration or an exit (the request body, JSON).  Returns the HTTP
+ * status (200, 400, 422, 507) and fills err on failure.
+ */
+int ld_watch_register(struct ld_watch *w, const char *body, pl_err_t *err);
+int ld_watch_exit(struct ld_watch *w, const char *body, pl_err_t *err);
+
+/* One sample now (what the timer does). */
+void ld_watch_sample(struct ld_watch *w);
+
+/* GET /v1/watch: every step when all, else those of uid.  NULL when out of
+ * memory. */
+json_t *ld_watch_json(const struct ld_watch *w, bool all, long uid);
+
+#endif

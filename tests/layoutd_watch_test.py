@@ -1,0 +1,358 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""layoutd's watch: the real daemon (under valgrind when it can) samples the
+records that nccl_driver's ranks write through the NCCL hook, registered as
+slurmstepd would (root, POST /v1/watch/tasks), and GET /v1/watch shows the
+verdicts: none for a healthy world; the exiting rank (first, with its
+status); the rank that stopped entering; the collective stuck on the GPU.
+A non-root registration is refused (403), a record replaced by a symbolic
+link or owned by someone else is refused with a log line, and a user sees
+only their own jobs.  The expectations come from the faults injected, not
+from the daemon's code.
+"""
+import glob
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+from taplib import LAYOUTD, data, diag, done, http_request, is_eq, like, ok, run, skip
+
+DRIVER = os.environ.get("NCCL_DRIVER", "")
+HOOK = os.environ.get("PL_NCCL_HOOK", "")
+TP, PP, DP = 2, 1, 2
+WORLD = TP * PP * DP
+NOBODY = 65534
+THRESHOLD = 5
+
+
+def wait_for(cond, timeout, step=0.1):
+    end = time.monotonic() + timeout
+    while True:
+        v = cond()
+        if v or time.monotonic() > end:
+            return v
+        time.sleep(step)
+
+
+class World:
+    """WORLD driver ranks of job `job` with their records in a temp dir."""
+
+    def __init__(self, tmp, job, args):
+        self.dir = tempfile.mkdtemp(prefix="w%d." % job, dir=tmp)
+        self.wdir = os.path.join(self.dir, "watch")
+        os.mkdir(self.wdir, 0o700)
+        self.job = job
+        self.procs = []
+        for r in range(WORLD):
+            env = {k: v for k, v in os.environ.items()
+                   if not k.startswith(("PARALLEL_LAYOUT", "NCCL_", "SLURM"))}
+            env.update({
+                "RANK": str(r), "WORLD_SIZE": str(WORLD), "LOCAL_RANK": str(r),
+                "PARALLEL_LAYOUT_TP": str(TP), "PARALLEL_LAYOUT_PP": str(PP),
+                "PARALLEL_LAYOUT_DP": str(DP), "PARALLEL_LAYOUT_CP": "1",
+                "SLURM_JOB_ID": str(job), "SLURM_STEP_ID": "0", "SLURM_PROCID": str(r),
+                "NCCL_PROFILER_PLUGIN": HOOK, "PARALLEL_LAYOUT_WATCH_DIR": self.wdir,
+            })
+            with open(os.path.join(self.dir, "err.%d" % r), "w") as err:
+                self.procs.append(subprocess.Popen(
+                    [DRIVER, "--sync-dir", self.dir, "--channels", "2", "--layers", "2",
+                     "--timeout", "40"] + args, env=env, stdout=subprocess.DEVNULL,
+                    stderr=err))
+
+    def record(self, r):
+        pid = self.procs[r].pid
+        path = os.path.join(self.wdir, "plw-%d.0.%d.%d" % (self.job, r, pid))
+        return path if wait_for(lambda: os.path.exists(path), 20) else None
+
+    def register(self, d):
+        sts = []
+        for r in range(WORLD):
+            reg = {"job_id": self.job, "step_id": 0, "task": r, "rank": r,
+                   "pid": self.procs[r].pid, "uid": 0, "node": "node1",
+                   "coords": {"tp": r % TP, "cp": 0, "ep": 0, "dp": r // TP, "pp": 0},
+                   "record": self.record(r) or os.path.join(self.wdir, "missing")}
+            sts.append(d.post("/v1/watch/tasks", reg)[0])
+        return sts
+
+    def close(self, d):
+        for r, p in enumerate(self.procs):
+            if p.poll() is None:
+                p.kill()
+            p.wait()
+            d.post("/v1/watch/exit", {"job_id": self.job, "step_id": 0, "task": r,
+                                      "status": (p.returncode & 0xff) << 8
+                                      if p.returncode >= 0 else -p.returncode})
+
+
+class Daemon:
+    def __init__(self, args, log, wrapper, sock):
+        self.log, self.sock = log, sock
+        with open(log, "ab") as lf:
+            self.p = subprocess.Popen(list(wrapper) + [LAYOUTD] + args, stdout=lf,
+                                      stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        self.up = wait_for(self._answers, 120)
+
+    def _answers(self):
+        if self.p.poll() is not None:
+            return True
+        try:
+            return http_request(self.sock, "GET", "/v1/health", timeout=2)[0] == 200
+        except OSError:
+            return False
+
+    def post(self, path, body):
+        return http_request(self.sock, "POST", path,
+                            body if isinstance(body, str) else json.dumps(body))
+
+    def watch(self):
+        st, _, body = http_request(self.sock, "GET", "/v1/watch")
+        return json.loads(body) if st == 200 else None
+
+    def step(self, job):
+        w = self.watch() or {}
+        for s in w.get("steps", []):
+            if s["job_id"] == job:
+                return s
+        return None
+
+    def log_text(self):
+        with open(self.log, errors="replace") as f:
+            return f.read()
+
+
+def as_nobody(sock, method, path, body=None):
+    """One request from uid NOBODY (a child that drops root): (status, body)."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        code = 0
+        try:
+            os.setgid(NOBODY)
+            os.setuid(NOBODY)
+            st, _, text = http_request(sock, method, path, body)
+            os.write(w, json.dumps([st, text]).encode())
+        except BaseException:
+            code = 1
+        os._exit(code)
+    os.close(w)
+    out = b""
+    while True:
+        chunk = os.read(r, 65536)
+        if not chunk:
+            break
+        out += chunk
+    os.close(r)
+    os.waitpid(pid, 0)
+    return json.loads(out) if out else (None, None)
+
+
+def verdicts_when(d, job, cond, limit):
+    """The step's verdicts once cond(verdicts) holds, or the last seen."""
+    last = []
+
+    def check():
+        nonlocal last
+        s = d.step(job)
+        last = s["verdicts"] if s else []
+        return cond(last)
+    wait_for(check, limit, 0.2)
+    return last
+
+
+def main():
+    if not DRIVER or not HOOK or not os.path.exists(HOOK):
+        skip("layoutd watch", "NCCL_DRIVER / PL_NCCL_HOOK not set")
+        return done()
+    if os.geteuid() != 0:
+        skip("layoutd watch", "registrations are root's: run as root")
+        return done()
+    tmp = tempfile.mkdtemp(prefix="ld-watch.")
+    os.chmod(tmp, 0o755)
+    worlds = []
+    d = None
+    try:
+        mapf = os.path.join(tmp, "map.json")
+        rc, _, err = run("topo", "build", "--slurm-topology", data("lab-topology.conf"),
+                         "--node", "8", "--name", "lab", "-o", mapf)
+        if not ok(rc == 0, "a map to serve"):
+            diag(err)
+            return done()
+        sock = os.path.join(tmp, "ld.sock")
+        conf = os.path.join(tmp, "ld.conf")
+        with open(conf, "w") as f:
+            f.write("map = %s\nsocket = %s\nsocket_mode = 0666\nnode_name = node1\n"
+                    "hwloc_check = no\nwatch_interval_ms = 200\nhang_threshold_s = %d\n"
+                    "watch_max_steps = 8\nwatch_max_tasks = 16\n" % (mapf, sock, THRESHOLD))
+        vg = shutil.which("valgrind")
+        with open(LAYOUTD, "rb") as f:
+            exe = f.read()
+        why_not = ("valgrind not installed" if not vg else
+                   "layoutd is a wrapper script" if exe.startswith(b"#!") else
+                   "layoutd is built with AddressSanitizer" if b"__asan_init" in exe else None)
+        wrapper = [] if why_not else [vg, "--error-exitcode=99", "--leak-check=full",
+                                      "--errors-for-leak-kinds=definite", "-q"]
+        log = os.path.join(tmp, "ld.log")
+        d = Daemon(["-f", conf], log, wrapper, sock)
+        if not ok(d.up and d.p.poll() is None, "layoutd starts%s" %
+                  (" under valgrind" if wrapper else "")):
+            diag(d.log_text())
+            return done()
+        w0 = d.watch()
+        ok(w0 is not None and w0["interval_ms"] == 200 and w0["hang_threshold_s"] == THRESHOLD
+           and w0["steps"] == [], "GET /v1/watch: the settings, no step yet")
+        bad = d.post("/v1/watch/tasks", {"job_id": 1, "step_id": 0, "task": 0, "rank": 0,
+                                         "pid": 1, "uid": 0, "node": "n", "record": "/x",
+                                         "coords": {"tp": 0, "cp": 0, "ep": 0, "dp": 0,
+                                                    "pp": 0}, "extra": 1})
+        ok(bad[0] == 400 and "extra" in bad[2], "an unknown key is refused: %s" % bad[2][:200])
+        st, text = as_nobody(sock, "POST", "/v1/watch/tasks", json.dumps(
+            {"job_id": 1, "step_id": 0, "task": 0, "rank": 0, "pid": 1, "uid": NOBODY,
+             "node": "n", "record": "/x", "coords": {"tp": 0, "cp": 0, "ep": 0, "dp": 0,
+                                                      "pp": 0}}))
+        is_eq(st, 403, "a registration from a user (not root) is refused")
+        is_eq(as_nobody(sock, "POST", "/v1/watch/exit", json.dumps(
+            {"job_id": 1, "step_id": 0, "task": 0, "status": 0}))[0], 403,
+            "an exit from a user (not root) is refused")
+
+        # --- healthy ---
+        h = World(tmp, 101, ["--steps", "400", "--compute-us", "2000"])
+        worlds.append(h)
+        is_eq(h.register(d), [200] * WORLD, "healthy: every rank registered")
+        seen = []
+
+        def healthy_sampled():
+            s = d.step(101)
+            if s:
+                seen.append(s)
+            return s and all(t["record_state"] == "ok" and t["comms"] for t in s["tasks"]) \
+                and len(seen) >= 10
+        wait_for(healthy_sampled, 30, 0.3)
+        last = seen[-1] if seen else None
+        running = [s for s in seen if all(not t["exited"] for t in s["tasks"])]
+        ok(last and all(t["record_state"] == "ok" for t in last["tasks"]) and
+           all(len(t["comms"]) >= 2 for t in last["tasks"]),
+           "healthy: every record read, each rank in its TP and DP communicators")
+        ok(running and all(s["verdicts"] == [] for s in running),
+           "healthy: no verdict in %d samples while it runs" % len(running))
+        c0 = max(last["tasks"][0]["comms"], key=lambda c: c["entered"]) if last else {}
+        ok(c0.get("entered", 0) > 0 and c0.get("last_entered", {}).get("func") and
+           c0.get("completed") is not None, "a communicator shows the last collective "
+           "entered and the count completed: %s" % json.dumps(c0)[:300])
+        # a user sees only their own jobs
+        st, text = as_nobody(sock, "GET", "/v1/watch")
+        ok(st == 200 and json.loads(text)["steps"] == [],
+           "a user other than the owner sees none of root's watched steps")
+        h.close(d)
+
+        # --- exit: rank 1 exits with status 7 at step 3 ---
+        e = World(tmp, 102, ["--steps", "1000", "--compute-us", "1000", "--fault=exit:1:3:7"])
+        worlds.append(e)
+        is_eq(e.register(d), [200] * WORLD, "exit: every rank registered")
+        rc1 = e.procs[1].wait(timeout=30)
+        is_eq(rc1, 7, "exit: the driver's rank 1 exits 7")
+        v = verdicts_when(d, 102, lambda v: v and v[0]["kind"] == "exited", 10)
+        ok(v and v[0]["kind"] == "exited" and v[0]["rank"] == 1 and v[0]["exit_status"] is None,
+           "exit: the gone pid is rank 1 exited, status unknown: %s" % json.dumps(v)[:300])
+        is_eq(d.post("/v1/watch/exit", {"job_id": 102, "step_id": 0, "task": 1,
+                                        "status": 7 << 8})[0], 200, "exit: the status given")
+        v = verdicts_when(d, 102, lambda v: v and v[0].get("exit_status") == 7 << 8, 10)
+        ok(v and v[0]["kind"] == "exited" and v[0]["rank"] == 1 and
+           v[0]["exit_status"] == 7 << 8,
+           "exit: rank 1 named first with wait status 0x700: %s" % json.dumps(v)[:300])
+        like(d.log_text(), "verdict: job 102.0 rank 1", "exit: the verdict is logged")
+        e.close(d)
+
+        # --- stop: rank 2 stops entering at step 3 ---
+        s = World(tmp, 103, ["--steps", "1000", "--compute-us", "1000", "--fault=stop:2:3"])
+        worlds.append(s)
+        is_eq(s.register(d), [200] * WORLD, "stop: every rank registered")
+        v = verdicts_when(d, 103, lambda v: any(x["kind"] == "not-entered" for x in v),
+                          THRESHOLD + 20)
+        ne = [x for x in v if x["kind"] == "not-entered"]
+        ok(ne and ne[0]["rank"] == 2 and ne[0]["for_s"] > THRESHOLD,
+           "stop: rank 2 named as not entering, for more than %d s: %s" %
+           (THRESHOLD, json.dumps(v)[:400]))
+        ok(not any(x["kind"] == "exited" for x in v), "stop: no rank named as exited")
+        like(d.log_text(), "verdict: job 103.0 rank 2", "stop: the verdict is logged")
+        s.close(d)
+        wait_for(lambda: "cleared: job 103.0 rank 2" in d.log_text(), 10)
+        like(d.log_text(), "cleared: job 103.0 rank 2",
+             "stop: the verdict clears once the step has ended")
+
+        # --- stuck: rank 0's collective never completes on the GPU at step 3 ---
+        k = World(tmp, 104, ["--steps", "1000", "--compute-us", "1000", "--fault=stuck:0:3"])
+        worlds.append(k)
+        is_eq(k.register(d), [200] * WORLD, "stuck: every rank registered")
+        v = verdicts_when(d, 104, lambda v: any(x["kind"] == "gpu-stuck" for x in v),
+                          THRESHOLD + 20)
+        gs = [x for x in v if x["kind"] == "gpu-stuck"]
+        ok(gs and any(x["rank"] == 0 for x in gs) and all(x["func"] for x in gs) and
+           gs[0]["for_s"] > THRESHOLD,
+           "stuck: the collective stuck on the GPU, rank 0 among those named: %s" %
+           json.dumps(v)[:400])
+        k.close(d)
+
+        # --- hostile records: a symlink, a foreign owner ---
+        a = World(tmp, 105, ["--steps", "1000", "--compute-us", "1000"])
+        worlds.append(a)
+        real = a.record(0)
+        link = os.path.join(a.wdir, "link")
+        os.symlink(real, link)
+        foreign = os.path.join(a.wdir, "foreign")
+        shutil.copyfile(real, foreign)
+        os.chmod(foreign, 0o600)
+        os.chown(foreign, NOBODY, NOBODY)
+        base = {"job_id": 105, "step_id": 0, "rank": 0, "pid": a.procs[0].pid, "uid": 0,
+                "node": "node1", "coords": {"tp": 0, "cp": 0, "ep": 0, "dp": 0, "pp": 0}}
+        is_eq(d.post("/v1/watch/tasks", dict(base, task=0, record=link))[0], 200,
+              "a symlinked record is registered (it is read later)")
+        is_eq(d.post("/v1/watch/tasks", dict(base, task=1, record=foreign))[0], 200,
+              "a foreign record is registered")
+
+        def refused():
+            st = d.step(105)
+            return st and [t["record_state"] for t in st["tasks"]] == ["refused", "refused"]
+        ok(wait_for(refused, 10), "both records refused")
+        st = d.step(105) or {"tasks": [{}, {}]}
+        like(st["tasks"][0].get("refused") or "", "symbolic link", "the symlink's reason shown")
+        like(st["tasks"][1].get("refused") or "", "owned by uid %d, want uid 0" % NOBODY, "the foreign owner's reason shown")
+        time.sleep(1.0)
+        lt = d.log_text()
+        is_eq(lt.count("job 105.0 task 0 rank 0: record refused"), 1,
+              "the symlink's refusal is logged once")
+        is_eq(lt.count("job 105.0 task 1 rank 0: record refused"), 1,
+              "the foreign record's refusal is logged once")
+        ok(d.p.poll() is None and http_request(sock, "GET", "/v1/health")[0] == 200,
+           "the daemon is alive and serving")
+        a.close(d)
+
+        d.p.send_signal(signal.SIGTERM)
+        rc = d.p.wait(timeout=120)
+        if wrapper:
+            is_eq(rc, 0, "valgrind: no errors, no definite leaks, exit 0 after SIGTERM")
+        else:
+            is_eq(rc, 0, "exit 0 after SIGTERM")
+            skip("valgrind run", why_not)
+        if rc != 0:
+            diag(d.log_text()[-3000:])
+    finally:
+        for w in worlds:
+            for p in w.procs:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+        if d and d.p.poll() is None:
+            d.p.kill()
+            d.p.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+    return done()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
