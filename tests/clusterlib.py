@@ -174,10 +174,18 @@ class Lab:
         e = dict(self.env, LAB=self.dir, PORT_BASE=str(self.port_base),
                  NODES=str(self.shape["nodes"]), GPUS=str(self.shape["gpus"]),
                  CPUS=str(self.shape["cpus"]), LEAVES=str(self.shape["leaves"]),
-                 PLUGIN=self.knobs["plugin"] or "", PLUGIN_ARGS=self.knobs["plugin_args"] or "",
+                 PLUGIN=self.knobs["plugin"] or "", PLUGIN_ARGS=self._plugin_args(),
                  PLUGIN_MODE=self.knobs["plugin_mode"] or "required",
                  LAYOUTD=self.knobs["layoutd"] or "", LAYOUTD_MAP=self.knobs["layoutd_map"] or "")
         return e
+
+    def _plugin_args(self):
+        """The plugstack arguments; the NCCL watch's record directories go
+        below the lab (not the machine's /dev/shm) unless a test says where."""
+        args = self.knobs["plugin_args"] or ""
+        if self.knobs["plugin"] and "watch_dir=" not in args:
+            args = (args + " watch_dir=%s/watch" % self.dir).strip()
+        return args
 
     def lab(self, *args, timeout=120):
         """Run the lab script with this lab's knobs: (rc, stdout, stderr)."""

@@ -277,6 +277,11 @@ watch_prepare(spank_t sp, const struct pl_opts *o, long uid)
 		snprintf(ctx.watch_why, sizeof(ctx.watch_why), "--parallel-layout-watch=no");
 		return;
 	}
+	if (uid < 0) {
+		/* A directory the tasks cannot write is no use to them. */
+		snprintf(ctx.watch_why, sizeof(ctx.watch_why), "the job's uid is not known");
+		return;
+	}
 	if (spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS)
 		gid = (gid_t)-1;
 	pl_err_clear(&err);
