@@ -77,6 +77,7 @@ struct ld_watch {
 	long cap_steps;
 	unsigned long regs;		/* registrations ever */
 	unsigned long samples;
+	unsigned long sigbus;		/* reads cut short by SIGBUS */
 	struct detect_rank *ranks;	/* detect_run's input, per sample */
 	size_t cap_ranks;
 	struct detect_verdict verd[LD_MAX_VERDICTS];
@@ -162,7 +163,7 @@ bus_release(const void *addr, const struct stat *dir)
 
 /* reader_read() with a SIGBUS handler for the call only. */
 static int
-guarded_read(const char *path, const struct reader_expect *x, struct reader_snap *snap,
+guarded_read(struct ld_watch *w, const char *path, const struct reader_expect *x, struct reader_snap *snap,
 	     pl_err_t *err)
 {
 	struct sigaction sa, old;
@@ -188,6 +189,7 @@ guarded_read(const char *path, const struct reader_expect *x, struct reader_snap
 		bus_armed = 0;
 	} else {
 		bus_release(bus_addr, &dir);
+		w->sigbus++;
 		memset(snap, 0, sizeof(*snap));
 		pl_err_clear(err);
 		pl_err_set(err, "watch record %s: shrunk while it was read (SIGBUS), want %zu bytes",
@@ -528,7 +530,7 @@ sample_task(struct ld_watch *w, const struct wstep *s, struct wtask *t)
 	x.rank = t->rank;
 	x.pid = t->pid;
 	pl_err_clear(&err);
-	rv = guarded_read(t->record, &x, snap, &err);
+	rv = guarded_read(w, t->record, &x, snap, &err);
 	if (rv < 0) {
 		t->rs = REC_REFUSED;
 		snprintf(t->refusal, sizeof(t->refusal), "%s", err.text);
@@ -754,9 +756,10 @@ ld_watch_json(const struct ld_watch *w, bool all, long uid)
 						       "state", step_ended(s) ? "ended" : "running",
 						       "tasks", tasks, "verdicts", verd));
 	}
-	return steps ? json_pack("{s:I, s:I, s:I, s:I, s:o}", "interval_ms",
+	return steps ? json_pack("{s:I, s:I, s:I, s:I, s:I, s:o}", "interval_ms",
 				 (json_int_t)c->watch_interval_ms, "hang_threshold_s",
 				 (json_int_t)c->hang_threshold_s, "samples", (json_int_t)w->samples,
 				 "verdicts_dropped", (json_int_t)(w->verd_total - w->nverd),
+				 "records_shrunk", (json_int_t)w->sigbus,
 				 "steps", steps) : NULL;
 }
