@@ -19,6 +19,10 @@ void pl_local_exit(void);
  * (still root), and each task's environment. */
 int pl_remote_prepare(spank_t sp, const struct pl_opts *o);
 int pl_remote_task_init(spank_t sp, const struct pl_opts *o);
+/* The NCCL watch: each task (its pid) and its exit status told to this
+ * node's layoutd, best effort and bounded by timeout_ms; never fails. */
+int pl_remote_task_post_fork(spank_t sp, const struct pl_opts *o);
+int pl_remote_task_exit(spank_t sp, const struct pl_opts *o);
 void pl_remote_exit(void);
 
 #endif

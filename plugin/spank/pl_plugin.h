@@ -102,4 +102,29 @@ int pl_watch_dir_make(const char *parent, unsigned long job, unsigned long step,
 int pl_watch_dir_remove(const char *parent, unsigned long job, unsigned long step,
 			pl_err_t *err);
 
+/* One task of a watched step, as slurmstepd tells layoutd about it. */
+struct pl_watch_task {
+	unsigned long job, step;
+	long task;			/* the task's global id */
+	long rank, pid, uid;
+	const char *node;
+	long co[PL_NAXES];
+	const char *dir;		/* the step's record directory */
+};
+
+/*
+ * The record the NCCL hook of task t creates: DIR/plw-JOB.STEP.RANK.PID.
+ * Returns 0, or -1 when it does not fit in outlen.
+ */
+int pl_watch_record_path(const struct pl_watch_task *t, char *out, size_t outlen);
+
+/*
+ * The bodies of POST /v1/watch/tasks (the task, its coordinates and its
+ * record) and POST /v1/watch/exit (status: the wait status).  Strings are
+ * escaped as JSON wants; NULL when out of memory, when node is not UTF-8 or
+ * the record path does not fit.  Caller frees.
+ */
+char *pl_watch_task_json(const struct pl_watch_task *t);
+char *pl_watch_exit_json(unsigned long job, unsigned long step, long task, int status);
+
 #endif

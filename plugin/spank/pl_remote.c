@@ -21,6 +21,7 @@
 
 #include <slurm/slurm.h>
 
+#include "client.h"
 #include "pl_answer.h"
 #include "pl_context.h"
 #include "pl_request.h"
@@ -42,6 +43,8 @@ static struct {
 	char watch_parent[PATH_MAX];	/* plugstack watch_dir, for the removal */
 	char watch_path[PATH_MAX];	/* PARALLEL_LAYOUT_WATCH_DIR */
 	char watch_why[512];		/* why the watch is off, for verbose mode */
+	long uid;			/* the job's, -1 when unknown */
+	bool layoutd_down;		/* a registration got no answer: stop asking */
 } ctx;
 
 static void
@@ -330,6 +333,7 @@ pl_remote_prepare(spank_t sp, const struct pl_opts *o)
 	}
 	if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS)
 		uid = (uid_t)-1;
+	ctx.uid = uid == (uid_t)-1 ? -1 : (long)uid;
 	if (step_layout(&st, &dist) < 0)
 		goto out;
 	snprintf(ctx.node, sizeof(ctx.node), "%s", node ? node : "");
@@ -492,6 +496,19 @@ export_watch(spank_t sp, const struct pl_opts *o, uint32_t gid)
 			gid, o->conf.hook, ctx.watch_path);
 }
 
+/* The placement's task for Slurm's task gid, or NULL. */
+static const struct proto_task *
+task_of(uint32_t gid)
+{
+	long k;
+
+	for (k = 0; k < ctx.place.ntasks; k++)
+		if (ctx.steered ? ctx.place.tasks[k].rank == (long)gid :
+		    ctx.place.tasks[k].procid == (long)gid)
+			return &ctx.place.tasks[k];
+	return NULL;
+}
+
 /* LOCAL_RANK indexes the GPUs the task sees. */
 static int
 local_rank_of(spank_t sp, const struct pl_opts *o, const struct proto_task *t)
@@ -517,7 +534,6 @@ pl_remote_task_init(spank_t sp, const struct pl_opts *o)
 	uint32_t gid = 0;
 	char val[512];
 	int local_rank;
-	long k;
 
 	if (!o->enabled || !ctx.active)
 		return 0;
@@ -525,9 +541,7 @@ pl_remote_task_init(spank_t sp, const struct pl_opts *o)
 		return fail_step(sp, true, "%s", ctx.error[0] ? ctx.error : "no placement for this step");
 	if (spank_get_item(sp, S_TASK_GLOBAL_ID, &gid) != ESPANK_SUCCESS)
 		return fail_step(sp, false, "cannot read the task's global id");
-	for (k = 0; k < ctx.place.ntasks; k++)
-		if (ctx.steered ? ctx.place.tasks[k].rank == (long)gid : ctx.place.tasks[k].procid == (long)gid)
-			t = &ctx.place.tasks[k];
+	t = task_of(gid);
 	if (!t)
 		return fail_step(sp, false, "task %u has no place on node %s in the placement", gid,
 				 ctx.node);
@@ -552,5 +566,103 @@ pl_remote_task_init(spank_t sp, const struct pl_opts *o)
 	    strncmp(val, "/tmp/parallel-layout-hostfile.", 30) == 0)
 		spank_unsetenv(sp, "SLURM_HOSTFILE");	/* srun deleted it; a nested srun must not read it */
 	spank_unsetenv(sp, "PARALLEL_LAYOUT_STEERED");
+	return 0;
+}
+
+/*
+ * Tell this node's layoutd one thing about the watch (best effort): a
+ * first call that gets no answer stops the later ones of the step, so a
+ * daemon that is down costs the step at most one timeout_ms.
+ */
+static void
+tell_layoutd(const struct pl_opts *o, const char *path, const char *body, uint32_t gid)
+{
+	struct client_reply r = { 0, NULL, 0 };
+	char sock[PATH_MAX], clip[PL_CLIP_BUF];
+	pl_err_t err;
+
+	pl_err_clear(&err);
+	if (client_socket_path(o->conf.socket, ctx.node, sock, sizeof(sock)) < 0) {
+		ctx.layoutd_down = true;
+		return;
+	}
+	if (client_request(sock, "POST", path, body, o->conf.timeout_ms, &r, &err) < 0) {
+		ctx.layoutd_down = true;
+		if (o->verbose)
+			slurm_info(PLUGIN_NAME ": step %u.%u task %u: NCCL watch not registered with layoutd at %s: %s",
+				   ctx.job_id, ctx.step_id, gid, pl_clip_path(sock, clip, sizeof(clip)),
+				   err.text);
+	} else if (r.status != 200 && o->verbose) {
+		slurm_info(PLUGIN_NAME ": step %u.%u task %u: layoutd at %s answered %s with HTTP %ld: %s",
+			   ctx.job_id, ctx.step_id, gid, pl_clip_path(sock, clip, sizeof(clip)), path,
+			   r.status, pl_clip(r.body ? r.body : "", clip, sizeof(clip)));
+	}
+	free(r.body);
+}
+
+/* Is the watch on for the tasks of this step (the hook loaded by them)? */
+static bool
+watched(spank_t sp, const struct pl_opts *o)
+{
+	char old[16];
+	spank_err_t got;
+
+	if (!o->enabled || !ctx.active || ctx.error[0] || !ctx.have_place || !ctx.watch ||
+	    ctx.layoutd_down || ctx.uid < 0 || !(o->conf.export_mask & EXPORT_NCCL))
+		return false;
+	/* The user's own profiler plugin keeps ours out (export_watch). */
+	got = spank_getenv(sp, "NCCL_PROFILER_PLUGIN", old, sizeof(old));
+	return got != ESPANK_SUCCESS && got != ESPANK_NOSPACE;
+}
+
+int
+pl_remote_task_post_fork(spank_t sp, const struct pl_opts *o)
+{
+	struct pl_watch_task w;
+	const struct proto_task *t;
+	uint32_t gid = 0;
+	pid_t pid = 0;
+	char *body;
+	int a;
+
+	if (!watched(sp, o) || spank_get_item(sp, S_TASK_GLOBAL_ID, &gid) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_TASK_PID, &pid) != ESPANK_SUCCESS || pid <= 0)
+		return 0;
+	t = task_of(gid);
+	if (!t)
+		return 0;
+	memset(&w, 0, sizeof(w));
+	w.job = ctx.job_id;
+	w.step = ctx.step_id;
+	w.task = (long)gid;
+	/* The hook names its record by RANK, else SLURM_PROCID. */
+	w.rank = o->conf.export_mask & (EXPORT_FRAMEWORK | EXPORT_SLURM) ? t->rank : (long)gid;
+	w.pid = (long)pid;
+	w.uid = ctx.uid;
+	w.node = ctx.node;
+	for (a = 0; a < PL_NAXES; a++)
+		w.co[a] = t->co[a];
+	w.dir = ctx.watch_path;
+	body = pl_watch_task_json(&w);
+	if (body)
+		tell_layoutd(o, "/v1/watch/tasks", body, gid);
+	free(body);
+	return 0;
+}
+
+int
+pl_remote_task_exit(spank_t sp, const struct pl_opts *o)
+{
+	uint32_t gid = 0;
+	int status = 0;
+	char *body;
+
+	if (!watched(sp, o) || spank_get_item(sp, S_TASK_GLOBAL_ID, &gid) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_TASK_EXIT_STATUS, &status) != ESPANK_SUCCESS || !task_of(gid))
+		return 0;
+	body = pl_watch_exit_json(ctx.job_id, ctx.step_id, (long)gid, status);
+	if (body)
+		tell_layoutd(o, "/v1/watch/exit", body, gid);
+	free(body);
 	return 0;
 }

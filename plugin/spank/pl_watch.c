@@ -16,6 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "pl_plugin.h"
 
 /* PARENT as a directory fd we may trust: made 0755 when absent, a real
@@ -144,4 +146,47 @@ out:
 		closedir(d);
 	close(pfd);
 	return rv;
+}
+
+int
+pl_watch_record_path(const struct pl_watch_task *t, char *out, size_t outlen)
+{
+	int n = snprintf(out, outlen, "%s/plw-%lu.%lu.%ld.%ld", t->dir, t->job, t->step, t->rank,
+			 t->pid);
+
+	return n < 0 || (size_t)n >= outlen ? -1 : 0;
+}
+
+char *
+pl_watch_task_json(const struct pl_watch_task *t)
+{
+	char rec[PATH_MAX];
+	char *text = NULL;
+	json_t *o;
+
+	if (pl_watch_record_path(t, rec, sizeof(rec)) < 0)
+		return NULL;
+	o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:{s:I, s:I, s:I, s:I, s:I}, s:s}",
+		      "job_id", (json_int_t)t->job, "step_id", (json_int_t)t->step,
+		      "task", (json_int_t)t->task, "rank", (json_int_t)t->rank,
+		      "pid", (json_int_t)t->pid, "uid", (json_int_t)t->uid, "node", t->node,
+		      "coords", "tp", (json_int_t)t->co[PL_TP], "cp", (json_int_t)t->co[PL_CP],
+		      "ep", (json_int_t)t->co[PL_EP], "dp", (json_int_t)t->co[PL_DP],
+		      "pp", (json_int_t)t->co[PL_PP], "record", rec);
+	if (o)
+		text = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	return text;
+}
+
+char *
+pl_watch_exit_json(unsigned long job, unsigned long step, long task, int status)
+{
+	json_t *o = json_pack("{s:I, s:I, s:I, s:I}", "job_id", (json_int_t)job,
+			      "step_id", (json_int_t)step, "task", (json_int_t)task,
+			      "status", (json_int_t)status);
+	char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+
+	json_decref(o);
+	return text;
 }

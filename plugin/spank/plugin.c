@@ -127,6 +127,22 @@ slurm_spank_task_init(spank_t sp, int ac, char **av)
 }
 
 int
+slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
+{
+	(void)ac;
+	(void)av;
+	return spank_context() == S_CTX_REMOTE ? pl_remote_task_post_fork(sp, &opts) : 0;
+}
+
+int
+slurm_spank_task_exit(spank_t sp, int ac, char **av)
+{
+	(void)ac;
+	(void)av;
+	return spank_context() == S_CTX_REMOTE ? pl_remote_task_exit(sp, &opts) : 0;
+}
+
+int
 slurm_spank_exit(spank_t sp, int ac, char **av)
 {
 	(void)sp;

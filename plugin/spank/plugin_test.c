@@ -623,10 +623,42 @@ test_watch_dir(void)
 	rmdir(top);
 }
 
+/* The bodies slurmstepd posts to layoutd, written out by hand from
+ * layoutd(8); a node name with a quote, a backslash and a control byte
+ * must come out escaped, and a node that is not UTF-8 gives no body. */
+static void
+test_watch_json(void)
+{
+	struct pl_watch_task t = { 77, 3, 5, 13, 4242, 1000, "gpu\"1\\\n", { 1, 0, 0, 2, 1 },
+				   "/dev/shm/parallel-layout/77.3" };
+	char path[64], *s;
+
+	s = pl_watch_task_json(&t);
+	is_str(s ? s : "(null)",
+	       "{\"job_id\":77,\"step_id\":3,\"task\":5,\"rank\":13,\"pid\":4242,\"uid\":1000,"
+	       "\"node\":\"gpu\\\"1\\\\\\n\",\"coords\":{\"tp\":1,\"cp\":0,\"ep\":0,\"dp\":2,\"pp\":1},"
+	       "\"record\":\"/dev/shm/parallel-layout/77.3/plw-77.3.13.4242\"}",
+	       "the task's body: every key layoutd wants, the record named as the hook names it");
+	free(s);
+	s = pl_watch_exit_json(77, 3, 5, 7 << 8);
+	is_str(s ? s : "(null)", "{\"job_id\":77,\"step_id\":3,\"task\":5,\"status\":1792}",
+	       "the exit's body carries the wait status");
+	free(s);
+	t.node = "gpu\xff";
+	s = pl_watch_task_json(&t);
+	ok(s == NULL, "a node name that is not UTF-8 gives no body");
+	free(s);
+	t.node = "n";
+	ok(pl_watch_record_path(&t, path, 30) < 0, "a record path that does not fit is refused");
+	ok(pl_watch_record_path(&t, path, sizeof(path)) == 0 &&
+	   strcmp(path, "/dev/shm/parallel-layout/77.3/plw-77.3.13.4242") == 0,
+	   "the record path (%s)", path);
+}
+
 int
 main(void)
 {
-	plan(181);
+	plan(186);
 	test_args();
 	test_shape();
 	test_answer_check();
@@ -634,5 +666,6 @@ main(void)
 	test_fallback();
 	test_bounds();
 	test_watch_dir();
+	test_watch_json();
 	return done_testing();
 }
