@@ -68,6 +68,7 @@ extern const struct ctl_cmd ctl_cmd_topo;
 extern const struct ctl_cmd ctl_cmd_status;
 extern const struct ctl_cmd ctl_cmd_topology;
 extern const struct ctl_cmd ctl_cmd_query;
+extern const struct ctl_cmd ctl_cmd_watch;
 
 /* The top-level usage, from the table. */
 void ctl_usage(FILE *f);

@@ -18,6 +18,7 @@ static const struct ctl_cmd *const ctl_cmds[] = {
 	&ctl_cmd_status,
 	&ctl_cmd_topology,
 	&ctl_cmd_query,
+	&ctl_cmd_watch,
 	NULL
 };
 

@@ -9,8 +9,10 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -494,5 +496,318 @@ out:
 	free(req);
 	free(nodes);
 	hosts_free(&names);
+	return rv;
+}
+
+/* ---- watch ---- */
+
+static int watch_exec(int argc, char **argv);
+
+const struct ctl_cmd ctl_cmd_watch = {
+	"watch",
+	"JOBID[.STEP] [--once] [--json] [--interval MS]\n"
+	"[--socket PATH|http://HOST:PORT] [--timeout MS]",
+	"show what this node's ranks of a job are doing in NCCL, live",
+	"Show the node's view of a watched job from its layoutd (GET /v1/watch): one\n"
+	"row per rank and communicator with the rank's GPU (LOCAL_RANK is the rank's\n"
+	"place on the node), its tp/cp/ep/dp/pp coordinates, the collective it last\n"
+	"entered and its sequence number, its state (in-flight on the GPU, idle,\n"
+	"exited, ...) and for how long, then the daemon's verdicts (a rank that\n"
+	"exited, a rank its peers wait for, a collective stuck on the GPU).  The\n"
+	"table is refreshed in place every --interval ms (default 1000) until\n"
+	"interrupted; --once prints it once, --json prints the daemon's answer for\n"
+	"the job.  Users see only their own jobs.\n"
+	"Exit status: 0 shown, 1 no such job on this node or no answer, 2 usage.\n",
+	watch_exec,
+	NULL
+};
+
+static void
+watch_help(void)
+{
+	ctl_cmd_help(&ctl_cmd_watch, NULL);
+}
+
+static volatile sig_atomic_t watch_stop;
+
+static void
+on_interrupt(int sig)
+{
+	(void)sig;
+	watch_stop = 1;
+}
+
+/* JOBID or JOBID.STEP; *step -1 when not given.  -1 when malformed. */
+static int
+parse_jobstep(const char *s, long *job, long *step)
+{
+	char *end = NULL;
+
+	errno = 0;
+	*job = strtol(s, &end, 10);
+	if (errno || end == s || *job < 0)
+		return -1;
+	*step = -1;
+	if (*end == '.') {
+		const char *p = end + 1;
+
+		*step = strtol(p, &end, 10);
+		if (errno || end == p || *step < 0)
+			return -1;
+	}
+	return *end ? -1 : 0;
+}
+
+static const char *
+jstr(json_t *o, const char *key, char *buf, size_t size)
+{
+	const char *v = json_string_value(json_object_get(o, key));
+
+	return pl_clip(v && *v ? v : "-", buf, size);
+}
+
+/* One task's rows: a row per communicator (or one row when it has none). */
+static void
+watch_task_rows(FILE *f, json_t *t)
+{
+	char node[PL_CLIP_BUF], name[PL_CLIP_BUF], func[PL_CLIP_BUF], state[64];
+	json_t *co = json_object_get(t, "coords"), *comms = json_object_get(t, "comms"), *m;
+	bool exited = json_is_true(json_object_get(t, "exited"));
+	json_t *st = json_object_get(t, "exit_status");
+	size_t i, n = json_array_size(comms);
+
+	if (exited && json_is_integer(st))
+		snprintf(state, sizeof(state), "exited(%lld)", (long long)json_integer_value(st));
+	else if (exited)
+		snprintf(state, sizeof(state), "exited");
+	else {
+		const char *rs = json_string_value(json_object_get(t, "record_state"));
+
+		/* A record read well: the rank is between collectives. */
+		snprintf(state, sizeof(state), "%s", !rs ? "-" : strcmp(rs, "ok") == 0 ? "idle" : rs);
+	}
+	for (i = 0; i < (n ? n : 1); i++) {
+		char what[64] = "-", age[32] = "-";
+
+		m = json_array_get(comms, i);
+		fprintf(f, "%5lld %-10.10s %7lld %3lld %3lld %3lld %3lld %3lld  ",
+			(long long)json_integer_value(json_object_get(t, "rank")),
+			jstr(t, "node", node, sizeof(node)),
+			(long long)json_integer_value(json_object_get(t, "pid")),
+			(long long)json_integer_value(json_object_get(co, "tp")),
+			(long long)json_integer_value(json_object_get(co, "cp")),
+			(long long)json_integer_value(json_object_get(co, "ep")),
+			(long long)json_integer_value(json_object_get(co, "dp")),
+			(long long)json_integer_value(json_object_get(co, "pp")));
+		if (!m) {
+			fprintf(f, "%-14s %-13s %8s  %-12s %s\n", "-", "-", "-", state, "-");
+			continue;
+		}
+		{
+			json_t *le = json_object_get(m, "last_entered");
+
+			if (!exited && json_is_true(json_object_get(m, "in_flight"))) {
+				snprintf(what, sizeof(what), "in-flight");
+				snprintf(age, sizeof(age), "%.1fs",
+					 json_number_value(json_object_get(m, "in_flight_s")));
+			} else if (!exited) {
+				snprintf(what, sizeof(what), "%s",
+					 json_is_true(json_object_get(m, "finalized")) ? "finalized" : state);
+				if (json_integer_value(json_object_get(m, "entered")) > 0)
+					snprintf(age, sizeof(age), "%.1fs",
+						 json_number_value(json_object_get(le, "age_s")));
+			} else {
+				snprintf(what, sizeof(what), "%s", state);
+			}
+			fprintf(f, "%-14.14s %-13.13s %8lld  %-12s %s\n", jstr(m, "name", name, sizeof(name)),
+				jstr(le, "func", func, sizeof(func)),
+				(long long)json_integer_value(json_object_get(le, "seq")), what, age);
+		}
+	}
+}
+
+static void
+watch_verdicts(FILE *f, json_t *verd)
+{
+	char comm[PL_CLIP_BUF], func[PL_CLIP_BUF], kind[PL_CLIP_BUF];
+	size_t i;
+
+	if (json_array_size(verd) == 0) {
+		fprintf(f, "verdicts: none\n");
+		return;
+	}
+	fprintf(f, "verdicts:\n");
+	for (i = 0; i < json_array_size(verd); i++) {
+		json_t *v = json_array_get(verd, i), *st = json_object_get(v, "exit_status");
+
+		jstr(v, "kind", kind, sizeof(kind));
+		if (strcmp(kind, "exited") == 0) {
+			if (json_is_integer(st))
+				fprintf(f, "  rank %lld (pid %lld) exited with wait status %lld\n",
+					(long long)json_integer_value(json_object_get(v, "rank")),
+					(long long)json_integer_value(json_object_get(v, "pid")),
+					(long long)json_integer_value(st));
+			else
+				fprintf(f, "  rank %lld (pid %lld) exited\n",
+					(long long)json_integer_value(json_object_get(v, "rank")),
+					(long long)json_integer_value(json_object_get(v, "pid")));
+			continue;
+		}
+		fprintf(f, "  %s: rank %lld (pid %lld) in %s: %s seq %lld for %.1f s\n", kind,
+			(long long)json_integer_value(json_object_get(v, "rank")),
+			(long long)json_integer_value(json_object_get(v, "pid")),
+			jstr(v, "comm", comm, sizeof(comm)), jstr(v, "func", func, sizeof(func)),
+			(long long)json_integer_value(json_object_get(v, "seq")),
+			json_number_value(json_object_get(v, "for_s")));
+	}
+}
+
+/* The job's steps of the daemon's answer (an array; caller decrefs), NULL
+ * when the answer is not a watch report. */
+static json_t *
+watch_select(json_t *root, long job, long step)
+{
+	json_t *steps = json_object_get(root, "steps"), *out, *s;
+	size_t i;
+
+	if (!json_is_array(steps) || !(out = json_array()))
+		return NULL;
+	json_array_foreach(steps, i, s) {
+		if (json_integer_value(json_object_get(s, "job_id")) == job &&
+		    (step < 0 || json_integer_value(json_object_get(s, "step_id")) == step))
+			json_array_append(out, s);
+	}
+	return out;
+}
+
+static void
+watch_print(FILE *f, json_t *root, json_t *sel)
+{
+	json_t *s, *t;
+	size_t i, k;
+
+	json_array_foreach(sel, i, s) {
+		fprintf(f, "step %lld.%lld  %s  (sample every %lld ms, hang threshold %lld s)\n",
+			(long long)json_integer_value(json_object_get(s, "job_id")),
+			(long long)json_integer_value(json_object_get(s, "step_id")),
+			json_string_value(json_object_get(s, "state")) ?
+			json_string_value(json_object_get(s, "state")) : "?",
+			(long long)json_integer_value(json_object_get(root, "interval_ms")),
+			(long long)json_integer_value(json_object_get(root, "hang_threshold_s")));
+		fprintf(f, "%5s %-10s %7s %3s %3s %3s %3s %3s  %-14s %-13s %8s  %-12s %s\n", "RANK",
+			"NODE", "PID", "TP", "CP", "EP", "DP", "PP", "COMM", "COLLECTIVE", "SEQ",
+			"STATE", "FOR");
+		json_array_foreach(json_object_get(s, "tasks"), k, t)
+			watch_task_rows(f, t);
+		watch_verdicts(f, json_object_get(s, "verdicts"));
+	}
+}
+
+static int
+watch_exec(int argc, char **argv)
+{
+	char **rest = NULL, jobbuf[PL_CLIP_BUF];
+	const char *jobarg = NULL;
+	long job, step, interval = 1000, status;
+	bool once = false, tty = isatty(STDOUT_FILENO);
+	struct dargs a;
+	int i, n = 0, rv = 2;
+
+	/* Our own options and the job first; the rest is dparse's. */
+	rest = calloc((size_t)argc + 1, sizeof(*rest));
+	if (!rest) {
+		ctl_error("watch: out of memory");
+		return 1;
+	}
+	rest[n++] = argv[0];
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--once") == 0) {
+			once = true;
+		} else if (strcmp(argv[i], "--interval") == 0 || strncmp(argv[i], "--interval=", 11) == 0) {
+			const char *v = argv[i][10] == '=' ? argv[i] + 11 : (i + 1 < argc ? argv[++i] : NULL);
+
+			if (!v || (interval = ctl_parse_count("--interval", v, 3600000)) < 0)
+				goto out;
+			if (interval < 100) {
+				ctl_error("--interval=%ld: at least 100 ms (layoutd samples no faster)", interval);
+				goto out;
+			}
+		} else if (argv[i][0] != '-' && !jobarg) {
+			jobarg = argv[i];
+		} else {
+			rest[n++] = argv[i];
+		}
+	}
+	rv = dparse(n, rest, D_COMMON | D_BIT(D_JSON), &a, watch_help);
+	if (rv) {
+		rv = rv < 0 ? 0 : rv;
+		goto out;
+	}
+	if (!jobarg) {
+		ctl_error("watch: which job? give JOBID or JOBID.STEP (see '" CTL_PROG " watch --help')");
+		rv = 2;
+		goto out;
+	}
+	if (parse_jobstep(jobarg, &job, &step) < 0) {
+		ctl_error("watch: '%s': expected JOBID or JOBID.STEP (whole numbers, e.g. 1234 or 1234.0)",
+			  pl_clip(jobarg, jobbuf, sizeof(jobbuf)));
+		rv = 2;
+		goto out;
+	}
+	if (a.json)
+		once = true;
+	if (!once) {
+		signal(SIGINT, on_interrupt);
+		signal(SIGTERM, on_interrupt);
+	}
+	for (;;) {
+		char *body = ask(&a, "watch", "GET", "/v1/watch", NULL, &status);
+		json_t *root = body ? json_loads(body, 0, NULL) : NULL, *sel;
+
+		free(body);
+		sel = root ? watch_select(root, job, step) : NULL;
+		if (!sel) {
+			if (root)
+				ctl_error("watch: the answer is not a layoutd watch report");
+			json_decref(root);
+			rv = 1;
+			goto out;
+		}
+		if (json_array_size(sel) == 0) {
+			ctl_error("watch: no step of job %s is watched on this node (or it is not yours)",
+				  jobarg);
+			json_decref(sel);
+			json_decref(root);
+			rv = 1;
+			goto out;
+		}
+		if (a.json) {
+			char *text = json_dumps(sel, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+
+			if (text)
+				puts(text);
+			free(text);
+		} else {
+			if (!once && tty)
+				fputs("\033[H\033[2J", stdout);
+			watch_print(stdout, root, sel);
+		}
+		fflush(stdout);
+		json_decref(sel);
+		json_decref(root);
+		rv = 0;
+		if (once || watch_stop)
+			break;
+		{
+			struct timespec ts = { interval / 1000, (interval % 1000) * 1000000L };
+
+			while (nanosleep(&ts, &ts) < 0 && errno == EINTR && !watch_stop)
+				;
+		}
+		if (watch_stop)
+			break;
+	}
+out:
+	free(rest);
 	return rv;
 }

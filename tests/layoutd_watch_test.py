@@ -304,6 +304,36 @@ def main():
            (THRESHOLD, json.dumps(v)[:400]))
         ok(not any(x["kind"] == "exited" for x in v), "stop: no rank named as exited")
         like(d.log_text(), "verdict: job 103.0 rank 2", "stop: the verdict is logged")
+        # layoutctl watch shows the node's view: a table, and the JSON of the job.
+        ctl = os.environ["LAYOUTCTL"]
+        w = subprocess.run([ctl, "watch", "103", "--once", "--socket", d.sock],
+                           capture_output=True, text=True, timeout=30)
+        rows = [l.split() for l in w.stdout.splitlines() if l[:5].strip().isdigit()]
+        ok(w.returncode == 0 and "not-entered: rank 2 " in w.stdout and "COLLECTIVE" in w.stdout,
+           "layoutctl watch --once: the table names rank 2 as not entering (rc %d): %s"
+           % (w.returncode, (w.stdout + w.stderr)[-600:]))
+        is_eq(sorted(set(int(r[0]) for r in rows)), list(range(WORLD)),
+              "layoutctl watch --once: a row for every rank")
+        ok(any(r[0] != "2" and "in-flight" in r for r in rows),
+           "layoutctl watch --once: rank 2's peers are in flight")
+        diag("layoutctl watch 103 --once:\n" + w.stdout)
+        w = subprocess.run([ctl, "watch", "103.0", "--json", "--socket", d.sock],
+                           capture_output=True, text=True, timeout=30)
+        try:
+            j = json.loads(w.stdout)
+        except ValueError:
+            j = None
+        ok(w.returncode == 0 and j and j[0]["job_id"] == 103 and len(j[0]["tasks"]) == WORLD
+           and any(v["kind"] == "not-entered" and v["rank"] == 2 for v in j[0]["verdicts"]),
+           "layoutctl watch --json: the job's step, its tasks and the verdict")
+        w = subprocess.run([ctl, "watch", "99999", "--once", "--socket", d.sock],
+                           capture_output=True, text=True, timeout=30)
+        ok(w.returncode == 1 and "no step of job 99999" in w.stderr,
+           "layoutctl watch of a job not watched here: exit 1, saying so")
+        w = subprocess.run([ctl, "watch", "1x", "--once", "--socket", d.sock],
+                           capture_output=True, text=True, timeout=30)
+        ok(w.returncode == 2 and "expected JOBID or JOBID.STEP" in w.stderr,
+           "layoutctl watch of a malformed job id: usage error naming what is accepted")
         s.close(d)
         wait_for(lambda: "cleared: job 103.0 rank 2" in d.log_text(), 10)
         like(d.log_text(), "cleared: job 103.0 rank 2",
