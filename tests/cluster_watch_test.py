@@ -7,20 +7,26 @@ loads the hook and each rank's record appears there, the user's and mode
 0600, while the step runs; the directory is gone after the step.
 --parallel-layout-watch=no and a user's own NCCL_PROFILER_PLUGIN leave the
 hook off, and a symlink planted at the step's directory is refused without
-failing the step (nor is it followed)."""
+failing the step (nor is it followed).  With a layoutd on every node,
+slurmstepd registers each task there (GET /v1/watch lists the node's ranks
+and pids, their records read), reports each task's exit status, and a
+layoutd that is down leaves the step running as before."""
 import os
 import shutil
 import stat
+import json
 import tempfile
+import threading
 import time
 
 from clusterlib import Lab, LabError, skip_all, unavailable
-from taplib import ETC, data, diag, done, is_eq, ok, run
+from taplib import ETC, data, diag, done, http_request, is_eq, ok, run
 
 why = unavailable()
 PLUGIN = os.environ.get("PL_PLUGIN", "")
 DRIVER = os.environ.get("NCCL_DRIVER", "")
 HOOK = os.environ.get("PL_NCCL_HOOK", "")
+LAYOUTD = os.environ.get("LAYOUTD", "")
 if not why and not os.path.exists(PLUGIN):
     why = "the SPANK plugin was not built (no spank.h at configure time)"
 if not why and not (os.path.exists(DRIVER) and os.path.exists(HOOK)):
@@ -178,6 +184,151 @@ is_eq((stat.S_IMODE(st.st_mode), st.st_uid, sorted(os.listdir(victim))), (0o755,
 ok(all(os.path.islink(p) for p in planted), "the planted links are left as they were")
 for p in planted:
     os.unlink(p)
+
+# 5. A layoutd on every node: slurmstepd registers each task of the step
+#    (its pid, rank and record) and, at its end, its exit status.  The task
+#    execs the driver, so the task's pid is the pid the hook names its
+#    record after.
+EXEC = os.path.join(tmp, "exec.sh")
+with open(EXEC, "w") as f:
+    f.write(r"""#!/bin/bash
+echo "TASK rank=${RANK:-unset} pid=$$ node=$SLURMD_NODENAME job=$SLURM_JOB_ID step=$SLURM_STEP_ID"
+exec "$DRIVER" --sync-dir "$SYNC" --compute-us 20000 "$@" > "$SYNC/exec.$SLURM_JOB_ID.$RANK" 2>&1
+""")
+os.chmod(EXEC, 0o755)
+NODES = ["node%d" % k for k in range(1, 5)]
+
+
+def sock_of(node):
+    return os.path.join(lab.dir, "run", "layoutd-%s.sock" % node)
+
+
+def watch_of(node):
+    """GET /v1/watch from node's layoutd: the parsed answer, or None."""
+    try:
+        st, hdr, body = http_request(sock_of(node), "GET", "/v1/watch", timeout=5)
+        return json.loads(body) if st == 200 else None
+    except (OSError, ValueError):
+        return None
+
+
+def newest_step(w):
+    steps = (w or {}).get("steps") or []
+    return max(steps, key=lambda s: (s["job_id"], s["step_id"])) if steps else None
+
+
+def srun_in_background(args, timeout):
+    res = {}
+    th = threading.Thread(target=lambda: res.update(r=lab.srun(args, timeout=timeout)))
+    th.start()
+    return th, res
+
+
+def seen_while_running(nodes, before, wait=20.0):
+    """Poll each node's layoutd until its newest step (a job after before)
+    runs with 8 tasks whose records were read: {node: step} as then seen."""
+    seen, end = {}, time.monotonic() + wait
+    while time.monotonic() < end and len(seen) < len(nodes):
+        for n in nodes:
+            s = newest_step(watch_of(n))
+            if (n not in seen and s and s["job_id"] > before and s["state"] == "running"
+                    and len(s["tasks"]) == 8 and all(t["record_state"] == "ok" for t in s["tasks"])):
+                seen[n] = s
+        time.sleep(0.1)
+    return seen
+
+
+def ended_step(node, before, wait=10.0):
+    """node's newest step once it has ended (the exit callbacks may come
+    just after srun returned), or what is there at the deadline."""
+    end = time.monotonic() + wait
+    while True:
+        s = newest_step(watch_of(node))
+        if (s and s["job_id"] > before and s["state"] == "ended") or time.monotonic() > end:
+            return s if s and s["job_id"] > before else None
+        time.sleep(0.1)
+
+
+def rows_of(text):
+    return [dict(kv.split("=", 1) for kv in line.split()[1:])
+            for line in text.splitlines() if line.startswith("TASK ")]
+
+
+have_layoutd = os.path.exists(LAYOUTD)
+if have_layoutd:
+    args = lab.knobs["plugin_args"].replace("/run/none-%n.sock", "/run/layoutd-%n.sock")
+    try:
+        lab.up(layoutd=LAYOUTD, layoutd_map=MAP, plugin_args=args)
+        ok(all(os.path.exists(sock_of(n)) for n in NODES), "a layoutd on each of the 4 nodes")
+    except LabError as e:
+        ok(False, "lab up with a layoutd per node")
+        diag(e)
+        have_layoutd = False
+if have_layoutd:
+    before = last_job_id()
+    t0 = time.monotonic()
+    th, res = srun_in_background(["-N4", "-n32", "--parallel-layout=tp8,pp4", "--parallel-layout-verbose",
+                                  EXEC, "--steps", "60", "--timeout", "30"], timeout=120)
+    seen = seen_while_running(NODES, before)
+    th.join()
+    diag("with layoutd: the step took %.2f s" % (time.monotonic() - t0))
+    rc, out, err = res.get("r", (124, "", "no answer"))
+    is_eq(rc, 0, "with layoutd: srun -N4 -n32 nccl_driver exits 0")
+    rows = rows_of(out)
+    is_eq(len(rows), 32, "with layoutd: 32 tasks reported")
+    want = {n: sorted((int(r["rank"]), int(r["pid"])) for r in rows if r["node"] == n) for n in NODES}
+    got = {n: sorted((t["rank"], t["pid"]) for t in seen[n]["tasks"]) if n in seen else None
+           for n in NODES}
+    if not ok(len(seen) == 4, "while the driver ran, each node's layoutd listed 8 tasks with their records read"):
+        diag("seen on %s; %s" % (sorted(seen), lab.log_tail("layoutd.node1.log", 20)))
+    is_eq(got, want, "each layoutd lists its node's ranks with the pids the tasks had")
+    job = rows[0]["job"] if rows else "?"
+    ok(all(s["job_id"] == int(job) and s["step_id"] == 0 and s["uid"] == ME for s in seen.values()),
+       "registered as the step's job, step and user")
+    # The records' paths are not compared here: GET /v1/watch shows the
+    # task's node in place of its record.  That the daemon read each record
+    # (record_state ok: the file's header says this job, step, rank and pid)
+    # shows the registered path is the one the hook wrote.
+    ok(seen and all(t["node"] == n for n, s in seen.items() for t in s["tasks"]),
+       "every task registered with its node's name")
+    ended = {n: ended_step(n, before) for n in NODES}
+    is_eq(sorted({(s["state"], t["exited"], t["exit_status"]) for s in ended.values() if s
+                  for t in s["tasks"]}), [("ended", True, 0)],
+          "after the step: every task exited with wait status 0, as the exit callback said")
+
+    # 6. A rank exits with status 7: its node's layoutd has the status from
+    #    the exit callback (a vanished pid alone would leave it unknown).
+    before = last_job_id()
+    rc, out, err = lab.srun(["-N4", "-n32", "--parallel-layout=tp8,pp4", EXEC, "--steps", "40",
+                             "--timeout", "5", "--fault=exit:13:5:7"], timeout=120)
+    ok(rc != 0, "--fault=exit:13:5:7: the step fails (rc %d)" % rc)
+    rows = rows_of(out)
+    node13 = [r["node"] for r in rows if r["rank"] == "13"]
+    st13 = None
+    if node13:
+        s = ended_step(node13[0], before)
+        if s:
+            st13 = [t["exit_status"] for t in s["tasks"] if t["rank"] == 13]
+    is_eq(st13, [7 << 8], "rank 13's node: layoutd has wait status 7 << 8 for rank 13")
+
+    # 7. One node's layoutd down: the step runs as before, the other nodes
+    #    register their tasks, and slurmd's log says why node2's did not.
+    ok(lab.stop_layoutd("node2"), "node2's layoutd stopped")
+    said = lab.log_tail("slurmd.node2.log", 100000).count("NCCL watch not registered with layoutd")
+    before = last_job_id()
+    t0 = time.monotonic()
+    th, res = srun_in_background(["-N4", "-n32", "--parallel-layout=tp8,pp4", "--parallel-layout-verbose",
+                                  EXEC, "--steps", "40", "--timeout", "30"], timeout=120)
+    seen = seen_while_running(["node1", "node3", "node4"], before)
+    th.join()
+    rc, out, err = res.get("r", (124, "", "no answer"))
+    is_eq(rc, 0, "node2's layoutd down: the step still runs and exits 0")
+    is_eq(len(rows_of(out)), 32, "node2's layoutd down: 32 tasks reported")
+    diag("node2's layoutd down: the step took %.2f s" % (time.monotonic() - t0))
+    is_eq(sorted(seen), ["node1", "node3", "node4"], "the other three layoutds list their 8 tasks")
+    log = lab.log_tail("slurmd.node2.log", 100000)
+    is_eq(log.count("NCCL watch not registered with layoutd") - said, 1,
+          "node2's slurmd log: one line, for the first task, in verbose mode")
 
 rc, err = lab.down()
 is_eq(rc, 0, "lab down")
