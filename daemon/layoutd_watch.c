@@ -685,7 +685,7 @@ comm_json(const struct detect_comm *m, uint64_t now)
 static json_t *
 task_json(const struct wtask *t, uint64_t now)
 {
-	char cl[PL_CLIP_BUF];
+	char cl[PL_CLIP_BUF], rec[PL_CLIP_BUF];	/* one buffer each: both are in one json_pack */
 	json_t *o, *comms = json_array(), *co = json_object();
 	uint32_t i;
 	int a;
@@ -697,7 +697,7 @@ task_json(const struct wtask *t, uint64_t now)
 	o = json_pack("{s:I, s:I, s:I, s:s, s:o, s:s, s:b, s:o, s:s, s:o, s:o}",
 		      "task", (json_int_t)t->task, "rank", (json_int_t)t->rank,
 		      "pid", (json_int_t)t->pid, "node", pl_clip(t->node, cl, sizeof(cl)),
-		      "coords", co, "record", pl_clip_path(t->record, cl, sizeof(cl)),
+		      "coords", co, "record", pl_clip_path(t->record, rec, sizeof(rec)),
 		      "exited", t->exited,
 		      "exit_status", t->status_known ? json_integer(t->status) : json_null(),
 		      "record_state", rec_state_name(t->rs),

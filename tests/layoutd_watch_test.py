@@ -314,6 +314,10 @@ def main():
            % (w.returncode, (w.stdout + w.stderr)[-600:]))
         is_eq(sorted(set(int(r[0]) for r in rows)), list(range(WORLD)),
               "layoutctl watch --once: a row for every rank")
+        st = d.step(103)
+        is_eq([t.get("record") for t in (st or {}).get("tasks", [])],
+              [s.record(r) for r in range(WORLD)],
+              "stop: /v1/watch shows each task's registered record path (and its node apart)")
         ok(any(r[0] != "2" and "in-flight" in r for r in rows),
            "layoutctl watch --once: rank 2's peers are in flight")
         diag("layoutctl watch 103 --once:\n" + w.stdout)
