@@ -14,21 +14,12 @@ import tempfile
 import threading
 import time
 
-from taplib import (LAYOUTCTL, LAYOUTD, data, diag, done, http_request, is_close, is_eq, like,
-                    ok, run, skip)
+from taplib import (LAYOUTCTL, LAYOUTD, as_user, data, diag, done, http_request, is_close, is_eq,
+                    like, ok, run, skip, wait_for)
+
 
 LAB = data("lab-topology.conf")
 DGX2 = data("hwloc", "nvidiaDGX2.xml")
-
-
-def wait_for(cond, timeout, step=0.05):
-    """Poll cond() until it is true or timeout seconds pass; returns its last value."""
-    end = time.monotonic() + timeout
-    while True:
-        v = cond()
-        if v or time.monotonic() > end:
-            return v
-        time.sleep(step)
 
 
 def build_map(path, name):
@@ -248,37 +239,6 @@ def hold_idle(path, n, budget):
         if time.monotonic() > end:
             break
     return out
-
-
-def as_user(uid, fn):
-    """Run fn() in a child process that has dropped to uid (and gid uid);
-    returns what fn returned (JSON-able), or {"error": ...}."""
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(r)
-        try:
-            os.setgroups([])
-            os.setgid(uid)
-            os.setuid(uid)
-            out = fn()
-        except Exception as e:    # anything goes back to the parent as data
-            out = {"error": repr(e)}
-        os.write(w, json.dumps(out).encode())
-        os._exit(0)
-    os.close(w)
-    data = b""
-    while True:
-        chunk = os.read(r, 65536)
-        if not chunk:
-            break
-        data += chunk
-    os.close(r)
-    os.waitpid(pid, 0)
-    try:
-        return json.loads(data)
-    except ValueError:
-        return {"error": data.decode("utf-8", "replace")}
 
 
 def mini_daemon(tmp, name, mapf, extra="", nofile=None, sock=None, node="node1"):

@@ -20,7 +20,8 @@ import sys
 import tempfile
 import time
 
-from taplib import LAYOUTD, data, diag, done, http_request, is_eq, like, ok, run, skip
+from taplib import (LAYOUTD, as_user, data, diag, done, http_request, is_eq, like, ok, run,
+                    skip, wait_for)
 
 DRIVER = os.environ.get("NCCL_DRIVER", "")
 HOOK = os.environ.get("PL_NCCL_HOOK", "")
@@ -28,15 +29,6 @@ TP, PP, DP = 2, 1, 2
 WORLD = TP * PP * DP
 NOBODY = 65534
 THRESHOLD = 5
-
-
-def wait_for(cond, timeout, step=0.1):
-    end = time.monotonic() + timeout
-    while True:
-        v = cond()
-        if v or time.monotonic() > end:
-            return v
-        time.sleep(step)
 
 
 class World:
@@ -137,29 +129,8 @@ class Daemon:
 
 def as_nobody(sock, method, path, body=None):
     """One request from uid NOBODY (a child that drops root): (status, body)."""
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(r)
-        code = 0
-        try:
-            os.setgid(NOBODY)
-            os.setuid(NOBODY)
-            st, _, text = http_request(sock, method, path, body)
-            os.write(w, json.dumps([st, text]).encode())
-        except BaseException:
-            code = 1
-        os._exit(code)
-    os.close(w)
-    out = b""
-    while True:
-        chunk = os.read(r, 65536)
-        if not chunk:
-            break
-        out += chunk
-    os.close(r)
-    os.waitpid(pid, 0)
-    return json.loads(out) if out else (None, None)
+    out = as_user(NOBODY, lambda: (lambda r: [r[0], r[2]])(http_request(sock, method, path, body)))
+    return out if isinstance(out, list) else (None, None)
 
 
 def open_in(pid, where):

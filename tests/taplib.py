@@ -6,6 +6,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 
 _n = 0
 _failed = 0
@@ -112,6 +113,47 @@ def http_request(where, method, path, body=None, timeout=10):
         return r.status, {k.lower(): v for k, v in r.getheaders()}, text
     finally:
         conn.close()
+
+
+def wait_for(cond, timeout, step=0.05):
+    """Poll cond() until it is true or timeout seconds pass; returns its last value."""
+    end = time.monotonic() + timeout
+    while True:
+        v = cond()
+        if v or time.monotonic() > end:
+            return v
+        time.sleep(step)
+
+
+def as_user(uid, fn):
+    """Run fn() in a child process that has dropped to uid (and gid uid);
+    returns what fn returned (JSON-able), or {"error": ...}."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        try:
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+            out = fn()
+        except Exception as e:    # anything goes back to the parent as data
+            out = {"error": repr(e)}
+        os.write(w, json.dumps(out).encode())
+        os._exit(0)
+    os.close(w)
+    data = b""
+    while True:
+        chunk = os.read(r, 65536)
+        if not chunk:
+            break
+        data += chunk
+    os.close(r)
+    os.waitpid(pid, 0)
+    try:
+        return json.loads(data)
+    except ValueError:
+        return {"error": data.decode("utf-8", "replace")}
 
 
 def data(*parts):
