@@ -102,6 +102,7 @@ check_detect(const struct reader_snap *snap)
 	r[1].rank++;
 	r[1].exited = 1;
 	r[1].exit_status = 1 << 8;
+	r[1].exit_known = 1;
 	for (t = 0; t < sizeof(nows) / sizeof(nows[0]); t++) {
 		n = detect_run(r, 2, nows[t], 5000000000ULL, v, sizeof(v) / sizeof(v[0]));
 		/* At most: the exit, then per comm one not-entered and one

@@ -286,13 +286,21 @@ detect_run(const struct detect_rank *ranks, size_t n, uint64_t now_ns, uint64_t 
 	uint32_t k;
 	int pass, held;
 
-	/* Exits: the failures (non-zero or signalled) first, then exit 0. */
+	/* Exits: the failures (non-zero, signalled, or unknown past the
+	 * grace) first, then exit 0 past the threshold. */
 	for (pass = 0; pass < 2; pass++)
 		for (i = 0; i < n; i++) {
-			if (!ranks[i].exited || exit_bad(ranks[i].exit_status) != (pass == 0))
+			const struct detect_rank *r = &ranks[i];
+			uint64_t gone = r->exit_ns ? age(now_ns, r->exit_ns) : UINT64_MAX;
+			int bad = !r->exit_known || exit_bad(r->exit_status);
+
+			if (!r->exited || bad != (pass == 0))
+				continue;
+			if (!r->exit_known ? gone <= DETECT_EXIT_GRACE_NS :
+			    !bad && gone <= threshold_ns)
 				continue;
 			verdict_base(&v, DETECT_EXITED, &ranks[i], NULL);
-			v.exit_status = ranks[i].exit_status;
+			v.exit_status = r->exit_known ? r->exit_status : -1;
 			emit(out, max, &count, &v);
 		}
 	/* Laggers held by their own wait elsewhere are left out; when every

@@ -14,6 +14,13 @@
  *   DETECT_EXITED       a rank whose process exited while its step runs:
  *                       non-zero exit or a signal first, then exit 0.  The
  *                       caller passes only ranks of steps that still run.
+ *                       A failure is named at once.  An exit whose status
+ *                       is not known yet (the process is gone, the exit
+ *                       callback has not come) is named once it has been
+ *                       gone DETECT_EXIT_GRACE_NS.  Exit 0 is named only
+ *                       when its step has run on for longer than the
+ *                       threshold since: at the end of a healthy step the
+ *                       ranks finish a little apart, and that is no fault.
  *   DETECT_NOT_ENTERED  a rank that has not entered a collective that its
  *                       local peers of the same communicator (same job, step
  *                       and comm hash) have waited in longer than the
@@ -55,6 +62,9 @@
 
 #define DETECT_NAME_LEN	48	/* the communicator's name (PLW_NAME_LEN) */
 #define DETECT_TEXT_LEN	16	/* func (PLW_TEXT_LEN) */
+/* How long an exit with no status yet waits for its status (the exit
+ * callback comes within milliseconds of the process's end). */
+#define DETECT_EXIT_GRACE_NS	1000000000ULL
 
 /* detect_comm.flags */
 #define DETECT_GPU	0x1u	/* the GPU part is recorded (KernelCh on) */
@@ -84,8 +94,10 @@ struct detect_rank {
 	uint64_t step_id;
 	int64_t rank;		/* global rank */
 	int64_t pid;
-	int exited;		/* 1: the process ended (exit_status known) */
+	int exited;		/* 1: the process ended */
+	int exit_known;		/* 1: exit_status is known */
 	int exit_status;	/* wait status (WIFEXITED/WIFSIGNALED) */
+	uint64_t exit_ns;	/* when the end was seen (0: unknown, long ago) */
 	uint32_t ncomm;
 	struct detect_comm comm[PLW_MAX_COMMS];
 };
@@ -102,7 +114,7 @@ struct detect_verdict {
 	uint64_t step_id;
 	int64_t rank;		/* the rank the verdict names */
 	int64_t pid;
-	int exit_status;	/* DETECT_EXITED */
+	int exit_status;	/* DETECT_EXITED: the wait status, -1 unknown */
 	uint64_t comm_hash;	/* the others: the communicator */
 	char comm_name[DETECT_NAME_LEN];
 	char func[DETECT_TEXT_LEN]; /* the collective */
@@ -115,8 +127,8 @@ struct detect_verdict {
 
 /*
  * The summary of one rank from its record's snapshot: header identity and
- * every used slot in slot order (busy slots flagged DETECT_BUSY).  exited and
- * exit_status start at 0 (unknown); the caller fills them.
+ * every used slot in slot order (busy slots flagged DETECT_BUSY).  exited,
+ * exit_known, exit_status and exit_ns start at 0; the caller fills them.
  */
 void detect_summarize(const struct reader_snap *snap, struct detect_rank *out);
 

@@ -152,7 +152,28 @@ c_exits(void)
 	rk[2].exit_status = 0;
 	rk[3].exited = 1;
 	rk[3].exit_status = 1 << 8;		/* exited with 1 */
+	rk[1].exit_known = rk[2].exit_known = rk[3].exit_known = 1;
 }
+
+/* Rank 3 gone `ago`, with the status known (status) or not (-1). */
+static void
+c_exit_at(int status, uint64_t ago)
+{
+	healthy4();
+	rk[3].exited = 1;
+	rk[3].exit_known = status >= 0;
+	rk[3].exit_status = status >= 0 ? status : 0;
+	rk[3].exit_ns = NOW - ago;
+}
+
+static void c_exit0_recent(void) { c_exit_at(0, 2 * S); }
+static void c_exit0_threshold(void) { c_exit_at(0, T); }
+static void c_exit0_late(void) { c_exit_at(0, T + 1); }
+static void c_exit1_at_once(void) { c_exit_at(1 << 8, S / 10); }
+static void c_exit_unknown_recent(void) { c_exit_at(-1, S / 2); }
+static void c_exit_unknown_grace(void) { c_exit_at(-1, DETECT_EXIT_GRACE_NS); }
+static void c_exit_unknown_late(void) { c_exit_at(-1, 2 * S); }
+static void c_exit_unknown_when(void) { c_exit_at(-1, 0); rk[3].exit_ns = 0; }
 
 /* Rank 2's kernel stuck with all collectives entered: a GPU verdict. */
 static void
@@ -312,6 +333,18 @@ static const struct tcase cases[] = {
 	  { { DETECT_EXITED, 1, 0, "", 0, -1, 0, SIGKILL },
 	    { DETECT_EXITED, 3, 0, "", 0, -1, 0, 1 << 8 },
 	    { DETECT_EXITED, 2, 0, "", 0, -1, 0, 0 } } },
+	{ "exit 0 two seconds ago: the end of a step, no verdict", c_exit0_recent, 0, { { 0 } } },
+	{ "exit 0 exactly the threshold ago", c_exit0_threshold, 0, { { 0 } } },
+	{ "exit 0 the threshold and 1 ns ago", c_exit0_late, 1,
+	  { { DETECT_EXITED, 3, 0, "", 0, -1, 0, 0 } } },
+	{ "exit 1 a tenth of a second ago: at once", c_exit1_at_once, 1,
+	  { { DETECT_EXITED, 3, 0, "", 0, -1, 0, 1 << 8 } } },
+	{ "gone half a second, status not yet known", c_exit_unknown_recent, 0, { { 0 } } },
+	{ "gone exactly the grace, status not known", c_exit_unknown_grace, 0, { { 0 } } },
+	{ "gone two seconds, status never came: named, status -1", c_exit_unknown_late, 1,
+	  { { DETECT_EXITED, 3, 0, "", 0, -1, 0, -1 } } },
+	{ "gone at an unknown time, status not known", c_exit_unknown_when, 1,
+	  { { DETECT_EXITED, 3, 0, "", 0, -1, 0, -1 } } },
 	{ "a kernel stuck 62 s", c_gpu_stuck, 1,
 	  { { DETECT_GPU_STUCK, 2, TP, "AllReduce", 9, -1, T + 2 * S, 0 } } },
 	{ "a kernel quiet exactly the threshold", c_gpu_boundary, 0, { { 0 } } },
