@@ -118,11 +118,12 @@ class Lab:
 
     Knobs map to the lab script's environment: plugin -> PLUGIN,
     plugin_args -> PLUGIN_ARGS, plugin_mode -> PLUGIN_MODE, layoutd ->
-    LAYOUTD, layoutd_map -> LAYOUTD_MAP, and nodes/gpus/cpus/leaves.
+    LAYOUTD, layoutd_map -> LAYOUTD_MAP, layoutd_conf -> LAYOUTD_CONF (%n:
+    the node's name), and nodes/gpus/cpus/leaves.
     """
 
     def __init__(self, name=None, plugin=None, plugin_args="", plugin_mode="required",
-                 layoutd=None, layoutd_map=None, nodes=4, gpus=8, cpus=8, leaves=2,
+                 layoutd=None, layoutd_map=None, layoutd_conf=None, nodes=4, gpus=8, cpus=8, leaves=2,
                  port_base=None, lock_timeout=900, up_timeout=120):
         if name is None:
             name = os.path.splitext(os.path.basename(sys.argv[0]))[0] or "lab"
@@ -134,7 +135,7 @@ class Lab:
         self.port_base = port_base or 16800 + 100 * (zlib.crc32(name.encode()) % 30)
         self.nodes = nodes
         self.knobs = dict(plugin=plugin, plugin_args=plugin_args, plugin_mode=plugin_mode,
-                          layoutd=layoutd, layoutd_map=layoutd_map)
+                          layoutd=layoutd, layoutd_map=layoutd_map, layoutd_conf=layoutd_conf)
         self.shape = dict(nodes=nodes, gpus=gpus, cpus=cpus, leaves=leaves)
         self.lock_timeout = lock_timeout
         self.up_timeout = up_timeout
@@ -176,7 +177,8 @@ class Lab:
                  CPUS=str(self.shape["cpus"]), LEAVES=str(self.shape["leaves"]),
                  PLUGIN=self.knobs["plugin"] or "", PLUGIN_ARGS=self._plugin_args(),
                  PLUGIN_MODE=self.knobs["plugin_mode"] or "required",
-                 LAYOUTD=self.knobs["layoutd"] or "", LAYOUTD_MAP=self.knobs["layoutd_map"] or "")
+                 LAYOUTD=self.knobs["layoutd"] or "", LAYOUTD_MAP=self.knobs["layoutd_map"] or "",
+                 LAYOUTD_CONF=self.knobs["layoutd_conf"] or "")
         return e
 
     def _plugin_args(self):
@@ -224,7 +226,7 @@ class Lab:
 
     def up(self, **knobs):
         """Start the lab, or make a running one match new knobs (plugin,
-        plugin_args, plugin_mode, layoutd, layoutd_map). Raises LabError."""
+        plugin_args, plugin_mode, layoutd, layoutd_map, layoutd_conf). Raises LabError."""
         for k, v in knobs.items():
             if k not in self.knobs:
                 raise TypeError("Lab.up: unknown knob %r (accepted: %s)" % (k, ", ".join(self.knobs)))
