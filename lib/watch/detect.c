@@ -5,7 +5,7 @@
 
 #include "detect.h"
 
-_Static_assert(sizeof(struct detect_comm) == 136, "detect_comm stays compact");
+_Static_assert(sizeof(struct detect_comm) == 152, "detect_comm stays compact");
 
 /* NCCL's ncclProfileKernelCh bit: with it the GPU part is recorded. */
 #define KERNEL_CH_BIT	(1u << 6)
@@ -34,6 +34,32 @@ text_copy(char *dst, size_t size, const char *src, size_t srclen)
 		n = size - 1;
 	memcpy(dst, src, n);
 	dst[n] = '\0';
+}
+
+/* a + b, or UINT64_MAX when that does not fit (the record is input). */
+static uint64_t
+sat_add(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/*
+ * The window stats from the wait ring: ring[(n - 1) % PLW_RING] holds the
+ * n-th completion, so the last min(done, PLW_RING) entries are valid.  The
+ * ring is part of the GPU part, copied consistently with done.
+ */
+static void
+window(const struct plw_gpu *g, struct detect_comm *c)
+{
+	uint64_t n = g->done < PLW_RING ? g->done : PLW_RING, k;
+
+	c->nwait = (uint32_t)n;
+	for (k = 0; k < n; k++) {
+		const struct plw_wait *w = &g->ring[(g->done - 1 - k) % PLW_RING];
+
+		c->wait_sum_ns = sat_add(c->wait_sum_ns, w->wait_ns);
+		c->gap_sum_ns = sat_add(c->gap_sum_ns, w->gap_ns);
+	}
 }
 
 void
@@ -73,6 +99,8 @@ detect_summarize(const struct reader_snap *snap, struct detect_rank *out)
 		c->done = s->gpu.done;
 		c->ch_inflight = s->gpu.ch_started - s->gpu.ch_stopped;
 		c->progress_ns = s->gpu.progress_ns;
+		if (gpu)
+			window(&s->gpu, c);
 	}
 }
 

@@ -5,7 +5,7 @@
  * ns, the clock of the records) and the threshold.
  *
  * The state is a compact summary per rank and communicator (struct
- * detect_comm, 128 bytes; at most PLW_MAX_COMMS per rank), made from a
+ * detect_comm, 152 bytes; at most PLW_MAX_COMMS per rank), made from a
  * reader snapshot by detect_summarize().  It is what the next step sends
  * across nodes: fixed size, no pointers, times as the node's monotonic ns
  * (a receiver converts them to ages against the sender's `now`).
@@ -71,14 +71,26 @@
 #define DETECT_BUSY	0x2u	/* the slot was busy: no launch/gpu state */
 #define DETECT_FINAL	0x4u	/* the communicator was finalized */
 
-/* One rank's state in one communicator (128 bytes, no pointers). */
+/*
+ * One rank's state in one communicator (152 bytes, no pointers).
+ *
+ * The window: the collectives whose completion the record's wait ring
+ * still holds, the most recent min(done, PLW_RING) of them.  nwait counts
+ * them; wait_sum_ns adds their waits (enqueue to the last kernel channel
+ * seen stopped: a rank that arrives last waits least, its peers most) and
+ * gap_sum_ns the gaps before them (the previous completion to this
+ * enqueue: the rank's own compute; 0 for the first collective ever and
+ * for one enqueued before the previous one completed).  Sums of
+ * durations, not times: they need no rebasing.  All 0 without the GPU
+ * part (DETECT_GPU clear) or when the slot was busy.
+ */
 struct detect_comm {
 	uint64_t hash;		/* NCCL commHash: the same on every rank */
 	char name[DETECT_NAME_LEN];
 	int32_t rank;		/* in the communicator */
 	int32_t nranks;
 	uint32_t flags;		/* DETECT_* */
-	uint32_t pad;
+	uint32_t nwait;		/* completions in the window, <= PLW_RING */
 	uint64_t colls;		/* collectives entered */
 	uint64_t seq;		/* the last one's NCCL seq number */
 	char func[DETECT_TEXT_LEN]; /* and its func */
@@ -86,6 +98,8 @@ struct detect_comm {
 	uint64_t done;		/* collectives completed on the GPU */
 	uint64_t ch_inflight;	/* kernel channels started, not stopped */
 	uint64_t progress_ns;	/* last kernel channel start or stop */
+	uint64_t wait_sum_ns;	/* the window's waits, added */
+	uint64_t gap_sum_ns;	/* the window's gaps, added */
 };
 
 /* One local rank (of a running step) and its communicators. */

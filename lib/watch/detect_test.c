@@ -462,6 +462,58 @@ summarize_test(void)
 	snap.hdr.event_mask = 1u << 1;
 	detect_summarize(&snap, &r);
 	is_int(r.comm[0].flags, 0, "summary: without KernelCh no GPU flag");
+	ok(r.comm[0].nwait == 0 && r.comm[0].wait_sum_ns == 0 && r.comm[0].gap_sum_ns == 0,
+	   "summary: without KernelCh no window");
+}
+
+/*
+ * The window from the wait ring.  Entry i holds wait 1000 + i and gap
+ * 10 + i; with 11 completions only entries 0-10 are valid (the rest hold
+ * another lap's values that must not count): waits 11 * 1000 + 55, gaps
+ * 11 * 10 + 55.  With 40 completions every entry is valid (9-40 by
+ * number): waits 32 * 1000 + 496, gaps 32 * 10 + 496.
+ */
+static void
+window_test(void)
+{
+	static struct reader_snap snap;
+	static struct detect_rank r;
+	struct plw_gpu *g = &snap.slot[0].gpu;
+	int i;
+
+	memset(&snap, 0, sizeof(snap));
+	snap.hdr.event_mask = (1u << 1) | (1u << 6);
+	snap.slot[0].state = READER_SLOT_OK;
+	snap.slot[0].ident.comm_hash = TP;
+	snap.slot[0].ident.state = PLW_SLOT_ACTIVE;
+	for (i = 0; i < PLW_RING; i++) {
+		g->ring[i].wait_ns = 1000 + (uint64_t)i;
+		g->ring[i].gap_ns = 10 + (uint64_t)i;
+	}
+	g->done = 11;
+	detect_summarize(&snap, &r);
+	ok(r.comm[0].nwait == 11 && r.comm[0].wait_sum_ns == 11 * 1000 + 55 &&
+	   r.comm[0].gap_sum_ns == 11 * 10 + 55,
+	   "window: 11 completions, only the 11 entries written count");
+	if (r.comm[0].nwait != 11)
+		diag("  nwait %u wait %llu gap %llu", r.comm[0].nwait,
+		     (unsigned long long)r.comm[0].wait_sum_ns,
+		     (unsigned long long)r.comm[0].gap_sum_ns);
+	g->done = 40;
+	detect_summarize(&snap, &r);
+	ok(r.comm[0].nwait == PLW_RING && r.comm[0].wait_sum_ns == 32 * 1000 + 496 &&
+	   r.comm[0].gap_sum_ns == 32 * 10 + 496, "window: 40 completions, the whole ring");
+	g->done = 0;
+	detect_summarize(&snap, &r);
+	ok(r.comm[0].nwait == 0 && r.comm[0].wait_sum_ns == 0 && r.comm[0].gap_sum_ns == 0,
+	   "window: nothing completed, an empty window");
+	/* A record is input: sums saturate instead of wrapping. */
+	g->done = 3;
+	g->ring[1].wait_ns = UINT64_MAX - 5;
+	g->ring[2].gap_ns = UINT64_MAX;
+	detect_summarize(&snap, &r);
+	ok(r.comm[0].nwait == 3 && r.comm[0].wait_sum_ns == UINT64_MAX &&
+	   r.comm[0].gap_sum_ns == UINT64_MAX, "window: huge values saturate, never wrap");
 }
 
 int
@@ -470,9 +522,10 @@ main(void)
 	struct detect_verdict one;
 	size_t n;
 
-	plan((int)NCASES + 8 + 3);
+	plan((int)NCASES + 9 + 4 + 3);
 	run_cases();
 	summarize_test();
+	window_test();
 
 	/* More verdicts than room: counted, the first written. */
 	c_exits();
