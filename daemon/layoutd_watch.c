@@ -41,9 +41,6 @@
 #define NAXES 5
 #define LD_NODE_LEN 64
 #define LD_MAX_VERDICTS 1024
-/* Wait status for an exit whose status nobody gave: neither an exit nor a
- * signal, so detection ranks it with the bad exits. */
-#define STATUS_UNKNOWN 0x7f
 
 static const char *const axes[NAXES] = { "tp", "cp", "ep", "dp", "pp" };
 
@@ -56,6 +53,7 @@ struct wtask {
 	char *record;
 	bool exited, status_known;
 	int status;			/* wait status when status_known */
+	uint64_t exit_ns;		/* when it was first seen exited (mono_ns) */
 	enum rec_state rs;
 	bool refusal_logged;
 	char refusal[PL_ERR_TEXT];
@@ -492,6 +490,8 @@ ld_watch_exit(struct ld_watch *w, const char *body, pl_err_t *err)
 			   (int64_t)job, (int64_t)stepid, (int64_t)task);
 		goto out;
 	}
+	if (!s->tasks[k]->exited)
+		s->tasks[k]->exit_ns = mono_ns();
 	s->tasks[k]->exited = true;
 	s->tasks[k]->status_known = true;
 	s->tasks[k]->status = (int)st;
@@ -516,6 +516,7 @@ sample_task(struct ld_watch *w, const struct wstep *s, struct wtask *t)
 
 	if (!t->exited && kill((pid_t)t->pid, 0) < 0 && errno == ESRCH) {
 		t->exited = true;
+		t->exit_ns = mono_ns();
 		ld_log(&w->d->log, "watch: job %ld.%ld task %ld rank %ld pid %ld is gone (exit status unknown)",
 		       s->job, s->step, t->task, t->rank, t->pid);
 	}
@@ -637,7 +638,9 @@ ld_watch_sample(struct ld_watch *w)
 			r->rank = t->rank;
 			r->pid = t->pid;
 			r->exited = t->exited;
-			r->exit_status = t->status_known ? t->status : STATUS_UNKNOWN;
+			r->exit_known = t->status_known;
+			r->exit_status = t->status_known ? t->status : 0;
+			r->exit_ns = t->exit_ns;
 		}
 	}
 	w->now_ns = mono_ns();
@@ -714,7 +717,7 @@ verdict_json(const struct detect_verdict *v)
 	if (v->kind == DETECT_EXITED)
 		return json_pack("{s:s, s:I, s:I, s:o}", "kind", detect_kind_name(v->kind),
 				 "rank", (json_int_t)v->rank, "pid", (json_int_t)v->pid,
-				 "exit_status", v->exit_status == STATUS_UNKNOWN ? json_null() :
+				 "exit_status", v->exit_status < 0 ? json_null() :
 				 json_integer(v->exit_status));
 	snprintf(h, sizeof(h), "%016" PRIx64, v->comm_hash);
 	return json_pack("{s:s, s:I, s:I, s:s, s:s, s:s, s:I, s:I, s:o, s:f}",
