@@ -12,6 +12,10 @@
  * what the interrupted call held (its mapping and its two descriptors) is
  * found again through /proc/self and released, so a hostile user can
  * neither kill the daemon nor make it leak.
+ *
+ * A registered pid is told from a later process that got the same pid by
+ * its start time (lib/watch/procstat.h), read at registration and compared
+ * at each sample.
  */
 #include "config.h"
 
@@ -36,6 +40,7 @@
 #include "detect.h"
 #include "layoutd.h"
 #include "layoutd_watch.h"
+#include "procstat.h"
 #include "reader.h"
 
 #define NAXES 5
@@ -54,6 +59,8 @@ struct wtask {
 	bool exited, status_known;
 	int status;			/* wait status when status_known */
 	uint64_t exit_ns;		/* when it was first seen exited (mono_ns) */
+	bool start_known;		/* the start time could be read at registration */
+	uint64_t start;			/* /proc/PID/stat field 22 then */
 	enum rec_state rs;
 	bool refusal_logged;
 	char refusal[PL_ERR_TEXT];
@@ -83,6 +90,7 @@ struct ld_watch {
 	struct detect_verdict prev[LD_MAX_VERDICTS];
 	size_t nprev;
 	uint64_t now_ns;		/* of the last sample */
+	unsigned long reused;		/* registered pids found held by another process */
 };
 
 static uint64_t
@@ -370,8 +378,10 @@ ld_watch_register(struct ld_watch *w, const char *body, pl_err_t *err)
 	json_int_t job, stepid, task, rank, pid, uid, co[NAXES];
 	const char *node, *rec;
 	char cl[PL_CLIP_BUF];
+	struct procstat ps;
 	struct wstep *s;
 	struct wtask *t = NULL;
+	pl_err_t perr;
 	json_error_t je;
 	json_t *root;
 	int status = 422, i;
@@ -429,6 +439,11 @@ ld_watch_register(struct ld_watch *w, const char *body, pl_err_t *err)
 	t->task = (long)task;
 	t->rank = (long)rank;
 	t->pid = (long)pid;
+	pl_err_clear(&perr);
+	if (procstat_read(t->pid, &ps, &perr) == 0) {
+		t->start = ps.start;
+		t->start_known = true;
+	}
 	snprintf(t->node, sizeof(t->node), "%s", node);
 	for (i = 0; i < NAXES; i++)
 		t->coords[i] = (long)co[i];
@@ -448,6 +463,10 @@ ld_watch_register(struct ld_watch *w, const char *body, pl_err_t *err)
 	s->tasks[k] = t;
 	ld_log(&w->d->log, "watch: job %ld.%ld task %ld rank %ld pid %ld uid %ld registered, record %s",
 	       s->job, s->step, t->task, t->rank, t->pid, s->uid, pl_clip_path(rec, cl, sizeof(cl)));
+	if (!t->start_known)
+		ld_log(&w->d->log, "watch: job %ld.%ld task %ld pid %ld: no start time (%s): its end is "
+		       "seen by kill(pid, 0) alone, a reuse of the pid is not noticed", s->job, s->step,
+		       t->task, t->pid, perr.text);
 	t = NULL;
 	status = 200;
 out:
@@ -519,6 +538,22 @@ sample_task(struct ld_watch *w, const struct wstep *s, struct wtask *t)
 		t->exit_ns = mono_ns();
 		ld_log(&w->d->log, "watch: job %ld.%ld task %ld rank %ld pid %ld is gone (exit status unknown)",
 		       s->job, s->step, t->task, t->rank, t->pid);
+	}
+	if (!t->exited && t->start_known) {
+		enum procstat_same same;
+
+		pl_err_clear(&err);
+		same = procstat_same_process(t->pid, t->start, &err);
+		if (same != PROCSTAT_SAME) {
+			t->exited = true;
+			t->exit_ns = mono_ns();
+			if (same == PROCSTAT_REUSED)
+				w->reused++;
+			ld_log(&w->d->log, "watch: job %ld.%ld task %ld rank %ld pid %ld is gone, %s: %s "
+			       "(exit status unknown)", s->job, s->step, t->task, t->rank, t->pid,
+			       same == PROCSTAT_REUSED ? "the pid was reused" : "no stat line for it",
+			       err.text);
+		}
 	}
 	if (t->exited)
 		return;
@@ -759,10 +794,12 @@ ld_watch_json(const struct ld_watch *w, bool all, long uid)
 						       "state", step_ended(s) ? "ended" : "running",
 						       "tasks", tasks, "verdicts", verd));
 	}
-	return steps ? json_pack("{s:I, s:I, s:I, s:I, s:I, s:o}", "interval_ms",
-				 (json_int_t)c->watch_interval_ms, "hang_threshold_s",
-				 (json_int_t)c->hang_threshold_s, "samples", (json_int_t)w->samples,
+	return steps ? json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:o}",
+				 "interval_ms", (json_int_t)c->watch_interval_ms,
+				 "hang_threshold_s", (json_int_t)c->hang_threshold_s,
+				 "samples", (json_int_t)w->samples,
 				 "verdicts_dropped", (json_int_t)(w->verd_total - w->nverd),
 				 "records_shrunk", (json_int_t)w->sigbus,
+				 "pids_reused", (json_int_t)w->reused,
 				 "steps", steps) : NULL;
 }

@@ -7,8 +7,10 @@ verdicts: none for a healthy world; the exiting rank (first, with its
 status); the rank that stopped entering; the collective stuck on the GPU.
 A non-root registration is refused (403), a record replaced by a symbolic
 link or owned by someone else is refused with a log line, and a user sees
-only their own jobs.  The expectations come from the faults injected, not
-from the daemon's code.
+only their own jobs.  A registered pid taken by a later process (handed
+out again through ns_last_pid) counts as exited; one that renames itself
+to a name full of ')' does not.  The expectations come from the faults
+injected, not from the daemon's code.
 """
 import glob
 import json
@@ -158,6 +160,107 @@ def verdicts_when(d, job, cond, limit):
         return cond(last)
     wait_for(check, limit, 0.2)
     return last
+
+
+def same_pid_again(pid):
+    """A new process holding pid, through ns_last_pid (the kernel then gives
+    the next fork pid; others may fork in between, so a few tries).  None
+    when it cannot be had."""
+    try:
+        for _ in range(200):
+            with open("/proc/sys/kernel/ns_last_pid", "w") as f:
+                f.write(str(pid - 1))
+            q = subprocess.Popen(["sleep", "600"])
+            if q.pid == pid:
+                return q
+            q.kill()
+            q.wait()
+    except OSError as e:
+        diag("ns_last_pid: %s" % e)
+    return None
+
+
+def task_of(d, job):
+    s = d.step(job)
+    return s["tasks"][0] if s and s["tasks"] else {}
+
+
+def samples_pass(d, n):
+    s0 = (d.watch() or {}).get("samples", 0)
+    wait_for(lambda: (d.watch() or {}).get("samples", 0) >= s0 + n, 30, 0.1)
+
+
+def pid_reuse(d, tmp):
+    """A registered pid taken by a later process: gone, exit status unknown,
+    found by the start time.  The reuse is real: the pid is handed out again
+    through ns_last_pid while layoutd is stopped (SIGSTOP), so no sample
+    sees the pid absent in between."""
+    reg = {"step_id": 0, "task": 0, "rank": 0, "uid": 0, "node": "node1",
+           "record": os.path.join(tmp, "no-record"),
+           "coords": {"tp": 0, "cp": 0, "ep": 0, "dp": 0, "pp": 0}}
+    p = subprocess.Popen(["sleep", "600"])
+    q = None
+    try:
+        is_eq(d.post("/v1/watch/tasks", dict(reg, job_id=9100, pid=p.pid))[0], 200,
+              "pid reuse: a live sleep registered")
+        samples_pass(d, 3)
+        ok(task_of(d, 9100).get("exited") is False, "pid reuse: alive over 3 samples")
+        os.kill(d.p.pid, signal.SIGSTOP)
+        try:
+            p.kill()
+            p.wait()
+            time.sleep(0.05)    # the start time counts 10 ms ticks
+            q = same_pid_again(p.pid)
+        finally:
+            os.kill(d.p.pid, signal.SIGCONT)
+        if not q:
+            skip("pid reuse: the registered pid taken by another process",
+                 "could not have pid %d handed out again" % p.pid)
+        else:
+            ok(wait_for(lambda: task_of(d, 9100).get("exited"), 10, 0.1) and
+               task_of(d, 9100).get("exit_status") is None,
+               "pid reuse: pid %d held by a later process counts as exited, status unknown" %
+               p.pid)
+            like(d.log_text(), "job 9100.0 task 0 rank 0 pid %d is gone, the pid was reused: "
+                 "pid %d started at clock tick" % (p.pid, p.pid), "pid reuse: logged as such")
+            is_eq((d.watch() or {}).get("pids_reused"), 1, "pid reuse: counted in pids_reused")
+    finally:
+        for x in (p, q):
+            if x and x.poll() is None:
+                x.kill()
+                x.wait()
+    # A process that renames itself to a name full of ')' and field-like
+    # text is still the one registered.
+    code = ("import sys\nsys.stdin.readline()\nopen('/proc/self/comm', 'w').write(') 1 2 (x y) z')\n"
+            "s = open('/proc/self/stat').read()\n"
+            "print(s[s.index('(') + 1:s.rindex(')')], flush=True)\n"
+            "sys.stdin.readline()\n")
+    r = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True)
+    try:
+        is_eq(d.post("/v1/watch/tasks", dict(reg, job_id=9101, pid=r.pid))[0], 200,
+              "renamed: a live process registered")
+        samples_pass(d, 2)
+        r.stdin.write("rename\n")
+        r.stdin.flush()
+        is_eq(r.stdout.readline().strip(), ") 1 2 (x y) z", "renamed: it is now ') 1 2 (x y) z'")
+        samples_pass(d, 5)
+        ok(task_of(d, 9101).get("exited") is False and
+           "job 9101.0 task 0 rank 0 pid %d is gone" % r.pid not in d.log_text(),
+           "renamed: still the registered process over 5 samples")
+    finally:
+        r.kill()
+        r.wait()
+    # A pid without a stat line at registration: kill(pid, 0) alone.
+    with open("/proc/sys/kernel/pid_max") as f:
+        nopid = int(f.read()) + 5
+    is_eq(d.post("/v1/watch/tasks", dict(reg, job_id=9102, pid=nopid))[0], 200,
+          "no start time: a pid above pid_max registered")
+    like(d.log_text(), "job 9102.0 task 0 pid %d: no start time (/proc/%d/stat: No such file or "
+         "directory): its end is seen by kill(pid, 0) alone" % (nopid, nopid),
+         "no start time: registered as before, saying so")
+    ok(wait_for(lambda: task_of(d, 9102).get("exited"), 10, 0.1),
+       "no start time: then gone by kill(pid, 0)")
 
 
 def main():
@@ -388,6 +491,9 @@ def main():
             maps = [m for m in f if shrink in m]
         is_eq(maps, [], "and keeps no mapping of the record")
         a.close(d)
+
+        # --- pids reused ---
+        pid_reuse(d, tmp)
 
         d.p.send_signal(signal.SIGTERM)
         rc = d.p.wait(timeout=120)
