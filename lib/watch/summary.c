@@ -1,0 +1,734 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The node summary: encoding and the hostile-input decoder (see summary.h). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "layout.h"
+#include "summary.h"
+
+_Static_assert(SUM_NAXES == PL_NAXES, "coordinates in enum pl_axis order");
+_Static_assert(SUM_NODE_LEN >= 2 && SUM_NIC_LEN >= 2, "room for a text and its NUL");
+_Static_assert(DETECT_NAME_LEN == 48 && DETECT_TEXT_LEN == 16, "the comm texts' wire sizes");
+_Static_assert(PLW_MAX_COMMS <= UINT32_MAX / SUM_COMM_BYTES, "a rank's comms fit a u32 count");
+_Static_assert((uint64_t)SUM_HEADER_BYTES + (uint64_t)SUM_MAX_RANKS * SUM_RANK_BYTES <=
+	       SUM_MAX_BYTES, "the largest rank count fits the size bound");
+
+/* Offsets in the header, a rank and a communicator (summary.h). */
+enum {
+	H_MAGIC = 0, H_VERSION = 8, H_TOTAL = 12, H_NODE = 16, H_JOB = 80, H_STEP = 88,
+	H_NOW = 96, H_REAL = 104, H_SEQ = 112, H_BOOT = 120, H_UID = 128, H_INTERVAL = 132,
+	H_WORLD = 136, H_SIZE = 140, H_NRANKS = 160, H_RESERVED = 164
+};
+enum {
+	R_RANK = 0, R_PID = 8, R_EXIT_AGE = 16, R_STATUS = 24, R_GPU = 28, R_CO = 32,
+	R_EXITED = 52, R_EXIT_KNOWN = 53, R_RESERVED16 = 54, R_NIC = 56, R_NCOMM = 88,
+	R_RESERVED = 92
+};
+enum {
+	C_HASH = 0, C_NAME = 8, C_RANK = 56, C_NRANKS = 60, C_FLAGS = 64, C_NWAIT = 68,
+	C_COLLS = 72, C_SEQ = 80, C_FUNC = 88, C_ENTER_AGE = 104, C_DONE = 112,
+	C_INFLIGHT = 120, C_PROGRESS_AGE = 128, C_WAIT_SUM = 136, C_GAP_SUM = 144
+};
+_Static_assert(H_RESERVED + 4 == SUM_HEADER_BYTES, "header layout");
+_Static_assert(R_RESERVED + 4 == SUM_RANK_BYTES, "rank layout");
+_Static_assert(C_GAP_SUM + 8 == SUM_COMM_BYTES, "communicator layout");
+_Static_assert(H_NODE + SUM_NODE_LEN == H_JOB && R_NIC + SUM_NIC_LEN == R_NCOMM &&
+	       C_NAME + DETECT_NAME_LEN == C_RANK && C_FUNC + DETECT_TEXT_LEN == C_ENTER_AGE,
+	       "texts fill their arrays");
+
+#define KNOWN_FLAGS	(DETECT_GPU | DETECT_BUSY | DETECT_FINAL)
+
+static const char *const axis[SUM_NAXES] = { "tp", "cp", "ep", "dp", "pp" };
+
+/* Little-endian stores and loads, a byte at a time. */
+static void
+put32(uint8_t *p, uint32_t v)
+{
+	int i;
+
+	for (i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void
+put64(uint8_t *p, uint64_t v)
+{
+	int i;
+
+	for (i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint16_t
+get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static uint32_t
+get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t
+get64(const uint8_t *p)
+{
+	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
+}
+
+size_t
+sum_size(size_t nranks, size_t ncomm)
+{
+	size_t per;
+
+	if (ncomm > (SIZE_MAX - SUM_RANK_BYTES) / SUM_COMM_BYTES)
+		return 0;
+	per = SUM_RANK_BYTES + ncomm * SUM_COMM_BYTES;
+	if (nranks > (SIZE_MAX - SUM_HEADER_BYTES) / per)
+		return 0;
+	return SUM_HEADER_BYTES + nranks * per;
+}
+
+/* ---- checks shared by the encoder (on its input) and the decoder ---- */
+
+static int
+printable(unsigned char c)
+{
+	return c >= 0x20 && c <= 0x7e;
+}
+
+/* A text in a struct array: NUL within it, printable before. */
+static int
+text_check(const char *s, size_t size, const char *where, const char *what, pl_err_t *err)
+{
+	char c[PL_CLIP_BUF];
+	size_t i, n = strnlen(s, size);
+
+	if (n == size)
+		return pl_err_set(err, "%s: %s %s: no NUL within its %zu bytes", where, what,
+				  pl_clipn(s, size, c, sizeof(c)), size);
+	for (i = 0; i < n; i++)
+		if (!printable((unsigned char)s[i]))
+			return pl_err_set(err, "%s: %s %s: byte %zu is 0x%02x, want printable "
+					  "ASCII (0x20-0x7e)", where, what,
+					  pl_clipn(s, n, c, sizeof(c)), i, (unsigned char)s[i]);
+	return 0;
+}
+
+/* The header's values (the node's text included); where is "node summary
+ * ...". */
+static int
+header_check(const struct sum_header *h, const char *where, pl_err_t *err)
+{
+	uint64_t prod = 1;
+	int a;
+
+	if (text_check(h->node, sizeof(h->node), where, "node", err) < 0)
+		return -1;
+	if (!h->node[0])
+		return pl_err_set(err, "%s: node: empty, want the sending node's name", where);
+	if (h->world < 1 || h->world > SUM_MAX_WORLD)
+		return pl_err_set(err, "%s: world %" PRIu32 ": want 1 to %d", where, h->world,
+				  SUM_MAX_WORLD);
+	for (a = 0; a < SUM_NAXES; a++)
+		if (h->size[a] < 1 || h->size[a] > h->world)
+			return pl_err_set(err, "%s: layout %s = %" PRIu32 ": want 1 to the world, %"
+					  PRIu32, where, axis[a], h->size[a], h->world);
+	/* ep is no dense digit: tp * cp * dp * pp is the world (layout.h). */
+	for (a = 0; a < SUM_NAXES; a++)
+		if (a != PL_EP && (prod *= h->size[a]) > h->world)
+			break;
+	if (prod > h->world)
+		return pl_err_set(err, "%s: layout tp%" PRIu32 " cp%" PRIu32 " dp%" PRIu32 " pp%"
+				  PRIu32 ": tp*cp*dp*pp exceeds the world, %" PRIu32 ": want it equal",
+				  where, h->size[PL_TP], h->size[PL_CP], h->size[PL_DP],
+				  h->size[PL_PP], h->world);
+	if (prod < h->world)
+		return pl_err_set(err, "%s: layout tp%" PRIu32 " cp%" PRIu32 " dp%" PRIu32 " pp%"
+				  PRIu32 ": tp*cp*dp*pp = %" PRIu64 ", want the world, %" PRIu32,
+				  where, h->size[PL_TP], h->size[PL_CP], h->size[PL_DP],
+				  h->size[PL_PP], prod, h->world);
+	if (h->interval_ms < 1 || h->interval_ms > SUM_MAX_INTERVAL_MS)
+		return pl_err_set(err, "%s: interval_ms %" PRIu32 ": want 1 to %u", where,
+				  h->interval_ms, SUM_MAX_INTERVAL_MS);
+	if (h->msg_seq < 1)
+		return pl_err_set(err, "%s: msg_seq 0: want 1 or more (a step's first summary "
+				  "is 1)", where);
+	if (h->uid == UINT32_MAX)
+		return pl_err_set(err, "%s: uid %" PRIu32 ": want a uid below it (it means none)",
+				  where, h->uid);
+	return 0;
+}
+
+/* One rank's values against the header (where names the rank entry). */
+static int
+rank_check(const struct sum_header *h, const struct detect_rank *r, uint64_t exit_age,
+	   const struct sum_rank_info *in, const char *where, pl_err_t *err)
+{
+	int a;
+
+	if (r->rank < 0 || r->rank >= (int64_t)h->world)
+		return pl_err_set(err, "%s: rank %" PRId64 ": want 0 to %" PRIu32 " (world %" PRIu32
+				  ")", where, r->rank, h->world - 1, h->world);
+	if (r->pid < 1 || r->pid > INT32_MAX)
+		return pl_err_set(err, "%s: pid %" PRId64 ": want 1 to %d", where, r->pid,
+				  INT32_MAX);
+	if (r->exited != 0 && r->exited != 1)
+		return pl_err_set(err, "%s: exited %d: want 0 or 1", where, r->exited);
+	if (r->exit_known != 0 && r->exit_known != 1)
+		return pl_err_set(err, "%s: exit_known %d: want 0 or 1", where, r->exit_known);
+	if (r->exit_known && !r->exited)
+		return pl_err_set(err, "%s: exit_known 1 while exited 0: want an exit status "
+				  "only for a rank that exited", where);
+	if (r->exit_status < 0 || r->exit_status > 0xffff)
+		return pl_err_set(err, "%s: exit_status %d: want a wait status, 0 to 65535",
+				  where, r->exit_status);
+	if (!r->exit_known && r->exit_status != 0)
+		return pl_err_set(err, "%s: exit_status %d while exit_known 0: want 0", where,
+				  r->exit_status);
+	if (!r->exited && exit_age != 0)
+		return pl_err_set(err, "%s: exit_age_ns %" PRIu64 " while exited 0: want 0", where,
+				  exit_age);
+	if (exit_age > SUM_MAX_AGE_NS)
+		return pl_err_set(err, "%s: exit_age_ns %" PRIu64 ": want at most %" PRIu64
+				  " (ten years)", where, exit_age, SUM_MAX_AGE_NS);
+	for (a = 0; a < SUM_NAXES; a++)
+		if (in->co[a] >= h->size[a])
+			return pl_err_set(err, "%s: coordinate %s = %" PRIu32 ": want 0 to %" PRIu32
+					  " (layout %s%" PRIu32 ")", where, axis[a], in->co[a],
+					  h->size[a] - 1, axis[a], h->size[a]);
+	if (in->gpu < -1 || in->gpu >= SUM_MAX_GPU)
+		return pl_err_set(err, "%s: gpu %" PRId32 ": want -1 (unknown) or 0 to %d", where,
+				  in->gpu, SUM_MAX_GPU - 1);
+	if (text_check(in->nic, sizeof(in->nic), where, "nic", err) < 0)
+		return -1;
+	if (r->ncomm > PLW_MAX_COMMS)
+		return pl_err_set(err, "%s: ncomm %" PRIu32 ": want at most %d", where, r->ncomm,
+				  PLW_MAX_COMMS);
+	return 0;
+}
+
+/* One communicator's values, with its ages (where names it). */
+static int
+comm_check(const struct detect_comm *c, uint64_t enter_age, uint64_t progress_age,
+	   const char *where, pl_err_t *err)
+{
+	if (c->flags & ~KNOWN_FLAGS)
+		return pl_err_set(err, "%s: flags 0x%" PRIx32 ": want only 0x%x (gpu), 0x%x (busy) "
+				  "and 0x%x (finalized)", where, c->flags, DETECT_GPU, DETECT_BUSY,
+				  DETECT_FINAL);
+	if (c->nranks == 0 && c->rank == 0 && (c->flags & DETECT_BUSY)) {
+		/* A busy slot whose identity could not be read. */
+	} else if (c->nranks < 1 || c->nranks > SUM_MAX_WORLD) {
+		return pl_err_set(err, "%s: nranks %" PRId32 ": want 1 to %d (0 only in a busy "
+				  "slot)", where, c->nranks, SUM_MAX_WORLD);
+	} else if (c->rank < 0 || c->rank >= c->nranks) {
+		return pl_err_set(err, "%s: rank %" PRId32 ": want 0 to %" PRId32 " (nranks %"
+				  PRId32 ")", where, c->rank, c->nranks - 1, c->nranks);
+	}
+	if (text_check(c->name, sizeof(c->name), where, "name", err) < 0 ||
+	    text_check(c->func, sizeof(c->func), where, "func", err) < 0)
+		return -1;
+	if (c->nwait > PLW_RING)
+		return pl_err_set(err, "%s: nwait %" PRIu32 ": want at most %d (the wait ring)",
+				  where, c->nwait, PLW_RING);
+	if (c->wait_sum_ns > c->nwait * SUM_MAX_AGE_NS)
+		return pl_err_set(err, "%s: wait_sum_ns %" PRIu64 ": want at most %" PRIu64
+				  " (nwait %" PRIu32 " times ten years)", where, c->wait_sum_ns,
+				  c->nwait * SUM_MAX_AGE_NS, c->nwait);
+	if (c->gap_sum_ns > c->nwait * SUM_MAX_AGE_NS)
+		return pl_err_set(err, "%s: gap_sum_ns %" PRIu64 ": want at most %" PRIu64
+				  " (nwait %" PRIu32 " times ten years)", where, c->gap_sum_ns,
+				  c->nwait * SUM_MAX_AGE_NS, c->nwait);
+	if (enter_age > SUM_MAX_AGE_NS)
+		return pl_err_set(err, "%s: enter_age_ns %" PRIu64 ": want at most %" PRIu64
+				  " (ten years)", where, enter_age, SUM_MAX_AGE_NS);
+	if (progress_age > SUM_MAX_AGE_NS)
+		return pl_err_set(err, "%s: progress_age_ns %" PRIu64 ": want at most %" PRIu64
+				  " (ten years)", where, progress_age, SUM_MAX_AGE_NS);
+	return 0;
+}
+
+struct rank_ix {
+	int64_t rank;
+	size_t ix;
+};
+
+static int
+rank_ix_cmp(const void *a, const void *b)
+{
+	const struct rank_ix *x = a, *y = b;
+
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	return x->ix < y->ix ? -1 : x->ix > y->ix;
+}
+
+/* No rank twice among n. */
+static int
+unique_check(const struct detect_rank *r, size_t n, const char *where, pl_err_t *err)
+{
+	struct rank_ix *v;
+	size_t i;
+	int rv = 0;
+
+	if (n < 2)
+		return 0;
+	v = malloc(n * sizeof(*v));
+	if (!v)
+		return pl_err_set(err, "%s: out of memory", where);
+	for (i = 0; i < n; i++) {
+		v[i].rank = r[i].rank;
+		v[i].ix = i;
+	}
+	qsort(v, n, sizeof(*v), rank_ix_cmp);
+	for (i = 1; i < n; i++)
+		if (v[i].rank == v[i - 1].rank) {
+			rv = pl_err_set(err, "%s: rank entries %zu and %zu both hold rank %" PRId64
+					": want each rank once", where, v[i - 1].ix, v[i].ix,
+					v[i].rank);
+			break;
+		}
+	free(v);
+	return rv;
+}
+
+/* ---- encoding ---- */
+
+/* A time as an age against now: 0 stays 0 (never); at or after now is 1;
+ * capped at SUM_MAX_AGE_NS. */
+static uint64_t
+age_of(uint64_t now, uint64_t t)
+{
+	if (t == 0)
+		return 0;
+	if (t >= now)
+		return 1;
+	return now - t > SUM_MAX_AGE_NS ? SUM_MAX_AGE_NS : now - t;
+}
+
+/* A text into its wire array: printable ASCII kept, any other byte '?',
+ * cut to size - 1, zeros after. */
+static void
+text_put(uint8_t *p, size_t size, const char *s, size_t srcsize)
+{
+	size_t i, n = strnlen(s, srcsize);
+
+	if (n > size - 1)
+		n = size - 1;
+	for (i = 0; i < n; i++)
+		p[i] = printable((unsigned char)s[i]) ? (uint8_t)s[i] : (uint8_t)'?';
+	memset(p + n, 0, size - n);
+}
+
+static void
+header_put(uint8_t *p, const struct sum_header *h, uint32_t total, uint32_t nranks)
+{
+	int a;
+
+	memset(p, 0, SUM_HEADER_BYTES);
+	put64(p + H_MAGIC, SUM_MAGIC);
+	put32(p + H_VERSION, SUM_VERSION);
+	put32(p + H_TOTAL, total);
+	text_put(p + H_NODE, SUM_NODE_LEN, h->node, sizeof(h->node));
+	put64(p + H_JOB, h->job_id);
+	put64(p + H_STEP, h->step_id);
+	put64(p + H_NOW, h->sender_now_ns);
+	put64(p + H_REAL, h->sender_real_ns);
+	put64(p + H_SEQ, h->msg_seq);
+	put64(p + H_BOOT, h->boot_id);
+	put32(p + H_UID, h->uid);
+	put32(p + H_INTERVAL, h->interval_ms);
+	put32(p + H_WORLD, h->world);
+	for (a = 0; a < SUM_NAXES; a++)
+		put32(p + H_SIZE + 4 * a, h->size[a]);
+	put32(p + H_NRANKS, nranks);
+}
+
+static void
+rank_put(uint8_t *p, const struct detect_rank *r, uint64_t exit_age,
+	 const struct sum_rank_info *in)
+{
+	int a;
+
+	memset(p, 0, SUM_RANK_BYTES);
+	put64(p + R_RANK, (uint64_t)r->rank);
+	put64(p + R_PID, (uint64_t)r->pid);
+	put64(p + R_EXIT_AGE, exit_age);
+	put32(p + R_STATUS, (uint32_t)r->exit_status);
+	put32(p + R_GPU, (uint32_t)in->gpu);
+	for (a = 0; a < SUM_NAXES; a++)
+		put32(p + R_CO + 4 * a, in->co[a]);
+	p[R_EXITED] = (uint8_t)r->exited;
+	p[R_EXIT_KNOWN] = (uint8_t)r->exit_known;
+	text_put(p + R_NIC, SUM_NIC_LEN, in->nic, sizeof(in->nic));
+	put32(p + R_NCOMM, r->ncomm);
+}
+
+/* c as it goes on the wire (texts made printable, sums capped) and its
+ * ages. */
+static void
+comm_wire(const struct detect_comm *c, uint64_t now, struct detect_comm *w, uint64_t *enter_age,
+	  uint64_t *progress_age)
+{
+	uint8_t t[DETECT_NAME_LEN];
+	uint64_t cap;
+
+	*w = *c;
+	text_put(t, sizeof(w->name), c->name, sizeof(c->name));
+	memcpy(w->name, t, sizeof(w->name));
+	text_put(t, sizeof(w->func), c->func, sizeof(c->func));
+	memcpy(w->func, t, sizeof(w->func));
+	cap = (c->nwait <= PLW_RING ? c->nwait : PLW_RING) * SUM_MAX_AGE_NS;
+	if (w->wait_sum_ns > cap)
+		w->wait_sum_ns = cap;
+	if (w->gap_sum_ns > cap)
+		w->gap_sum_ns = cap;
+	*enter_age = age_of(now, c->enter_ns);
+	*progress_age = age_of(now, c->progress_ns);
+}
+
+static void
+comm_put(uint8_t *p, const struct detect_comm *w, uint64_t enter_age, uint64_t progress_age)
+{
+	memset(p, 0, SUM_COMM_BYTES);
+	put64(p + C_HASH, w->hash);
+	memcpy(p + C_NAME, w->name, DETECT_NAME_LEN);
+	put32(p + C_RANK, (uint32_t)w->rank);
+	put32(p + C_NRANKS, (uint32_t)w->nranks);
+	put32(p + C_FLAGS, w->flags);
+	put32(p + C_NWAIT, w->nwait);
+	put64(p + C_COLLS, w->colls);
+	put64(p + C_SEQ, w->seq);
+	memcpy(p + C_FUNC, w->func, DETECT_TEXT_LEN);
+	put64(p + C_ENTER_AGE, enter_age);
+	put64(p + C_DONE, w->done);
+	put64(p + C_INFLIGHT, w->ch_inflight);
+	put64(p + C_PROGRESS_AGE, progress_age);
+	put64(p + C_WAIT_SUM, w->wait_sum_ns);
+	put64(p + C_GAP_SUM, w->gap_sum_ns);
+}
+
+/* The encoder's own checks: counts, size, job and step, the header. */
+static int
+encode_check(const struct sum_header *h, const struct detect_rank *ranks, size_t n,
+	     size_t *total, const char *where, pl_err_t *err)
+{
+	size_t i, ncomm = 0;
+
+	if (n > SUM_MAX_RANKS)
+		return pl_err_set(err, "%s: %zu ranks: want at most %d", where, n, SUM_MAX_RANKS);
+	if (header_check(h, where, err) < 0)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (ranks[i].ncomm > PLW_MAX_COMMS)
+			return pl_err_set(err, "%s: rank entry %zu (rank %" PRId64 "): ncomm %" PRIu32
+					  ": want at most %d", where, i, ranks[i].rank,
+					  ranks[i].ncomm, PLW_MAX_COMMS);
+		if (ranks[i].job_id != h->job_id || ranks[i].step_id != h->step_id)
+			return pl_err_set(err, "%s: rank entry %zu (rank %" PRId64 ") is of job %"
+					  PRIu64 ".%" PRIu64 ", want the summary's %" PRIu64 ".%"
+					  PRIu64, where, i, ranks[i].rank, ranks[i].job_id,
+					  ranks[i].step_id, h->job_id, h->step_id);
+		ncomm += ranks[i].ncomm;
+	}
+	/* n and ncomm are bounded above, so this cannot overflow. */
+	*total = SUM_HEADER_BYTES + n * SUM_RANK_BYTES + ncomm * SUM_COMM_BYTES;
+	if (*total > SUM_MAX_BYTES)
+		return pl_err_set(err, "%s: %zu ranks with %zu communicators take %zu bytes: want "
+				  "at most %u", where, n, ncomm, *total, SUM_MAX_BYTES);
+	return unique_check(ranks, n, where, err);
+}
+
+int
+sum_encode(struct buf *out, const struct sum_header *h, const struct detect_rank *ranks,
+	   const struct sum_rank_info *info, size_t n, pl_err_t *err)
+{
+	uint8_t hb[SUM_HEADER_BYTES], rb[SUM_RANK_BYTES], cb[SUM_COMM_BYTES];
+	char where[96], rwhere[192], cwhere[256], cn[PL_CLIP_BUF];
+	const size_t start = out->len;
+	const uint64_t now = h->sender_now_ns;
+	size_t total = 0, i;
+	uint32_t k;
+
+	if (h->node[0])
+		snprintf(where, sizeof(where), "node summary from %s",
+			 pl_clipn(h->node, strnlen(h->node, sizeof(h->node)), cn, sizeof(cn)));
+	else
+		snprintf(where, sizeof(where), "node summary");
+	if (out->bad)
+		return pl_err_set(err, "%s: the output buffer is already bad (out of memory)", where);
+	if (encode_check(h, ranks, n, &total, where, err) < 0)
+		return -1;
+	if (buf_reserve(out, total) < 0)
+		return pl_err_set(err, "%s: out of memory for %zu bytes", where, total);
+	header_put(hb, h, (uint32_t)total, (uint32_t)n);
+	buf_add(out, hb, sizeof(hb));
+	for (i = 0; i < n; i++) {
+		const struct detect_rank *r = &ranks[i];
+		struct sum_rank_info in = info[i];
+		uint64_t exit_age = age_of(now, r->exit_ns);
+
+		/* The NIC as it goes out (a '?' for a byte not printable). */
+		text_put((uint8_t *)in.nic, sizeof(in.nic), info[i].nic, sizeof(info[i].nic));
+		snprintf(rwhere, sizeof(rwhere), "%s: rank entry %zu (rank %" PRId64 ")", where, i,
+			 r->rank);
+		if (rank_check(h, r, exit_age, &in, rwhere, err) < 0)
+			goto fail;
+		rank_put(rb, r, exit_age, &in);
+		buf_add(out, rb, sizeof(rb));
+		for (k = 0; k < r->ncomm; k++) {
+			struct detect_comm w;
+			uint64_t ea, pa;
+
+			comm_wire(&r->comm[k], now, &w, &ea, &pa);
+			snprintf(cwhere, sizeof(cwhere), "%s: communicator %" PRIu32, rwhere, k);
+			if (comm_check(&w, ea, pa, cwhere, err) < 0)
+				goto fail;
+			comm_put(cb, &w, ea, pa);
+			buf_add(out, cb, sizeof(cb));
+		}
+	}
+	if (out->bad)
+		return pl_err_set(err, "%s: out of memory", where);
+	return 0;
+fail:
+	out->len = start;
+	if (out->s)
+		out->s[start] = '\0';
+	return -1;
+}
+
+/* ---- decoding ---- */
+
+/* A rebased time: age 0 is 0; else recv - age, at least 1. */
+static uint64_t
+rebase(uint64_t recv, uint64_t age)
+{
+	if (age == 0)
+		return 0;
+	return age >= recv ? 1 : recv - age;
+}
+
+/* A wire text: NUL within size, zeros after it (the printable check is
+ * text_check's, on the copy); copied into dst. */
+static int
+text_get(char *dst, const uint8_t *p, size_t size, const char *where, const char *what,
+	 pl_err_t *err)
+{
+	char c[PL_CLIP_BUF];
+	size_t i, n = strnlen((const char *)p, size);
+
+	if (n == size)
+		return pl_err_set(err, "%s: %s %s: no NUL within its %zu bytes", where, what,
+				  pl_clipn((const char *)p, size, c, sizeof(c)), size);
+	for (i = n + 1; i < size; i++)
+		if (p[i])
+			return pl_err_set(err, "%s: %s: byte %zu after the NUL is 0x%02x, want 0",
+					  where, what, i, p[i]);
+	memcpy(dst, p, size);
+	return text_check(dst, size, where, what, err);
+}
+
+/* The header: length, magic, version, size, then its fields; *nranks. */
+static int
+header_get(const uint8_t *p, size_t len, struct sum_header *h, uint32_t *nranks,
+	   char *where, size_t wsize, pl_err_t *err)
+{
+	char c[PL_CLIP_BUF];
+	uint32_t total, v;
+	int a;
+
+	snprintf(where, wsize, "node summary");
+	if (len >= 8 && get64(p + H_MAGIC) != SUM_MAGIC)
+		return pl_err_set(err, "node summary: magic %s: want \"PLWSUM01\"",
+				  pl_clipn((const char *)p, 8, c, sizeof(c)));
+	if (len >= 12 && (v = get32(p + H_VERSION)) != SUM_VERSION)
+		return pl_err_set(err, "node summary: version %" PRIu32 ": this layoutd reads "
+				  "version %u only", v, SUM_VERSION);
+	if (len < SUM_HEADER_BYTES)
+		return pl_err_set(err, "node summary: %zu bytes, shorter than its %u-byte header",
+				  len, SUM_HEADER_BYTES);
+	if (len > SUM_MAX_BYTES)
+		return pl_err_set(err, "node summary: %zu bytes: want at most %u", len,
+				  SUM_MAX_BYTES);
+	total = get32(p + H_TOTAL);
+	if (total > len)
+		return pl_err_set(err, "node summary: truncated: %zu bytes of the %" PRIu32
+				  " its total_size gives", len, total);
+	if (total < len)
+		return pl_err_set(err, "node summary: %zu bytes, %zu more than its total_size %"
+				  PRIu32, len, len - total, total);
+	if (text_get(h->node, p + H_NODE, SUM_NODE_LEN, where, "node", err) < 0)
+		return -1;
+	if (h->node[0])
+		snprintf(where, wsize, "node summary from %s", h->node);
+	h->job_id = get64(p + H_JOB);
+	h->step_id = get64(p + H_STEP);
+	h->sender_now_ns = get64(p + H_NOW);
+	h->sender_real_ns = get64(p + H_REAL);
+	h->msg_seq = get64(p + H_SEQ);
+	h->boot_id = get64(p + H_BOOT);
+	h->uid = get32(p + H_UID);
+	h->interval_ms = get32(p + H_INTERVAL);
+	h->world = get32(p + H_WORLD);
+	for (a = 0; a < SUM_NAXES; a++)
+		h->size[a] = get32(p + H_SIZE + 4 * a);
+	if ((v = get32(p + H_RESERVED)) != 0)
+		return pl_err_set(err, "%s: reserved header field 0x%" PRIx32 ": want 0", where, v);
+	if (header_check(h, where, err) < 0)
+		return -1;
+	*nranks = get32(p + H_NRANKS);
+	if (*nranks > SUM_MAX_RANKS)
+		return pl_err_set(err, "%s: nranks %" PRIu32 ": want at most %d", where, *nranks,
+				  SUM_MAX_RANKS);
+	if ((len - SUM_HEADER_BYTES) / SUM_RANK_BYTES < *nranks)
+		return pl_err_set(err, "%s: nranks %" PRIu32 " needs at least %zu bytes, the "
+				  "summary has %zu", where, *nranks,
+				  (size_t)SUM_HEADER_BYTES + (size_t)*nranks * SUM_RANK_BYTES, len);
+	return 0;
+}
+
+static int
+comm_get(const uint8_t *p, uint64_t recv, struct detect_comm *c, const char *where,
+	 pl_err_t *err)
+{
+	uint64_t ea, pa;
+
+	c->hash = get64(p + C_HASH);
+	if (text_get(c->name, p + C_NAME, DETECT_NAME_LEN, where, "name", err) < 0 ||
+	    text_get(c->func, p + C_FUNC, DETECT_TEXT_LEN, where, "func", err) < 0)
+		return -1;
+	c->rank = (int32_t)get32(p + C_RANK);
+	c->nranks = (int32_t)get32(p + C_NRANKS);
+	c->flags = get32(p + C_FLAGS);
+	c->nwait = get32(p + C_NWAIT);
+	c->colls = get64(p + C_COLLS);
+	c->seq = get64(p + C_SEQ);
+	ea = get64(p + C_ENTER_AGE);
+	c->done = get64(p + C_DONE);
+	c->ch_inflight = get64(p + C_INFLIGHT);
+	pa = get64(p + C_PROGRESS_AGE);
+	c->wait_sum_ns = get64(p + C_WAIT_SUM);
+	c->gap_sum_ns = get64(p + C_GAP_SUM);
+	if (comm_check(c, ea, pa, where, err) < 0)
+		return -1;
+	c->enter_ns = rebase(recv, ea);
+	c->progress_ns = rebase(recv, pa);
+	return 0;
+}
+
+/*
+ * Rank entry i at *off (of nr) and its communicators; *off moves past
+ * them.  Every length is checked against what is left, with room kept for
+ * the rank entries after this one.
+ */
+static int
+rank_get(const uint8_t *p, size_t len, size_t *off, uint32_t i, uint32_t nr,
+	 const struct sum_header *h, uint64_t recv, struct detect_rank *r,
+	 struct sum_rank_info *in, const char *where, pl_err_t *err)
+{
+	char rwhere[192], cwhere[256];
+	const uint8_t *q = p + *off;
+	const size_t after = (size_t)(nr - i - 1) * SUM_RANK_BYTES;
+	size_t left = len - *off;
+	uint64_t exit_age;
+	uint32_t v, k;
+	int a;
+
+	snprintf(rwhere, sizeof(rwhere), "%s: rank entry %" PRIu32, where, i);
+	if (left < SUM_RANK_BYTES + after)
+		return pl_err_set(err, "%s: %zu bytes left, want %zu for it and the %" PRIu32
+				  " rank entries after it", rwhere, left, SUM_RANK_BYTES + after,
+				  nr - i - 1);
+	r->job_id = h->job_id;
+	r->step_id = h->step_id;
+	r->rank = (int64_t)get64(q + R_RANK);
+	snprintf(rwhere, sizeof(rwhere), "%s: rank entry %" PRIu32 " (rank %" PRId64 ")", where,
+		 i, r->rank);
+	r->pid = (int64_t)get64(q + R_PID);
+	exit_age = get64(q + R_EXIT_AGE);
+	r->exit_status = (int32_t)get32(q + R_STATUS);
+	in->gpu = (int32_t)get32(q + R_GPU);
+	for (a = 0; a < SUM_NAXES; a++)
+		in->co[a] = get32(q + R_CO + 4 * a);
+	r->exited = q[R_EXITED];
+	r->exit_known = q[R_EXIT_KNOWN];
+	if ((v = get16(q + R_RESERVED16)) != 0 || (v = get32(q + R_RESERVED)) != 0)
+		return pl_err_set(err, "%s: reserved field 0x%" PRIx32 ": want 0", rwhere, v);
+	if (text_get(in->nic, q + R_NIC, SUM_NIC_LEN, rwhere, "nic", err) < 0)
+		return -1;
+	r->ncomm = get32(q + R_NCOMM);
+	if (rank_check(h, r, exit_age, in, rwhere, err) < 0)
+		return -1;
+	r->exit_ns = rebase(recv, exit_age);
+	left -= SUM_RANK_BYTES;
+	if ((left - after) / SUM_COMM_BYTES < r->ncomm)
+		return pl_err_set(err, "%s: ncomm %" PRIu32 " needs %zu bytes and the %" PRIu32
+				  " rank entries after it %zu, %zu are left", rwhere, r->ncomm,
+				  (size_t)r->ncomm * SUM_COMM_BYTES, nr - i - 1, after, left);
+	q += SUM_RANK_BYTES;
+	for (k = 0; k < r->ncomm; k++, q += SUM_COMM_BYTES) {
+		snprintf(cwhere, sizeof(cwhere), "%s: communicator %" PRIu32, rwhere, k);
+		if (comm_get(q, recv, &r->comm[k], cwhere, err) < 0)
+			return -1;
+	}
+	*off = (size_t)(q - p);
+	return 0;
+}
+
+int
+sum_decode(const void *data, size_t len, uint64_t recv_now_ns, struct sum_header *h,
+	   struct detect_rank **ranks, struct sum_rank_info **info, size_t *n,
+	   pl_err_t *err)
+{
+	const uint8_t *p = data;
+	struct detect_rank *r = NULL;
+	struct sum_rank_info *in = NULL;
+	char where[96];
+	size_t off = SUM_HEADER_BYTES;
+	uint32_t nr = 0, i;
+	int rv = -1;
+
+	*ranks = NULL;
+	*info = NULL;
+	*n = 0;
+	memset(h, 0, sizeof(*h));
+	if (!p && len)
+		return pl_err_set(err, "node summary: no data");
+	if (header_get(p, len, h, &nr, where, sizeof(where), err) < 0)
+		goto out;
+	if (nr) {
+		r = calloc(nr, sizeof(*r));
+		in = calloc(nr, sizeof(*in));
+		if (!r || !in) {
+			pl_err_set(err, "%s: out of memory for %" PRIu32 " ranks", where, nr);
+			goto out;
+		}
+	}
+	for (i = 0; i < nr; i++)
+		if (rank_get(p, len, &off, i, nr, h, recv_now_ns, &r[i], &in[i], where, err) < 0)
+			goto out;
+	if (off != len) {
+		pl_err_set(err, "%s: %zu bytes after the last rank entry: want none", where,
+			   len - off);
+		goto out;
+	}
+	if (unique_check(r, nr, where, err) < 0)
+		goto out;
+	*ranks = r;
+	r = NULL;
+	*info = in;
+	in = NULL;
+	*n = nr;
+	rv = 0;
+out:
+	free(r);
+	free(in);
+	if (rv < 0)
+		memset(h, 0, sizeof(*h));
+	return rv;
+}

@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The node summary: what one node's layoutd tells a step's leader every
+ * watch interval about its ranks of the step (the detect_rank state of
+ * detect.h, with each rank's naming info).  Binary, versioned, bounded, no
+ * pointers; full state, not a delta, so a leader that restarts has the
+ * whole view again from the next summaries.
+ *
+ * Byte order and encoding: every integer is little-endian, written and
+ * read byte by byte at its offset (never a struct copied), so the format is
+ * the same on every host.  Texts are fixed arrays, NUL-terminated within
+ * the array, printable ASCII (0x20-0x7e) before the NUL and zeros after
+ * it.  Offsets below are in bytes.
+ *
+ *   header, SUM_HEADER_BYTES (168):
+ *     0 magic u64 SUM_MAGIC (the bytes "PLWSUM01")   8 version u32
+ *    12 total_size u32 (the whole summary)          16 node char[64]
+ *    80 job_id u64     88 step_id u64               96 sender_now_ns u64
+ *   104 sender_real_ns u64   112 msg_seq u64        120 boot_id u64
+ *   128 uid u32       132 interval_ms u32          136 world u32
+ *   140 size u32[5] (tp, cp, ep, dp, pp)           160 nranks u32
+ *   164 reserved u32 (0)
+ *   then nranks times a rank, SUM_RANK_BYTES (96), each followed by its
+ *   ncomm communicators:
+ *     0 rank i64       8 pid i64        16 exit_age_ns u64
+ *    24 exit_status i32   28 gpu i32    32 co u32[5] (tp, cp, ep, dp, pp)
+ *    52 exited u8   53 exit_known u8   54 reserved u16 (0)
+ *    56 nic char[32]   88 ncomm u32     92 reserved u32 (0)
+ *   a communicator, SUM_COMM_BYTES (152): the fields of struct detect_comm
+ *     0 hash u64       8 name char[48]  56 rank i32    60 nranks i32
+ *    64 flags u32     68 nwait u32      72 colls u64    80 seq u64
+ *    88 func char[16] 104 enter_age_ns u64  112 done u64
+ *   120 ch_inflight u64  128 progress_age_ns u64
+ *   136 wait_sum_ns u64  144 gap_sum_ns u64
+ *
+ * Times: the sender's clocks mean nothing to the receiver, so each time of
+ * detect_rank (exit_ns) and detect_comm (enter_ns, progress_ns) travels as
+ * an AGE against the sender's now (sender_now_ns, CLOCK_MONOTONIC): age 0
+ * means the time was 0 (never); a time at or after now is sent as age 1.
+ * sum_decode rebases: t = recv_now_ns - age on the receiver's own clock
+ * (so no clock synchronisation is needed; what is lost is the transit
+ * time), and t = 1 when the age is recv_now_ns or more.  wait_sum_ns and
+ * gap_sum_ns are durations and travel as they are.  sender_real_ns
+ * (CLOCK_REALTIME) only dates the summary for people.
+ *
+ * Versioning: the layout above is version SUM_VERSION.  Any change to it
+ * takes a new version and the receiver refuses every version but its own
+ * (naming both), so a leader never misreads a summary; during a rolling
+ * upgrade the nodes on the other version are refused (and logged) until
+ * they match.  The reserved fields are 0 and checked.
+ *
+ * What the receiver checks (sum_decode), before any field is used:
+ *   - the length: at least the header, at most SUM_MAX_BYTES, equal to
+ *     total_size, and exactly the header plus every rank and communicator
+ *     the counts say (each length checked before the bytes are read);
+ *   - magic and version; nranks <= SUM_MAX_RANKS, ncomm <= PLW_MAX_COMMS;
+ *   - texts as above; the node name not empty;
+ *   - world in [1, SUM_MAX_WORLD], every layout size >= 1 and
+ *     tp * cp * dp * pp == world (ep folds into cp * dp: 1 <= ep <= world);
+ *     interval_ms in [1, SUM_MAX_INTERVAL_MS]; msg_seq >= 1; uid not
+ *     (uint32_t)-1;
+ *   - per rank: 0 <= rank < world, no rank twice; pid in [1, INT32_MAX];
+ *     exited and exit_known 0 or 1, exit_known only when exited;
+ *     exit_status a wait status (0-65535), 0 while not known; exit_age_ns 0
+ *     while not exited; coordinate co[a] < size[a]; gpu -1 (unknown) or in
+ *     [0, SUM_MAX_GPU);
+ *   - per communicator: flags only DETECT_GPU, DETECT_BUSY, DETECT_FINAL;
+ *     0 <= rank < nranks <= SUM_MAX_WORLD (nranks 0 only in a busy slot,
+ *     whose identity was not readable); nwait <= PLW_RING; the sums 0 when
+ *     nwait is 0 and at most nwait * SUM_MAX_AGE_NS;
+ *   - every age at most SUM_MAX_AGE_NS (ten years).
+ * A summary that fails one check is refused whole, with a pl_err_t naming
+ * the rank entry, the field, its value and what is accepted.
+ *
+ * Not checked here (the leader's business, it knows the step): that the
+ * node, job, step and uid are the step's and the ranks the node's; the
+ * munge credential; msg_seq and boot_id against the last summary.
+ */
+#ifndef PL_WATCH_SUMMARY_H
+#define PL_WATCH_SUMMARY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "detect.h"
+#include "pl_err.h"
+
+#define SUM_MAGIC	0x31304d5553574c50ULL	/* "PLWSUM01" little-endian */
+#define SUM_VERSION	1u
+#define SUM_MAX_RANKS	1024		/* ranks in one summary */
+#define SUM_MAX_BYTES	(1u << 20)	/* a whole summary */
+#define SUM_MAX_WORLD	(1 << 24)	/* ranks in a step or communicator */
+#define SUM_MAX_GPU	1024		/* a node's GPU index is below */
+#define SUM_MAX_INTERVAL_MS 3600000u	/* one hour */
+/* Ten years of 365.25 days, in ns: an age beyond is refused. */
+#define SUM_MAX_AGE_NS	(UINT64_C(315576000) * UINT64_C(1000000000))
+
+#define SUM_NODE_LEN	64		/* node name and NUL */
+#define SUM_NIC_LEN	32		/* NIC name and NUL */
+#define SUM_NAXES	5		/* tp, cp, ep, dp, pp: enum pl_axis order */
+
+#define SUM_HEADER_BYTES 168u
+#define SUM_RANK_BYTES	96u
+#define SUM_COMM_BYTES	152u
+
+/* What a node knows of a rank beside its detect_rank: how to name it. */
+struct sum_rank_info {
+	int32_t gpu;			/* the node's GPU index, -1 unknown */
+	char nic[SUM_NIC_LEN];		/* the NIC the plugin gave it, "" none */
+	uint32_t co[SUM_NAXES];		/* its coordinates, tp cp ep dp pp */
+};
+
+/* The summary's header, decoded (nranks and total_size are not here: the
+ * rank count is sum_decode's *n and the size the input's length). */
+struct sum_header {
+	char node[SUM_NODE_LEN];	/* the sending node's name */
+	uint64_t job_id;
+	uint64_t step_id;
+	uint32_t uid;			/* the job's user */
+	uint32_t interval_ms;		/* the sender's watch interval */
+	uint64_t sender_now_ns;		/* the sender's CLOCK_MONOTONIC now,
+					 * the ages' origin */
+	uint64_t sender_real_ns;	/* its CLOCK_REALTIME then */
+	uint64_t msg_seq;		/* 1, 2, ... per step, from 1 again
+					 * when the sender restarts */
+	uint64_t boot_id;		/* random per sender start */
+	uint32_t world;			/* ranks in the step */
+	uint32_t size[SUM_NAXES];	/* the step's layout, tp cp ep dp pp */
+};
+
+/*
+ * The encoded size of a summary of nranks ranks with ncomm communicators
+ * each (0 when that does not fit a size_t).  A summary whose ranks have
+ * different counts is SUM_HEADER_BYTES + nranks * SUM_RANK_BYTES + (all
+ * their communicators) * SUM_COMM_BYTES.
+ */
+size_t sum_size(size_t nranks, size_t ncomm);
+
+/*
+ * Append the summary of n ranks (ranks[i] named by info[i]) under header h
+ * to out.  The ages are taken against h->sender_now_ns.  The ranks' job_id
+ * and step_id must be h's (they are not sent per rank).
+ *
+ * What comes from a rank's record (the user's) never makes the summary
+ * fail: a byte of a communicator's name or func, or of a NIC, that is not
+ * printable ASCII is sent as '?'; an age beyond SUM_MAX_AGE_NS and a wait
+ * or gap sum beyond nwait * SUM_MAX_AGE_NS are sent as that bound.  What
+ * the caller chose does: more than SUM_MAX_RANKS ranks or PLW_MAX_COMMS
+ * communicators, a summary over SUM_MAX_BYTES, a header field or a rank
+ * field sum_decode would refuse.  Returns 0, or -1 with err set and out
+ * as it was (or bad, when out of memory).
+ */
+int sum_encode(struct buf *out, const struct sum_header *h, const struct detect_rank *ranks,
+	       const struct sum_rank_info *info, size_t n, pl_err_t *err);
+
+/*
+ * Decode and check a summary of len bytes (every check of this file's
+ * header comment), with its times rebased to recv_now_ns, the receiver's
+ * CLOCK_MONOTONIC when it came.  On success fills *h, sets *n and returns 0
+ * with *ranks and *info arrays of *n entries (NULL when *n is 0; caller
+ * frees both); each rank's job_id and step_id are the header's.  On a
+ * refusal returns -1 with err naming the field, the value and what is
+ * accepted; *ranks and *info are NULL and *n 0.  Nothing is allocated
+ * before the length is known to hold the ranks the header counts.
+ */
+int sum_decode(const void *data, size_t len, uint64_t recv_now_ns, struct sum_header *h,
+	       struct detect_rank **ranks, struct sum_rank_info **info, size_t *n,
+	       pl_err_t *err);
+
+#endif

@@ -1,0 +1,725 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The node summary: a fixture of three ranks (five communicator states,
+ * among them a busy slot and a finalized one) encoded and decoded back,
+ * with the rebased times worked out by hand; the bytes at the offsets
+ * summary.h documents; every class of malformed input refused with the
+ * message that names it (truncated at every byte offset, with and without
+ * the size field agreeing, wrong magic and version, counts too large,
+ * sizes that disagree, bad texts, every out-of-range field); what the
+ * encoder cleans and what it refuses; the encoded size of 8 ranks x 6
+ * communicators.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "summary.h"
+#include "tap.h"
+
+#define S	UINT64_C(1000000000)	/* one second in ns */
+#define MS	UINT64_C(1000000)
+#define SEND	(1000 * S)		/* the sender's now */
+#define RECV	(5000 * S)		/* the receiver's now */
+#define YEARS10	SUM_MAX_AGE_NS
+
+/* Where the fixture's entries start (summary.h's layout). */
+#define R0	168u			/* rank entry 0 (rank 4, 2 comms) */
+#define R0C0	(R0 + 96)		/* its tp communicator */
+#define R0C1	(R0C0 + 152)		/* its dp communicator */
+#define R1	(R0C1 + 152)		/* rank entry 1 (rank 5, 1 comm) */
+#define R1C0	(R1 + 96)		/* its busy slot */
+#define R2	(R1C0 + 152)		/* rank entry 2 (rank 7, none) */
+#define FIX_LEN	(R2 + 96)
+
+static struct sum_header fh;
+static struct detect_rank fr[3];
+static struct sum_rank_info fi[3];
+
+static void
+le_put(uint8_t *p, unsigned width, uint64_t v)
+{
+	unsigned i;
+
+	for (i = 0; i < width; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t
+le_get(const uint8_t *p, unsigned width)
+{
+	uint64_t v = 0;
+	unsigned i;
+
+	for (i = 0; i < width; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+static struct detect_comm *
+comm(struct detect_rank *r, uint64_t hash, const char *name, int32_t rank, int32_t nranks,
+     uint32_t flags)
+{
+	struct detect_comm *c = &r->comm[r->ncomm++];
+
+	memset(c, 0, sizeof(*c));
+	c->hash = hash;
+	snprintf(c->name, sizeof(c->name), "%s", name);
+	c->rank = rank;
+	c->nranks = nranks;
+	c->flags = flags;
+	return c;
+}
+
+/*
+ * Job 4242.3 of uid 1000, world 16 as tp2 ep2 dp4 pp2, on node2:
+ *   rank 4 running, GPU 0, mlx5_0, coordinates tp0 cp0 ep1 dp2 pp0:
+ *     tp (rank 0 of 2): AllReduce #99 entered 10 s ago, 99 of 100 done,
+ *       4 channels in flight, progress 2 s ago, a full wait window;
+ *     dp (rank 1 of 4), finalized: entered "now" (sent as age 1), no
+ *       progress time;
+ *   rank 5 exited 3 s ago with status 7 << 8, GPU 1: a busy slot whose
+ *     identity was not readable (nranks 0);
+ *   rank 7 gone with its status unknown, seen at a time after the
+ *     sender's now (age 1), GPU unknown, no NIC, no communicator.
+ */
+static void
+fixture(void)
+{
+	struct detect_comm *c;
+	int i;
+
+	memset(&fh, 0, sizeof(fh));
+	snprintf(fh.node, sizeof(fh.node), "node2");
+	fh.job_id = 4242;
+	fh.step_id = 3;
+	fh.uid = 1000;
+	fh.interval_ms = 1000;
+	fh.sender_now_ns = SEND;
+	fh.sender_real_ns = UINT64_C(1700000000) * S;
+	fh.msg_seq = 7;
+	fh.boot_id = UINT64_C(0x1122334455667788);
+	fh.world = 16;
+	fh.size[0] = 2;		/* tp */
+	fh.size[1] = 1;		/* cp */
+	fh.size[2] = 2;		/* ep */
+	fh.size[3] = 4;		/* dp */
+	fh.size[4] = 2;		/* pp */
+	memset(fr, 0, sizeof(fr));
+	memset(fi, 0, sizeof(fi));
+	for (i = 0; i < 3; i++) {
+		fr[i].job_id = 4242;
+		fr[i].step_id = 3;
+	}
+	fr[0].rank = 4;
+	fr[0].pid = 1004;
+	c = comm(&fr[0], UINT64_C(0xaaaa000000000001), "tp", 0, 2, DETECT_GPU);
+	c->colls = 100;
+	c->seq = 99;
+	snprintf(c->func, sizeof(c->func), "AllReduce");
+	c->enter_ns = SEND - 10 * S;
+	c->done = 99;
+	c->ch_inflight = 4;
+	c->progress_ns = SEND - 2 * S;
+	c->nwait = 32;
+	c->wait_sum_ns = 32 * 5 * MS;
+	c->gap_sum_ns = 32 * 20 * MS;
+	c = comm(&fr[0], UINT64_C(0xdddd000000000002), "dp", 1, 4, DETECT_GPU | DETECT_FINAL);
+	c->colls = 12;
+	c->seq = 11;
+	snprintf(c->func, sizeof(c->func), "ReduceScatter");
+	c->enter_ns = SEND;
+	c->done = 12;
+	c->nwait = 12;
+	c->wait_sum_ns = 12 * 40 * MS;
+	c->gap_sum_ns = 12 * 300 * MS;
+	fi[0].gpu = 0;
+	snprintf(fi[0].nic, sizeof(fi[0].nic), "mlx5_0");
+	fi[0].co[2] = 1;
+	fi[0].co[3] = 2;
+	fr[1].rank = 5;
+	fr[1].pid = 1005;
+	fr[1].exited = 1;
+	fr[1].exit_known = 1;
+	fr[1].exit_status = 7 << 8;
+	fr[1].exit_ns = SEND - 3 * S;
+	comm(&fr[1], 0, "", 0, 0, DETECT_BUSY);
+	fi[1].gpu = 1;
+	snprintf(fi[1].nic, sizeof(fi[1].nic), "mlx5_1");
+	fi[1].co[0] = 1;
+	fi[1].co[2] = 1;
+	fi[1].co[3] = 2;
+	fr[2].rank = 7;
+	fr[2].pid = 1007;
+	fr[2].exited = 1;
+	fr[2].exit_ns = SEND + 5 * S;
+	fi[2].gpu = -1;
+	fi[2].co[0] = 1;
+	fi[2].co[3] = 3;
+}
+
+/* The name of the first field where two ranks differ, or NULL. */
+static const char *
+rank_diff(const struct detect_rank *a, const struct detect_rank *b)
+{
+	uint32_t k;
+
+	if (a->job_id != b->job_id || a->step_id != b->step_id)
+		return "job/step";
+	if (a->rank != b->rank)
+		return "rank";
+	if (a->pid != b->pid)
+		return "pid";
+	if (a->exited != b->exited || a->exit_known != b->exit_known ||
+	    a->exit_status != b->exit_status)
+		return "exit";
+	if (a->exit_ns != b->exit_ns)
+		return "exit_ns";
+	if (a->ncomm != b->ncomm)
+		return "ncomm";
+	for (k = 0; k < a->ncomm; k++) {
+		const struct detect_comm *x = &a->comm[k], *y = &b->comm[k];
+
+		if (x->hash != y->hash || strcmp(x->name, y->name) || x->rank != y->rank ||
+		    x->nranks != y->nranks || x->flags != y->flags)
+			return "comm identity";
+		if (x->colls != y->colls || x->seq != y->seq || strcmp(x->func, y->func) ||
+		    x->done != y->done || x->ch_inflight != y->ch_inflight)
+			return "comm counts";
+		if (x->enter_ns != y->enter_ns)
+			return "comm enter_ns";
+		if (x->progress_ns != y->progress_ns)
+			return "comm progress_ns";
+		if (x->nwait != y->nwait || x->wait_sum_ns != y->wait_sum_ns ||
+		    x->gap_sum_ns != y->gap_sum_ns)
+			return "comm window";
+	}
+	return NULL;
+}
+
+static const char *
+info_diff(const struct sum_rank_info *a, const struct sum_rank_info *b)
+{
+	if (a->gpu != b->gpu)
+		return "gpu";
+	if (strcmp(a->nic, b->nic))
+		return "nic";
+	if (memcmp(a->co, b->co, sizeof(a->co)))
+		return "coordinates";
+	return NULL;
+}
+
+/* The fixture encoded: caller frees. */
+static uint8_t *
+encoded(size_t *len)
+{
+	struct buf b = BUF_INIT;
+	pl_err_t err;
+
+	pl_err_clear(&err);
+	fixture();
+	if (sum_encode(&b, &fh, fr, fi, 3, &err) < 0) {
+		diag("encode: %s", err.text);
+		*len = 0;
+		buf_free(&b);
+		return NULL;
+	}
+	*len = b.len;
+	return (uint8_t *)buf_take(&b);
+}
+
+static void
+t_roundtrip(void)
+{
+	struct detect_rank want[3], *r = NULL;
+	struct sum_rank_info *in = NULL;
+	struct sum_header h;
+	const char *d = NULL;
+	uint8_t *p;
+	size_t len, n = 0, i;
+	pl_err_t err;
+	int rv;
+
+	p = encoded(&len);
+	is_int(len, FIX_LEN, "encoded: 168 + 96 + 2 * 152 + 96 + 152 + 96 bytes");
+	pl_err_clear(&err);
+	rv = sum_decode(p, len, RECV, &h, &r, &in, &n, &err);
+	ok(rv == 0 && n == 3, "decoded: 3 ranks (%s)", err.text);
+	ok(rv == 0 && !strcmp(h.node, "node2") && h.job_id == 4242 && h.step_id == 3 &&
+	   h.uid == 1000 && h.interval_ms == 1000 && h.sender_now_ns == SEND &&
+	   h.sender_real_ns == UINT64_C(1700000000) * S && h.msg_seq == 7 &&
+	   h.boot_id == UINT64_C(0x1122334455667788) && h.world == 16 && h.size[0] == 2 &&
+	   h.size[1] == 1 && h.size[2] == 2 && h.size[3] == 4 && h.size[4] == 2,
+	   "the header comes back field by field");
+	/* The times, by hand: recv - (send - t). */
+	memcpy(want, fr, sizeof(want));
+	want[0].comm[0].enter_ns = RECV - 10 * S;
+	want[0].comm[0].progress_ns = RECV - 2 * S;
+	want[0].comm[1].enter_ns = RECV - 1;	/* at send: age 1 */
+	want[0].comm[1].progress_ns = 0;	/* never stays never */
+	want[1].exit_ns = RECV - 3 * S;
+	want[2].exit_ns = RECV - 1;		/* after send: age 1 */
+	for (i = 0; rv == 0 && i < 3 && !d; i++)
+		if ((d = rank_diff(&r[i], &want[i])) || (d = info_diff(&in[i], &fi[i])))
+			diag("  rank entry %zu: %s differs", i, d);
+	ok(rv == 0 && !d, "ranks, communicators and naming come back; times rebased to the "
+	   "receiver's clock (10 s, 2 s, 3 s ago; age 1 for now and later; 0 stays 0)");
+	free(r);
+	free(in);
+	/* A receiver whose clock is behind the ages: 1, never 0 or a wrap. */
+	r = NULL;
+	in = NULL;
+	rv = sum_decode(p, len, 5 * S, &h, &r, &in, &n, &err);
+	ok(rv == 0 && r[0].comm[0].enter_ns == 1 && r[0].comm[0].progress_ns == 3 * S &&
+	   r[1].exit_ns == 2 * S && r[0].comm[1].progress_ns == 0,
+	   "receiver at 5 s: an age of 10 s rebases to 1, 2 s to 3 s, 3 s to 2 s, never to 0");
+	free(r);
+	free(in);
+	free(p);
+}
+
+/* The bytes at summary.h's offsets: little-endian, field by field. */
+static void
+t_bytes(void)
+{
+	size_t len;
+	uint8_t *p = encoded(&len);
+
+	if (!p) {
+		ok(0, "bytes: no encoding");
+		ok(0, "bytes: no encoding");
+		ok(0, "bytes: no encoding");
+		return;
+	}
+	ok(!memcmp(p, "PLWSUM01", 8) && le_get(p + 8, 4) == SUM_VERSION &&
+	   le_get(p + 12, 4) == len && !strcmp((const char *)p + 16, "node2") &&
+	   le_get(p + 80, 8) == 4242 && le_get(p + 88, 8) == 3 && le_get(p + 96, 8) == SEND &&
+	   le_get(p + 112, 8) == 7 && le_get(p + 128, 4) == 1000 && le_get(p + 136, 4) == 16 &&
+	   le_get(p + 140, 4) == 2 && le_get(p + 148, 4) == 2 && le_get(p + 152, 4) == 4 &&
+	   le_get(p + 160, 4) == 3 && le_get(p + 164, 4) == 0 && p[120] == 0x88 && p[127] == 0x11,
+	   "header: \"PLWSUM01\", version, size, node, job, step, now, seq, uid, world, layout, "
+	   "nranks at their offsets, little-endian");
+	ok(le_get(p + R0, 8) == 4 && le_get(p + R0 + 8, 8) == 1004 && le_get(p + R1 + 16, 8) == 3 * S &&
+	   le_get(p + R1 + 24, 4) == 7 << 8 && le_get(p + R2 + 28, 4) == 0xffffffffu &&
+	   le_get(p + R0 + 44, 4) == 2 && p[R1 + 52] == 1 && p[R1 + 53] == 1 &&
+	   !strcmp((const char *)p + R1 + 56, "mlx5_1") && le_get(p + R0 + 88, 4) == 2 &&
+	   le_get(p + R2 + 88, 4) == 0,
+	   "rank entries: rank, pid, exit age, status, gpu -1, coordinates, flags, nic, ncomm");
+	ok(le_get(p + R0C0, 8) == UINT64_C(0xaaaa000000000001) && !strcmp((const char *)p + R0C0 + 8, "tp") &&
+	   le_get(p + R0C0 + 60, 4) == 2 && le_get(p + R0C0 + 68, 4) == 32 &&
+	   le_get(p + R0C0 + 72, 8) == 100 && !strcmp((const char *)p + R0C0 + 88, "AllReduce") &&
+	   le_get(p + R0C0 + 104, 8) == 10 * S && le_get(p + R0C0 + 120, 8) == 4 &&
+	   le_get(p + R0C0 + 128, 8) == 2 * S && le_get(p + R0C0 + 136, 8) == 32 * 5 * MS &&
+	   le_get(p + R0C1 + 64, 4) == (DETECT_GPU | DETECT_FINAL) &&
+	   le_get(p + R0C1 + 104, 8) == 1 && le_get(p + R0C1 + 128, 8) == 0 &&
+	   le_get(p + R1C0 + 64, 4) == DETECT_BUSY && le_get(p + R1C0 + 60, 4) == 0,
+	   "communicators: hash, name, nranks, nwait, colls, func, ages (10 s, 1, 0), window, flags");
+	free(p);
+}
+
+/* One change to the fixture's bytes and the message it must give. */
+struct patch {
+	unsigned off;
+	unsigned width;		/* 1, 2, 4, 8; 0: the text in bytes */
+	uint64_t value;
+	const char *bytes;
+	unsigned nbytes;
+	const char *want;	/* a part of the message */
+	const char *what;
+};
+
+#define NUM(o, w, v, want, what)	{ (o), (w), (uint64_t)(v), NULL, 0, (want), (what) }
+#define TXT(o, b, want, what)		{ (o), 0, 0, (b), sizeof(b) - 1, (want), (what) }
+
+static const struct patch patches[] = {
+	TXT(0, "XLWSUM01", "magic XLWSUM01: want \"PLWSUM01\"", "wrong magic"),
+	NUM(8, 4, 2, "version 2: this layoutd reads version 1 only", "wrong version"),
+	NUM(12, 4, FIX_LEN + 1, "truncated: 912 bytes of the 913", "total_size above the length"),
+	NUM(12, 4, FIX_LEN - 1, "912 bytes, 1 more than its total_size 911", "total_size below"),
+	NUM(12, 4, 0xffffffffu, "truncated: 912 bytes of the 4294967295", "total_size huge"),
+	TXT(16, "\x01", "node \\x01ode2: byte 0 is 0x01, want printable", "node not printable"),
+	NUM(16, 8, 0, "node: empty", "node empty"),
+	TXT(16, "node2\0x", "node: byte 6 after the NUL is 0x78, want 0", "node: junk after the NUL"),
+	TXT(16, "nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn",
+	    "no NUL within its 64 bytes", "node without NUL"),
+	NUM(136, 4, 0, "world 0: want 1 to 16777216", "world 0"),
+	NUM(136, 4, (1 << 24) + 1, "world 16777217: want 1 to 16777216", "world too large"),
+	NUM(140, 4, 0, "layout tp = 0: want 1 to the world, 16", "layout size 0"),
+	NUM(148, 4, 17, "layout ep = 17: want 1 to the world, 16", "ep above the world"),
+	NUM(140, 4, 4, "tp*cp*dp*pp exceeds the world, 16", "product above the world"),
+	NUM(152, 4, 2, "tp*cp*dp*pp = 8, want the world, 16", "product below the world"),
+	NUM(132, 4, 0, "interval_ms 0: want 1 to 3600000", "interval 0"),
+	NUM(132, 4, 3600001, "interval_ms 3600001", "interval above an hour"),
+	NUM(112, 8, 0, "msg_seq 0: want 1 or more", "msg_seq 0"),
+	NUM(128, 4, 0xffffffffu, "uid 4294967295", "uid -1"),
+	NUM(164, 4, 1, "reserved header field 0x1: want 0", "header reserved"),
+	NUM(160, 4, 1025, "nranks 1025: want at most 1024", "nranks too large"),
+	NUM(160, 4, 9, "nranks 9 needs at least 1032 bytes, the summary has 912", "nranks beyond the length"),
+	NUM(160, 4, 4, "rank entry 1 (rank 5): ncomm 1 needs 152 bytes and the 2 rank entries after it 192, 248 are left",
+	    "one rank entry more than there are"),
+	NUM(160, 4, 2, "96 bytes after the last rank entry: want none", "one rank entry fewer"),
+	NUM(R0, 8, 16, "rank entry 0 (rank 16): rank 16: want 0 to 15 (world 16)", "rank = world"),
+	NUM(R0, 8, -1, "rank -1: want 0 to 15", "rank negative"),
+	NUM(R0, 8, 5, "rank entries 0 and 1 both hold rank 5: want each rank once", "rank twice"),
+	NUM(R0 + 8, 8, 0, "rank entry 0 (rank 4): pid 0: want 1 to 2147483647", "pid 0"),
+	NUM(R0 + 8, 8, UINT64_C(1) << 31, "pid 2147483648", "pid above INT32_MAX"),
+	NUM(R0 + 52, 1, 2, "exited 2: want 0 or 1", "exited 2"),
+	NUM(R1 + 53, 1, 2, "exit_known 2: want 0 or 1", "exit_known 2"),
+	NUM(R0 + 53, 1, 1, "exit_known 1 while exited 0", "exit known, not exited"),
+	NUM(R1 + 24, 4, 70000, "exit_status 70000: want a wait status, 0 to 65535", "status too large"),
+	NUM(R1 + 24, 4, 0xffffffffu, "exit_status -1: want a wait status", "status negative"),
+	NUM(R2 + 24, 4, 5, "exit_status 5 while exit_known 0: want 0", "status while unknown"),
+	NUM(R0 + 16, 8, 1, "exit_age_ns 1 while exited 0: want 0", "exit age, not exited"),
+	NUM(R1 + 16, 8, YEARS10 + 1, "exit_age_ns 315576000000000001: want at most 315576000000000000 (ten years)",
+	    "exit age beyond ten years"),
+	NUM(R0 + 32, 4, 2, "coordinate tp = 2: want 0 to 1 (layout tp2)", "tp coordinate"),
+	NUM(R0 + 36, 4, 1, "coordinate cp = 1: want 0 to 0 (layout cp1)", "cp coordinate"),
+	NUM(R0 + 44, 4, 4, "coordinate dp = 4: want 0 to 3 (layout dp4)", "dp coordinate"),
+	NUM(R0 + 48, 4, 0xffffffffu, "coordinate pp = 4294967295: want 0 to 1", "pp coordinate"),
+	NUM(R0 + 28, 4, 0xfffffffeu, "gpu -2: want -1 (unknown) or 0 to 1023", "gpu -2"),
+	NUM(R0 + 28, 4, 1024, "gpu 1024: want -1", "gpu 1024"),
+	NUM(R0 + 54, 2, 1, "rank entry 0 (rank 4): reserved field 0x1: want 0", "rank reserved u16"),
+	NUM(R2 + 92, 4, 3, "rank entry 2 (rank 7): reserved field 0x3: want 0", "rank reserved u32"),
+	TXT(R0 + 56, "mmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmm", "nic mmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmm: no NUL within its 32 bytes",
+	    "nic without NUL"),
+	TXT(R0 + 56, "\x1b[", "nic \\x1b[x5_0: byte 0 is 0x1b", "nic with an escape"),
+	NUM(R0 + 88, 4, 33, "rank entry 0 (rank 4): ncomm 33: want at most 32", "ncomm too large"),
+	NUM(R0 + 88, 4, 4, "ncomm 4 needs 608 bytes and the 2 rank entries after it 192, 648 are left",
+	    "ncomm beyond the length"),
+	NUM(R2 + 88, 4, 1, "rank entry 2 (rank 7): ncomm 1 needs 152 bytes and the 0 rank entries after it 0, 0 are left",
+	    "ncomm in the last entry beyond the length"),
+	NUM(R0C0 + 64, 4, 0x9, "communicator 0: flags 0x9: want only 0x1 (gpu), 0x2 (busy) and 0x4 (finalized)",
+	    "unknown flag"),
+	NUM(R0C0 + 56, 4, 2, "communicator 0: rank 2: want 0 to 1 (nranks 2)", "comm rank = nranks"),
+	NUM(R0C0 + 56, 4, 0xffffffffu, "rank -1: want 0 to 1 (nranks 2)", "comm rank negative"),
+	NUM(R0C0 + 60, 4, 0, "nranks 0: want 1 to 16777216 (0 only in a busy slot)", "nranks 0, not busy"),
+	NUM(R0C0 + 60, 4, (1 << 24) + 1, "nranks 16777217: want 1 to 16777216", "comm nranks too large"),
+	NUM(R1C0 + 56, 4, 1, "rank entry 1 (rank 5): communicator 0: nranks 0: want 1", "busy slot rank 1 of 0"),
+	TXT(R0C0 + 8, "\x7f", "name \\x7fp: byte 0 is 0x7f", "name not printable"),
+	TXT(R0C0 + 8, "tp\0\0\0\0\0z", "name: byte 7 after the NUL is 0x7a, want 0", "name: junk after the NUL"),
+	TXT(R0C0 + 88, "AAAAAAAAAAAAAAAA", "func AAAAAAAAAAAAAAAA: no NUL within its 16 bytes", "func without NUL"),
+	TXT(R0C0 + 88, "All\xc3\xa9", "func All\\xc3\\xa9duce: byte 3 is 0xc3", "func not ASCII"),
+	NUM(R0C0 + 68, 4, 33, "nwait 33: want at most 32 (the wait ring)", "nwait beyond the ring"),
+	NUM(R0C0 + 136, 8, 32 * YEARS10 + 1, "wait_sum_ns 10098432000000000001: want at most 10098432000000000000",
+	    "wait sum beyond nwait * ten years"),
+	NUM(R0C1 + 68, 4, 0, "communicator 1: wait_sum_ns 480000000: want at most 0 (nwait 0", "sums with nwait 0"),
+	NUM(R0C1 + 144, 8, 12 * YEARS10 + 1, "gap_sum_ns 3786912000000000001: want at most", "gap sum too large"),
+	NUM(R0C0 + 104, 8, YEARS10 + 1, "communicator 0: enter_age_ns 315576000000000001: want at most", "enter age"),
+	NUM(R0C0 + 128, 8, UINT64_MAX, "progress_age_ns 18446744073709551615: want at most", "progress age"),
+};
+
+#define NPATCH	(sizeof(patches) / sizeof(patches[0]))
+
+/* Each patch refused with its message, and nothing handed out. */
+static void
+t_patches(const uint8_t *good, size_t len)
+{
+	uint8_t *p = malloc(len);
+	size_t i;
+
+	for (i = 0; i < NPATCH; i++) {
+		const struct patch *x = &patches[i];
+		struct detect_rank *r = (void *)1;
+		struct sum_rank_info *in = (void *)1;
+		struct sum_header h;
+		size_t n = 99;
+		pl_err_t err;
+		int rv;
+
+		memcpy(p, good, len);
+		if (x->width)
+			le_put(p + x->off, x->width, x->value);
+		else
+			memcpy(p + x->off, x->bytes, x->nbytes);
+		pl_err_clear(&err);
+		rv = sum_decode(p, len, RECV, &h, &r, &in, &n, &err);
+		if (rv != -1 || r || in || n || h.node[0]) {
+			ok(0, "%s: refused (rv %d, n %zu)", x->what, rv, n);
+			continue;
+		}
+		like(err.text, x->want, "%s: refused: %s", x->what, err.text);
+	}
+	free(p);
+}
+
+/*
+ * Truncated at every byte offset: with the header's size intact, "shorter
+ * than its header" or "truncated"; with the size made to agree, a message
+ * naming nranks or the rank entry that does not fit.  Also one byte more.
+ */
+static void
+t_truncated(const uint8_t *good, size_t len)
+{
+	uint8_t *p = malloc(len + 1);
+	size_t cut, bad = 0, bad2 = 0;
+	struct sum_header h;
+	struct detect_rank *r;
+	struct sum_rank_info *in;
+	size_t n;
+	pl_err_t err;
+
+	for (cut = 0; cut < len; cut++) {
+		const char *want = cut < SUM_HEADER_BYTES ? "shorter than its 168-byte header" :
+				   "node summary: truncated: ";
+
+		memcpy(p, good, len);
+		pl_err_clear(&err);
+		if (sum_decode(p, cut, RECV, &h, &r, &in, &n, &err) != -1 || r || in ||
+		    !strstr(err.text, want)) {
+			if (!bad++)
+				diag("  cut at %zu: %s", cut, err.text);
+		}
+		if (cut < SUM_HEADER_BYTES)
+			continue;
+		le_put(p + 12, 4, cut);
+		pl_err_clear(&err);
+		if (sum_decode(p, cut, RECV, &h, &r, &in, &n, &err) != -1 || r || in ||
+		    !(strstr(err.text, "nranks 3 needs") || strstr(err.text, "rank entry"))) {
+			if (!bad2++)
+				diag("  cut at %zu, size agreeing: %s", cut, err.text);
+		}
+	}
+	ok(bad == 0, "truncated at each of the %zu byte offsets: refused as truncated (%zu not)",
+	   len, bad);
+	ok(bad2 == 0, "truncated at each offset past the header with the size agreeing: refused, "
+	   "naming nranks or the rank entry (%zu not)", bad2);
+	memcpy(p, good, len);
+	p[len] = 0;
+	le_put(p + 12, 4, len + 1);
+	pl_err_clear(&err);
+	sum_decode(p, len + 1, RECV, &h, &r, &in, &n, &err);
+	like(err.text, "node2: 1 bytes after the last rank entry: want none",
+	     "one byte after the last entry, size agreeing: refused");
+	free(p);
+}
+
+/* Past the 1 MiB bound, before anything else is read. */
+static void
+t_too_large(const uint8_t *good, size_t len)
+{
+	uint8_t *p = calloc(1, SUM_MAX_BYTES + 1);
+	struct sum_header h;
+	struct detect_rank *r;
+	struct sum_rank_info *in;
+	size_t n;
+	pl_err_t err;
+
+	memcpy(p, good, len);
+	le_put(p + 12, 4, SUM_MAX_BYTES + 1);
+	pl_err_clear(&err);
+	sum_decode(p, SUM_MAX_BYTES + 1, RECV, &h, &r, &in, &n, &err);
+	like(err.text, "node summary: 1048577 bytes: want at most 1048576", "1 MiB + 1 byte: refused");
+	pl_err_clear(&err);
+	sum_decode(NULL, 0, RECV, &h, &r, &in, &n, &err);
+	like(err.text, "0 bytes, shorter than its 168-byte header", "nothing at all: refused");
+	free(p);
+}
+
+/* What comes from a record is cleaned, never refused. */
+static void
+t_encode_cleans(void)
+{
+	struct buf b = BUF_INIT;
+	struct sum_header h;
+	struct detect_rank *r = NULL;
+	struct sum_rank_info *in = NULL;
+	struct detect_comm *c;
+	size_t n = 0;
+	pl_err_t err;
+	int rv;
+
+	fixture();
+	c = &fr[0].comm[0];
+	memcpy(c->name, "t\x01p\n", 5);
+	memset(fr[0].comm[1].name, 'x', sizeof(fr[0].comm[1].name));	/* no NUL */
+	memcpy(fi[0].nic, "mlx\x05", 5);
+	fh.sender_now_ns = 20 * YEARS10;	/* 200 years of uptime */
+	c->enter_ns = 1;			/* all of them ago */
+	c->progress_ns = 20 * YEARS10 - 5 * S;
+	c->wait_sum_ns = UINT64_MAX;		/* a saturated sum */
+	c->gap_sum_ns = UINT64_MAX;
+	fr[0].comm[1].enter_ns = 0;
+	pl_err_clear(&err);
+	rv = sum_encode(&b, &fh, fr, fi, 3, &err);
+	ok(rv == 0, "encode: a hostile record's texts, ages and sums do not fail it (%s)", err.text);
+	rv = rv == 0 ? sum_decode(b.s, b.len, 30 * YEARS10, &h, &r, &in, &n, &err) : -1;
+	ok(rv == 0 && !strcmp(r[0].comm[0].name, "t?p?") && strlen(r[0].comm[1].name) == 47 &&
+	   !strcmp(in[0].nic, "mlx?"), "non-printable bytes go as '?', a name without NUL is cut "
+	   "to 47 bytes (%s)", err.text);
+	ok(rv == 0 && r[0].comm[0].enter_ns == 29 * YEARS10 &&
+	   r[0].comm[0].progress_ns == 30 * YEARS10 - 5 * S,
+	   "an age of 200 years goes as ten (the bound); 5 s stays 5 s");
+	ok(rv == 0 && r[0].comm[0].wait_sum_ns == 32 * YEARS10 && r[0].comm[0].gap_sum_ns == 32 * YEARS10,
+	   "a saturated wait sum goes as nwait * ten years");
+	free(r);
+	free(in);
+	buf_free(&b);
+}
+
+/* encode_fails: the fixture changed by what, refused with want; out keeps
+ * what it held. */
+static void
+encode_fails(size_t n, const char *want, const char *what)
+{
+	struct buf b = BUF_INIT;
+	pl_err_t err;
+	int rv;
+
+	buf_adds(&b, "kept");
+	pl_err_clear(&err);
+	rv = sum_encode(&b, &fh, fr, fi, n, &err);
+	if (!ok(rv == -1 && b.len == 4 && !strcmp(b.s, "kept") && strstr(err.text, want),
+		"encode refuses %s: %s", what, err.text))
+		diag("  rv %d, len %zu, want '%s'", rv, b.len, want);
+	buf_free(&b);
+}
+
+static void
+t_encode_refuses(void)
+{
+	static struct detect_rank big[SUM_MAX_RANKS + 1];
+	static struct sum_rank_info bigi[SUM_MAX_RANKS + 1];
+	struct buf b = BUF_INIT;
+	pl_err_t err;
+	size_t i;
+
+	fixture();
+	fh.world = 0;
+	encode_fails(3, "node summary from node2: world 0: want 1", "a bad header");
+	fixture();
+	fh.node[0] = '\0';
+	encode_fails(3, "node summary: node: empty", "an empty node name");
+	fixture();
+	fr[2].pid = 0;
+	encode_fails(3, "rank entry 2 (rank 7): pid 0: want 1", "a bad rank field, after writing two");
+	fixture();
+	fr[1].comm[0].flags = 0x10;
+	encode_fails(3, "rank entry 1 (rank 5): communicator 0: flags 0x10", "an unknown flag");
+	fixture();
+	fr[0].comm[0].nwait = 40;
+	encode_fails(3, "nwait 40: want at most 32", "nwait beyond the ring");
+	fixture();
+	fr[0].ncomm = PLW_MAX_COMMS + 1;
+	encode_fails(3, "rank entry 0 (rank 4): ncomm 33: want at most 32", "too many communicators");
+	fixture();
+	fr[1].step_id = 4;
+	encode_fails(3, "rank entry 1 (rank 5) is of job 4242.4, want the summary's 4242.3",
+		     "a rank of another step");
+	fixture();
+	fr[2].rank = 4;
+	encode_fails(3, "rank entries 0 and 2 both hold rank 4", "a rank twice");
+	fixture();
+	fi[0].co[4] = 2;
+	encode_fails(3, "coordinate pp = 2: want 0 to 1", "a coordinate out of the layout");
+	/* 1025 ranks; 1024 ranks of 7 communicators (1,188,008 bytes). */
+	memset(&fh, 0, sizeof(fh));
+	fixture();
+	fh.world = 2048;
+	fh.size[0] = 8;
+	fh.size[1] = 1;
+	fh.size[2] = 2;
+	fh.size[3] = 128;
+	fh.size[4] = 2;
+	for (i = 0; i <= SUM_MAX_RANKS; i++) {
+		big[i] = fr[0];
+		big[i].rank = (int64_t)i;
+		big[i].ncomm = 7;
+		bigi[i] = fi[0];
+	}
+	pl_err_clear(&err);
+	buf_adds(&b, "kept");
+	ok(sum_encode(&b, &fh, big, bigi, SUM_MAX_RANKS + 1, &err) == -1 &&
+	   strstr(err.text, "1025 ranks: want at most 1024") && b.len == 4,
+	   "encode refuses 1025 ranks: %s", err.text);
+	pl_err_clear(&err);
+	ok(sum_encode(&b, &fh, big, bigi, SUM_MAX_RANKS, &err) == -1 &&
+	   strstr(err.text, "1024 ranks with 7168 communicators take 1188008 bytes: want at most 1048576") &&
+	   b.len == 4, "encode refuses a summary over 1 MiB: %s", err.text);
+	buf_free(&b);
+}
+
+/* No ranks: a header alone, and back. */
+static void
+t_empty(void)
+{
+	struct buf b = BUF_INIT;
+	struct sum_header h;
+	struct detect_rank *r = (void *)1;
+	struct sum_rank_info *in = (void *)1;
+	size_t n = 99;
+	pl_err_t err;
+	int rv;
+
+	fixture();
+	pl_err_clear(&err);
+	rv = sum_encode(&b, &fh, NULL, NULL, 0, &err);
+	ok(rv == 0 && b.len == SUM_HEADER_BYTES && b.len == sum_size(0, 0),
+	   "no ranks: the 168-byte header alone (%s)", err.text);
+	rv = sum_decode(b.s, b.len, RECV, &h, &r, &in, &n, &err);
+	ok(rv == 0 && n == 0 && !r && !in && !strcmp(h.node, "node2"),
+	   "no ranks: decoded, n 0, no arrays (%s)", err.text);
+	buf_free(&b);
+}
+
+/* The size of 8 ranks x 6 communicators, as sum_size says and as encoded. */
+static void
+t_size(void)
+{
+	static struct detect_rank r[8];
+	static struct sum_rank_info in[8];
+	struct buf b = BUF_INIT;
+	pl_err_t err;
+	size_t i, want = sum_size(8, 6);
+	int k;
+
+	fixture();
+	fh.world = 64;
+	fh.size[0] = 8;
+	fh.size[1] = 1;
+	fh.size[2] = 2;
+	fh.size[3] = 4;
+	fh.size[4] = 2;
+	for (i = 0; i < 8; i++) {
+		r[i] = fr[0];
+		r[i].rank = (int64_t)(8 + i);
+		r[i].ncomm = 6;
+		for (k = 0; k < 6; k++)
+			r[i].comm[k] = fr[0].comm[0];
+		in[i] = fi[0];
+		in[i].gpu = (int32_t)i;
+	}
+	pl_err_clear(&err);
+	ok(sum_encode(&b, &fh, r, in, 8, &err) == 0 && b.len == want && want == 8232,
+	   "8 ranks x 6 communicators: sum_size and the encoding agree on 8232 bytes (%s)", err.text);
+	diag("encoded size, 8 ranks x 6 communicators: %zu bytes (header %u, rank %u, "
+	     "communicator %u)", want, SUM_HEADER_BYTES, SUM_RANK_BYTES, SUM_COMM_BYTES);
+	diag("encoded size, 1024 ranks x 6 communicators (the most that fit 1 MiB): %zu bytes",
+	     sum_size(1024, 6));
+	ok(sum_size(SIZE_MAX, 1) == 0 && sum_size(1, SIZE_MAX) == 0 && sum_size(1024, 6) <= SUM_MAX_BYTES &&
+	   sum_size(1024, 7) > SUM_MAX_BYTES, "sum_size: 0 on overflow; 1024 x 6 fits 1 MiB, 1024 x 7 not");
+	buf_free(&b);
+}
+
+int
+main(void)
+{
+	uint8_t *good;
+	size_t len;
+
+	plan(5 + 3 + (int)NPATCH + 3 + 2 + 4 + 11 + 2 + 2);
+	t_roundtrip();
+	t_bytes();
+	good = encoded(&len);
+	if (!good)
+		return 1;
+	t_patches(good, len);
+	t_truncated(good, len);
+	t_too_large(good, len);
+	free(good);
+	t_encode_cleans();
+	t_encode_refuses();
+	t_empty();
+	t_size();
+	return done_testing();
+}
