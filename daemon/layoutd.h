@@ -78,6 +78,8 @@ struct ld_conf {
 	long hang_threshold_s;		/* detection's threshold */
 	long watch_max_steps;		/* registered steps at once */
 	long watch_max_tasks;		/* registered tasks per step */
+	char watch_dir[LD_PATH];	/* the step directories (the plugin's watch_dir) */
+	long watch_leftover_s;		/* idle this long, a step directory is left over */
 };
 
 /* One setting from the command line: applied after the file, so it wins. */

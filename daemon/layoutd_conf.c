@@ -21,10 +21,13 @@
 
 #define CONF_MAX_FILE (1L << 20)
 #define CONF_MAX_LINES 10000
+/* The SPANK plugin's default watch_dir: layoutd sweeps where it writes. */
+#define DEFAULT_WATCH_DIR "/dev/shm/parallel-layout"
+#define DEFAULT_WATCH_LEFTOVER_S 300L
 
 enum kind {
 	K_PATH, K_SOCKET, K_MODE, K_GROUP, K_TCP, K_TCP_ACCESS, K_NODE, K_LOG, K_HWLOC, K_USER,
-	K_MS, K_SIZE, K_HEADER, K_COUNT, K_WATCH_MS, K_HANG, K_WSTEPS, K_WTASKS
+	K_MS, K_SIZE, K_HEADER, K_COUNT, K_WATCH_MS, K_HANG, K_WSTEPS, K_WTASKS, K_WDIR, K_LEFTOVER
 };
 
 struct key {
@@ -57,6 +60,8 @@ static const struct key keys[] = {
 	{ "hang_threshold_s", K_HANG, 0, 0 },
 	{ "watch_max_steps", K_WSTEPS, 0, 0 },
 	{ "watch_max_tasks", K_WTASKS, 0, 0 },
+	{ "watch_dir", K_WDIR, STR(watch_dir) },
+	{ "watch_leftover_s", K_LEFTOVER, 0, 0 },
 };
 
 static const char *const tcp_access_names[] = { "read-only", "query", "trusted" };
@@ -68,7 +73,8 @@ ld_conf_keys(void)
 {
 	return "map, socket, socket_mode, socket_group, tcp, tcp_access, port_file, node_name, "
 	       "log, pidfile, hwloc_check, slurm_user, request_timeout_ms, max_body, max_header, "
-	       "max_connections, watch_interval_ms, hang_threshold_s, watch_max_steps, watch_max_tasks";
+	       "max_connections, watch_interval_ms, hang_threshold_s, watch_max_steps, watch_max_tasks, "
+	       "watch_dir, watch_leftover_s";
 }
 
 const char *
@@ -93,6 +99,8 @@ ld_conf_defaults(struct ld_conf *c)
 	c->hang_threshold_s = LD_DEFAULT_HANG_THRESHOLD_S;
 	c->watch_max_steps = LD_DEFAULT_WATCH_MAX_STEPS;
 	c->watch_max_tasks = LD_DEFAULT_WATCH_MAX_TASKS;
+	snprintf(c->watch_dir, sizeof(c->watch_dir), "%s", DEFAULT_WATCH_DIR);
+	c->watch_leftover_s = DEFAULT_WATCH_LEFTOVER_S;
 	c->tcp_access = LD_TCP_READ_ONLY;
 	c->slurm_uid = -1;
 }
@@ -149,6 +157,28 @@ set_tcp(struct ld_conf *c, const char *value, pl_err_t *err)
 	}
 	c->tcp_port = (int)p;
 	return 0;
+}
+
+/* An absolute path without '.', '..' or empty parts and not / itself: the
+ * sweep removes step directories inside it, so it must say plainly which
+ * directory that is. */
+static bool
+plain_dir(const char *s)
+{
+	const char *p = s, *e;
+
+	if (s[0] != '/' || !s[1])
+		return false;
+	while (*p == '/') {
+		e = strchr(p + 1, '/');
+		if (!e)
+			e = p + strlen(p);
+		if (e == p + 1 || (e == p + 2 && p[1] == '.') ||
+		    (e == p + 3 && p[1] == '.' && p[2] == '.'))
+			return false;
+		p = e;
+	}
+	return true;
 }
 
 static int
@@ -267,6 +297,13 @@ ld_conf_set(struct ld_conf *c, const char *key, const char *value, pl_err_t *err
 		return set_number(&c->watch_max_steps, value, false, 1, 4096, err);
 	case K_WTASKS:
 		return set_number(&c->watch_max_tasks, value, false, 1, 4096, err);
+	case K_WDIR:
+		if (!plain_dir(value))
+			return pl_err_set(err, "expected an absolute directory path other than /, "
+					  "without '.', '..' or empty parts, e.g. %s", DEFAULT_WATCH_DIR);
+		return set_string(c->watch_dir, sizeof(c->watch_dir), value, err);
+	case K_LEFTOVER:
+		return set_number(&c->watch_leftover_s, value, false, 10, 604800, err);
 	}
 	return pl_err_set(err, "unhandled key '%s'", key);
 }

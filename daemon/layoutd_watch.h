@@ -5,7 +5,8 @@
  * when it ended (POST /v1/watch/exit); a timer on the event loop reads
  * every record (lib/watch/reader.h) each watch_interval_ms, runs detection
  * (lib/watch/detect.h) with hang_threshold_s, logs a verdict when it first
- * appears and when it clears, and GET /v1/watch shows the state.
+ * appears and when it clears, and GET /v1/watch shows the state.  A sweep
+ * removes the step directories of watch_dir left behind.
  */
 #ifndef PL_LAYOUTD_WATCH_H
 #define PL_LAYOUTD_WATCH_H
@@ -24,7 +25,8 @@ struct ld_watch;
 struct ld_watch *ld_watch_new(struct ld *d);
 void ld_watch_free(struct ld_watch *w);
 
-/* Apply the current load's watch_interval_ms (after a reload too). */
+/* Apply the current load's watch_interval_ms and watch_dir (after a
+ * reload too), and sweep watch_dir once now (ld_watch_sweep). */
 void ld_watch_apply(struct ld_watch *w);
 
 /*
@@ -36,6 +38,18 @@ int ld_watch_exit(struct ld_watch *w, const char *body, pl_err_t *err);
 
 /* One sample now (what the timer does). */
 void ld_watch_sample(struct ld_watch *w);
+
+/*
+ * One pass of the sweep now (at start, at each reload, and every 60 s):
+ * removes from watch_dir each step directory JOB.STEP that is not a
+ * running step registered here, none of whose records (plw-J.S.R.PID)
+ * names a pid that runs, and that has been idle for watch_leftover_s (an
+ * unregistered one unchanged that long, a registered one ended that long
+ * ago).  A link or file at a step's name is removed itself.  Other names
+ * are left alone and logged once.  A pass is bounded; the next one goes
+ * on where it stopped.
+ */
+void ld_watch_sweep(struct ld_watch *w);
 
 /* GET /v1/watch: every step when all, else those of uid.  NULL when out of
  * memory. */

@@ -7,7 +7,11 @@ verdicts: none for a healthy world; the exiting rank (first, with its
 status); the rank that stopped entering; the collective stuck on the GPU.
 A non-root registration is refused (403), a record replaced by a symbolic
 link or owned by someone else is refused with a log line, and a user sees
-only their own jobs.  A registered pid taken by a later process (handed
+only their own jobs.  The sweep removes the step directories of watch_dir
+left behind (at start, and at each SIGHUP so the test need not wait for
+its timer) and nothing else: not a fresh one, one whose record's pid runs,
+a registered running step's, a name that is not JOB.STEP, nor what a
+planted link points to.  A registered pid taken by a later process (handed
 out again through ns_last_pid) counts as exited; one that renames itself
 to a name full of ')' does not.  The expectations come from the faults
 injected, not from the daemon's code.
@@ -15,6 +19,7 @@ injected, not from the daemon's code.
 import glob
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -162,6 +167,207 @@ def verdicts_when(d, job, cond, limit):
     return last
 
 
+OLD_S = 3600           # how old a planted leftover is made (os.utime)
+LEFTOVER = 10          # watch_leftover_s in the test's config
+SWEEP_DIRS = 64        # step directories one pass reads (layoutd_watch.c)
+
+
+def dead_pid():
+    """The pid of a process that has exited and been reaped."""
+    p = subprocess.Popen(["true"])
+    p.wait()
+    return p.pid
+
+
+def step_dir(wd, name, records=(), old=True, owner=NOBODY):
+    """A step directory as the plugin makes it (0700, the job user's) with
+    empty files at the record names the hook would give."""
+    path = os.path.join(wd, name)
+    os.mkdir(path, 0o700)
+    for r in records:
+        with open(os.path.join(path, r), "w"):
+            pass
+        os.chown(os.path.join(path, r), owner, owner)
+    os.chown(path, owner, owner)
+    if old:
+        t = time.time() - OLD_S
+        os.utime(path, (t, t))
+    return path
+
+
+def content(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError as e:
+        return str(e)
+
+
+def sweep(d):
+    """SIGHUP (a reload sweeps once) and wait for the pass; the watch after."""
+    before = (d.watch() or {}).get("sweeps", 0)
+    d.p.send_signal(signal.SIGHUP)
+    wait_for(lambda: (d.watch() or {}).get("sweeps", 0) > before, 60, 0.1)
+    return d.watch() or {}
+
+
+def leftovers(d, tmp, wd, removed_at_start):
+    """The sweep of watch_dir: what goes, what stays, and the victims of
+    planted links untouched."""
+    sleeper = subprocess.Popen(["sleep", "600"])
+    runner = subprocess.Popen(["sleep", "600"])
+    ender = subprocess.Popen(["sleep", "600"])
+    try:
+        d0, d1 = dead_pid(), dead_pid()
+        dead = step_dir(wd, "9001.0", ["plw-9001.0.0.%d" % d0, "plw-9001.0.1.%d" % d1])
+        fresh = step_dir(wd, "9002.0", ["plw-9002.0.0.%d" % d0], old=False)
+        live = step_dir(wd, "9003.0", ["plw-9003.0.0.%d" % d0,
+                                       "plw-9003.0.1.%d" % sleeper.pid])
+        # registered and running: its only record names a dead pid
+        running = step_dir(wd, "9004.0", ["plw-9004.0.0.%d" % d1])
+        # a link at a step's name, to a directory holding what looks like
+        # a dead step's record
+        victim = os.path.join(tmp, "victim")
+        os.mkdir(victim)
+        with open(os.path.join(victim, "plw-9005.0.0.%d" % d0), "w") as f:
+            f.write("precious")
+        link = os.path.join(wd, "9005.0")
+        os.symlink(victim, link)
+        t = time.time() - OLD_S
+        os.utime(victim, (t, t))    # as old as a leftover, were it followed
+        os.utime(link, (t, t), follow_symlinks=False)
+        # names that are not a step's
+        other = step_dir(wd, "notastep", ["plw-1.0.0.%d" % d0])
+        padded = step_dir(wd, "0123.4", ["plw-123.4.0.%d" % d0])
+        # a step directory holding a link to a file outside
+        vfile = os.path.join(tmp, "victim-file")
+        with open(vfile, "w") as f:
+            f.write("precious")
+        inner = step_dir(wd, "9006.0", ["plw-9006.0.0.%d" % d0])
+        os.symlink(vfile, os.path.join(inner, "plw-9006.0.1.%d" % d1))
+        os.utime(inner, (t, t))
+        # registered, then ended; old on disk, but ended only now
+        ended = step_dir(wd, "9007.0", ["plw-9007.0.0.%d" % ender.pid])
+        reg = {"step_id": 0, "task": 0, "rank": 0, "uid": NOBODY, "node": "node1",
+               "coords": {"tp": 0, "cp": 0, "ep": 0, "dp": 0, "pp": 0}}
+        is_eq([d.post("/v1/watch/tasks", dict(reg, job_id=9004, pid=runner.pid,
+                                              record=running + "/plw-9004.0.0.%d" % d1))[0],
+               d.post("/v1/watch/tasks", dict(reg, job_id=9007, pid=ender.pid,
+                                              record=ended + "/plw-9007.0.0.%d" % ender.pid))[0]],
+              [200, 200], "leftovers: a running step and one about to end are registered")
+        ender.kill()
+        ender.wait()
+        is_eq(d.post("/v1/watch/exit", {"job_id": 9007, "step_id": 0, "task": 0,
+                                        "status": 9})[0], 200, "leftovers: 9007.0 has ended")
+        t_end = time.monotonic()
+        for p in (dead, live, running, ended, inner):
+            os.utime(p, (t, t))     # registering touched nothing; make sure
+        w = sweep(d)
+        ok(not os.path.lexists(dead), "a step directory not watched here, unchanged for "
+           "an hour, whose records' pids are gone: removed")
+        ok(os.path.isdir(fresh), "one whose records' pids are gone but changed just now: kept")
+        ok(os.path.isdir(live) and len(os.listdir(live)) == 2,
+           "an old one with a record whose pid runs: kept whole")
+        ok(os.path.isdir(running), "a registered running step's directory (its records' "
+           "pids gone, old): kept")
+        ok(not os.path.lexists(link), "a symbolic link at a step's name: the link removed")
+        ok(os.path.isdir(victim) and
+           content(os.path.join(victim, "plw-9005.0.0.%d" % d0)) == "precious",
+           "and the directory it pointed to, and the file in it, untouched")
+        ok(os.path.isdir(other) and os.path.isdir(padded),
+           "names that are not JOB.STEP ('notastep', '0123.4'): left alone")
+        ok(not os.path.lexists(inner), "a step directory holding a link to a file outside: "
+           "removed")
+        is_eq(content(vfile), "precious", "and the file the link pointed to untouched")
+        ok(os.path.isdir(ended), "a registered step that ended %.1f s ago (old on disk): kept "
+           "until watch_leftover_s after its end" % (time.monotonic() - t_end))
+        is_eq(w.get("leftovers_removed"), removed_at_start + 3,
+              "leftovers_removed counts the two directories and the link")
+        lt = d.log_text()
+        ok(re.search(r"9001\.0 removed \(2 entries\): not a step watched here, unchanged "
+                     r"for 36\d\d s, no record's process runs", lt),
+           "the removal is logged with why")
+        like(lt, "9005.0 removed: a symbolic link, not a directory (removed itself, not "
+             "followed)", "the link's removal is logged as a link's")
+        wait_for(lambda: time.monotonic() - t_end > LEFTOVER + 0.5, LEFTOVER + 5, 0.2)
+        os.utime(fresh)
+        w = sweep(d)
+        ok(not os.path.lexists(ended), "the ended step's directory, %d s after its end: "
+           "removed" % LEFTOVER)
+        like(d.log_text(), "9007.0 removed (1 entries): job 9007.0 ended",
+             "logged as a registered step that ended and whose directory stayed")
+        sleeper.kill()
+        sleeper.wait()
+        os.utime(fresh)     # fresh again: the wait above aged it
+        w = sweep(d)
+        ok(not os.path.lexists(live), "the one with a live record, once that pid has gone: "
+           "removed")
+        ok(os.path.isdir(fresh) and os.path.isdir(running),
+           "the fresh one and the running step's stay")
+        is_eq(w.get("leftovers_removed"), removed_at_start + 5, "leftovers_removed: 5 more")
+        lt = d.log_text()
+        is_eq((lt.count("notastep is not a step's name"), lt.count("0123.4 is not a step's name")),
+              (1, 1), "each name that is not JOB.STEP is logged once over three passes")
+
+        # A pass is bounded: 150 leftovers go SWEEP_DIRS at a time.
+        shutil.rmtree(fresh)
+        for n in range(150):
+            step_dir(wd, "8000.%d" % n, owner=0)
+        before = w.get("leftovers_removed")
+        sweeps0 = w.get("sweeps")
+        t0 = time.monotonic()
+        w = sweep(d)
+        took = time.monotonic() - t0
+        passes = w.get("sweeps", 0) - sweeps0
+        is_eq(w.get("leftovers_removed", 0) - before, min(150, SWEEP_DIRS * passes),
+              "150 empty leftovers: %d removed in %d pass(es), %d a pass" %
+              (w.get("leftovers_removed", 0) - before, passes, SWEEP_DIRS))
+        diag("one pass of %d removals answered in %.2f s (valgrind included)" % (SWEEP_DIRS, took))
+        for _ in range(3):
+            if w.get("leftovers_removed", 0) - before >= 150:
+                break
+            w = sweep(d)
+        left = [n for n in os.listdir(wd) if n.startswith("8000.")]
+        ok(left == [] and w.get("leftovers_removed", 0) - before == 150,
+           "and the next passes take the rest (%d left)" % len(left))
+        # ... and so are the entries it reads and removes: three leftovers
+        # of 6000 files each go one a pass.
+        for n in range(3):
+            path = step_dir(wd, "8001.%d" % n, owner=0)
+            for k in range(6000):
+                open(os.path.join(path, "plw-8001.%d.%d.%d" % (n, k, d0)), "w").close()
+            os.utime(path, (t, t))
+        before = w.get("leftovers_removed")
+        got = []
+        for _ in range(3):
+            sweeps0 = w.get("sweeps")
+            w = sweep(d)
+            got.append((w.get("leftovers_removed", 0) - before, w.get("sweeps", 0) - sweeps0))
+            before = w.get("leftovers_removed", 0)
+        ok(all(r == p for r, p in got) and
+           not [n for n in os.listdir(wd) if n.startswith("8001.")],
+           "three leftovers of 6000 files: one removed a pass (removed, passes: %s)" % got)
+        # A directory with more entries than a step has records is not
+        # judged, and said so once.
+        big = step_dir(wd, "8002.0", owner=0)
+        for k in range(8300):
+            open(os.path.join(big, "f%d" % k), "w").close()
+        os.utime(big, (t, t))
+        sweep(d)
+        sweep(d)
+        ok(os.path.isdir(big) and len(os.listdir(big)) == 8300,
+           "a directory of 8300 entries: left alone whole")
+        is_eq(d.log_text().count("8002.0 holds more than 8192 entries: left alone"), 1,
+              "and logged once over two passes")
+        shutil.rmtree(big)
+        ok(d.alive(), "the daemon is alive and serving")
+    finally:
+        for p in (sleeper, runner, ender):
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+
+
 def same_pid_again(pid):
     """A new process holding pid, through ns_last_pid (the kernel then gives
     the next fork pid; others may fork in between, so a few tries).  None
@@ -263,6 +469,27 @@ def pid_reuse(d, tmp):
        "no start time: then gone by kill(pid, 0)")
 
 
+def conf_checks(tmp, mapf):
+    """The two keys: bad values refused naming what is accepted; --help
+    lists them."""
+    for line, want in (("watch_leftover_s = 5", "watch_leftover_s = 5: expected a whole number "
+                        "from 10 to 604800"),
+                       ("watch_dir = dev/shm/x", "watch_dir = dev/shm/x: expected an absolute "
+                        "directory path other than /"),
+                       ("watch_dir = /dev/shm/../tmp", "without '.', '..' or empty parts"),
+                       ("watch_dir = /", "other than /")):
+        conf = os.path.join(tmp, "bad.conf")
+        with open(conf, "w") as f:
+            f.write("map = %s\nhwloc_check = no\nnode_name = node1\n%s\n" % (mapf, line))
+        p = subprocess.run([LAYOUTD, "-f", conf, "--check-config"], capture_output=True,
+                           text=True, timeout=60)
+        ok(p.returncode == 1 and want in p.stderr, "config '%s': refused, saying '%s' (%s)" %
+           (line, want, p.stderr.strip()[-200:]))
+    p = subprocess.run([LAYOUTD, "--help"], capture_output=True, text=True, timeout=60)
+    ok("watch_dir" in p.stdout and "watch_leftover_s" in p.stdout,
+       "--help lists watch_dir and watch_leftover_s")
+
+
 def main():
     if not DRIVER or not HOOK or not os.path.exists(HOOK):
         skip("layoutd watch", "NCCL_DRIVER / PL_NCCL_HOOK not set")
@@ -281,12 +508,18 @@ def main():
         if not ok(rc == 0, "a map to serve"):
             diag(err)
             return done()
+        conf_checks(tmp, mapf)
         sock = os.path.join(tmp, "ld.sock")
         conf = os.path.join(tmp, "ld.conf")
+        wd = os.path.join(tmp, "watchdir")
+        os.mkdir(wd, 0o755)
         with open(conf, "w") as f:
             f.write("map = %s\nsocket = %s\nsocket_mode = 0666\nnode_name = node1\n"
                     "hwloc_check = no\nwatch_interval_ms = 200\nhang_threshold_s = %d\n"
-                    "watch_max_steps = 8\nwatch_max_tasks = 16\n" % (mapf, sock, THRESHOLD))
+                    "watch_max_steps = 8\nwatch_max_tasks = 16\nwatch_dir = %s\n"
+                    "watch_leftover_s = %d\n" % (mapf, sock, THRESHOLD, wd, LEFTOVER))
+        # a leftover from before the daemon started
+        at_start = step_dir(wd, "9000.0", ["plw-9000.0.0.%d" % dead_pid()])
         vg = shutil.which("valgrind")
         with open(LAYOUTD, "rb") as f:
             exe = f.read()
@@ -303,7 +536,10 @@ def main():
             return done()
         w0 = d.watch()
         ok(w0 is not None and w0["interval_ms"] == 200 and w0["hang_threshold_s"] == THRESHOLD
-           and w0["steps"] == [], "GET /v1/watch: the settings, no step yet")
+           and w0["steps"] == [] and w0["watch_dir"] == wd and w0["leftover_s"] == LEFTOVER,
+           "GET /v1/watch: the settings, no step yet")
+        ok(not os.path.lexists(at_start) and (w0 or {}).get("leftovers_removed") == 1,
+           "a leftover from before the start is swept at start, and counted")
         bad = d.post("/v1/watch/tasks", {"job_id": 1, "step_id": 0, "task": 0, "rank": 0,
                                          "pid": 1, "uid": 0, "node": "n", "record": "/x",
                                          "coords": {"tp": 0, "cp": 0, "ep": 0, "dp": 0,
@@ -492,7 +728,8 @@ def main():
         is_eq(maps, [], "and keeps no mapping of the record")
         a.close(d)
 
-        # --- pids reused ---
+        # --- leftovers in watch_dir, and pids reused ---
+        leftovers(d, tmp, wd, 1)
         pid_reuse(d, tmp)
 
         d.p.send_signal(signal.SIGTERM)
