@@ -6,8 +6,11 @@
  * the one the credential was made for.
  *
  * Streaming (init, any number of updates of any length, final) or one
- * call.  No allocation, no global state; a context is plain memory the
- * caller owns.  Messages up to 2^61 - 1 bytes (the standard's 2^64 bits).
+ * call.  No allocation; a context is plain memory the caller owns; the one
+ * process-wide state is whether the CPU has the x86 SHA extensions (asked
+ * once, atomically): with them the blocks go through those instructions
+ * (about 1.7 GB/s against 320 MB/s), else through the portable code.
+ * Messages up to 2^61 - 1 bytes (the standard's 2^64 bits).
  */
 #ifndef PL_SHA256_H
 #define PL_SHA256_H
@@ -24,7 +27,13 @@ struct sha256_ctx {
 	uint64_t len;		/* message bytes taken */
 	uint8_t blk[SHA256_BLOCK]; /* the block being filled */
 	size_t nblk;		/* bytes in blk, < SHA256_BLOCK */
+	int hw;			/* 1: the CPU's SHA instructions (set by
+				 * sha256_init when it has them; 0 after
+				 * init forces the portable code) */
 };
+
+/* 1 when this CPU has the SHA instructions sha256_init uses, else 0. */
+int sha256_hw(void);
 
 /* Start a message. */
 void sha256_init(struct sha256_ctx *c);

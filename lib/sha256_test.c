@@ -4,7 +4,9 @@
  * published by NIST: "", "abc", the 448- and 896-bit messages, one million
  * 'a'), messages whose length sits at each padding boundary (55, 56, 57,
  * 63, 64, 65 and 127-129 bytes), and streaming in every chunk size from 1
- * to 130 bytes against the one-shot digest.
+ * to 130 bytes against the one-shot digest: each through the portable
+ * code and through the CPU's SHA instructions (skipped where it has none),
+ * and the two paths against each other on every length up to 1000 bytes.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +50,31 @@ static const struct {
 #define NEX	(sizeof(examples) / sizeof(examples[0]))
 #define NBOUND	(sizeof(bounds) / sizeof(bounds[0]))
 #define MAXCHUNK 130
+/* Checks per path: the examples, the million, the boundaries, streaming. */
+#define NPATH	((int)NEX + 2 + (int)NBOUND + 2)
+
+static int hw;			/* the path under test: 1 the SHA instructions */
+static const char *path = "portable";
+
+static void
+init(struct sha256_ctx *c)
+{
+	sha256_init(c);
+	c->hw = hw;
+}
+
+/* The lowercase hex digest of n bytes through the path under test. */
+static char *
+hex_of(const void *m, size_t n, char hex[SHA256_HEX_LEN])
+{
+	uint8_t d[SHA256_BYTES];
+	struct sha256_ctx c;
+
+	init(&c);
+	sha256_update(&c, m, n);
+	sha256_final(&c, d);
+	return sha256_hex(d, hex);
+}
 
 static void
 t_examples(void)
@@ -56,8 +83,8 @@ t_examples(void)
 	size_t i;
 
 	for (i = 0; i < NEX; i++)
-		is_str(sha256_hex_of(examples[i].msg, strlen(examples[i].msg), hex),
-		       examples[i].hex, "FIPS 180-4 example: %zu-bit message", 8 * strlen(examples[i].msg));
+		is_str(hex_of(examples[i].msg, strlen(examples[i].msg), hex), examples[i].hex,
+		       "%s: FIPS 180-4 example: %zu-bit message", path, 8 * strlen(examples[i].msg));
 }
 
 /* One million 'a', fed as 1000 updates of 1000 bytes (the NIST long
@@ -76,12 +103,12 @@ t_million(void)
 		return;
 	}
 	memset(a, 'a', 1000000);
-	sha256_init(&c);
+	init(&c);
 	for (i = 0; i < 1000; i++)
 		sha256_update(&c, a, 1000);
 	sha256_final(&c, d);
-	is_str(sha256_hex(d, hex), MILLION_A, "one million 'a' in 1000-byte updates");
-	is_str(sha256_hex_of(a, 1000000, hex), MILLION_A, "one million 'a' in one call");
+	is_str(sha256_hex(d, hex), MILLION_A, "%s: one million 'a' in 1000-byte updates", path);
+	is_str(hex_of(a, 1000000, hex), MILLION_A, "%s: one million 'a' in one call", path);
 	free(a);
 }
 
@@ -95,8 +122,8 @@ t_bounds(void)
 	for (i = 0; i < sizeof(m); i++)
 		m[i] = (uint8_t)(7 * i + 3);
 	for (i = 0; i < NBOUND; i++)
-		is_str(sha256_hex_of(m, bounds[i].len, hex), bounds[i].hex,
-		       "%zu bytes (padding boundary)", bounds[i].len);
+		is_str(hex_of(m, bounds[i].len, hex), bounds[i].hex, "%s: %zu bytes (padding boundary)",
+		       path, bounds[i].len);
 }
 
 /*
@@ -113,9 +140,11 @@ t_stream(void)
 
 	for (i = 0; i < sizeof(m); i++)
 		m[i] = (uint8_t)(i * 131 + (i >> 3));
-	sha256_sum(m, sizeof(m), one);
+	init(&c);
+	sha256_update(&c, m, sizeof(m));
+	sha256_final(&c, one);
 	for (k = 1; k <= MAXCHUNK; k++) {
-		sha256_init(&c);
+		init(&c);
 		for (i = 0; i < sizeof(m); i += k) {
 			sha256_update(&c, m + i, sizeof(m) - i < k ? sizeof(m) - i : k);
 			sha256_update(&c, NULL, 0);
@@ -127,23 +156,25 @@ t_stream(void)
 			bad++;
 		}
 	}
-	ok(bad == 0, "1000 bytes streamed in chunks of 1..%d bytes: the one-shot digest (%zu differ)",
-	   MAXCHUNK, bad);
+	ok(bad == 0, "%s: 1000 bytes streamed in chunks of 1..%d bytes: the one-shot digest "
+	   "(%zu differ)", path, MAXCHUNK, bad);
 	/* Each length 0..200, split at every 3rd, 7th and 64th byte. */
 	for (len = 0; len <= 200; len++) {
 		const size_t sizes[] = { 3, 7, 64 };
 
-		sha256_sum(m, len, one);
+		init(&c);
+		sha256_update(&c, m, len);
+		sha256_final(&c, one);
 		for (k = 0; k < 3; k++) {
-			sha256_init(&c);
+			init(&c);
 			for (i = 0; i < len; i += sizes[k])
 				sha256_update(&c, m + i, len - i < sizes[k] ? len - i : sizes[k]);
 			sha256_final(&c, got);
 			badlen += memcmp(got, one, sizeof(one)) != 0;
 		}
 	}
-	ok(badlen == 0, "every length 0..200 streamed in 3-, 7- and 64-byte chunks: the one-shot digest "
-	   "(%zu differ)", badlen);
+	ok(badlen == 0, "%s: every length 0..200 streamed in 3-, 7- and 64-byte chunks: the one-shot "
+	   "digest (%zu differ)", path, badlen);
 }
 
 /* The hex form: lowercase, 64 digits, NUL-terminated, the digest's bytes
@@ -165,14 +196,66 @@ t_hex(void)
 	is_int(hex[65], 'X', "hex: writes nothing past SHA256_HEX_LEN");
 }
 
-int
-main(void)
+/* Every length 0..1000 of a pseudo-random message, both paths, and the
+ * one-shot call (whichever path it takes). */
+static void
+t_paths_agree(void)
 {
-	plan((int)NEX + 2 + (int)NBOUND + 2 + 3);
+	static uint8_t m[1000];
+	uint8_t a[SHA256_BYTES], b[SHA256_BYTES], o[SHA256_BYTES];
+	struct sha256_ctx c;
+	uint32_t x = 2463534242u;
+	size_t i, len, bad = 0;
+
+	for (i = 0; i < sizeof(m); i++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		m[i] = (uint8_t)x;
+	}
+	for (len = 0; len <= sizeof(m); len++) {
+		sha256_init(&c);
+		c.hw = 0;
+		sha256_update(&c, m, len);
+		sha256_final(&c, a);
+		sha256_init(&c);
+		c.hw = 1;
+		sha256_update(&c, m, len);
+		sha256_final(&c, b);
+		sha256_sum(m, len, o);
+		bad += memcmp(a, b, sizeof(a)) != 0 || memcmp(a, o, sizeof(a)) != 0;
+	}
+	ok(bad == 0, "portable and SHA instructions agree on every length 0..1000 (%zu differ)", bad);
+}
+
+static void
+run_path(void)
+{
 	t_examples();
 	t_million();
 	t_bounds();
 	t_stream();
+}
+
+int
+main(void)
+{
+	int i;
+
+	plan(2 * NPATH + 3 + 1);
+	diag("this CPU %s the SHA instructions", sha256_hw() ? "has" : "does not have");
+	run_path();
+	hw = 1;
+	path = "SHA instructions";
+	if (sha256_hw())
+		run_path();
+	else
+		for (i = 0; i < NPATH; i++)
+			ok(1, "SHA instructions # SKIP this CPU has none");
 	t_hex();
+	if (sha256_hw())
+		t_paths_agree();
+	else
+		ok(1, "paths agree # SKIP this CPU has no SHA instructions");
 	return done_testing();
 }
