@@ -29,6 +29,7 @@
  * pass goes on where this one stopped.
  */
 #define _XOPEN_SOURCE 700	/* S_ISVTX */
+#define _GNU_SOURCE		/* syscall(): pidfd_open, pidfd_send_signal */
 #include "config.h"
 
 #include <dirent.h>
@@ -43,6 +44,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
@@ -89,6 +91,7 @@ struct wtask {
 	uint64_t exit_ns;		/* when it was first seen exited (mono_ns) */
 	bool start_known;		/* the start time could be read at registration */
 	uint64_t start;			/* /proc/PID/stat field 22 then */
+	int pidfd;			/* the process itself (pidfd_open), -1 none */
 	enum rec_state rs;
 	bool refusal_logged;
 	char refusal[PL_ERR_TEXT];
@@ -139,6 +142,36 @@ mono_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
+}
+
+/* A pidfd for pid (Linux 5.3 and later), or -1. */
+static int
+pidfd_of(long pid)
+{
+#ifdef SYS_pidfd_open
+	long fd = syscall(SYS_pidfd_open, (pid_t)pid, 0);
+
+	if (fd >= 0) {
+		(void)fcntl((int)fd, F_SETFD, FD_CLOEXEC);
+		return (int)fd;
+	}
+#else
+	(void)pid;
+#endif
+	return -1;
+}
+
+/* Whether the process of pidfd still runs (or has not been reaped yet, as
+ * kill(pid, 0) says of a zombie). */
+static bool
+pidfd_alive(int pidfd)
+{
+#ifdef SYS_pidfd_send_signal
+	return syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) == 0 || errno != ESRCH;
+#else
+	(void)pidfd;
+	return false;
+#endif
 }
 
 static double
@@ -251,6 +284,8 @@ static void
 task_free(struct wtask *t)
 {
 	if (t) {
+		if (t->pidfd >= 0)
+			close(t->pidfd);
 		free(t->record);
 		free(t);
 	}
@@ -486,6 +521,8 @@ ld_watch_register(struct ld_watch *w, const char *body, pl_err_t *err)
 	if (!s && !(s = step_add(w, (long)job, (long)stepid, (long)uid, err, &status)))
 		goto out;
 	t = calloc(1, sizeof(*t));
+	if (t)
+		t->pidfd = -1;
 	if (!t || !(t->record = strdup(rec))) {
 		status = 500;
 		pl_err_set(err, "out of memory");
@@ -498,6 +535,17 @@ ld_watch_register(struct ld_watch *w, const char *body, pl_err_t *err)
 	if (procstat_read(t->pid, &ps, &perr) == 0) {
 		t->start = ps.start;
 		t->start_known = true;
+		/* A descriptor of the process itself: asking it costs one
+		 * system call per sample instead of reading /proc/PID/stat,
+		 * and it never names a later process that took the pid.  It
+		 * is kept only when the process is still the one whose start
+		 * time we read. */
+		t->pidfd = pidfd_of(t->pid);
+		if (t->pidfd >= 0 && procstat_same_process(t->pid, t->start, &perr) != PROCSTAT_SAME) {
+			close(t->pidfd);
+			t->pidfd = -1;
+		}
+		pl_err_clear(&perr);
 	}
 	snprintf(t->node, sizeof(t->node), "%s", node);
 	for (i = 0; i < NAXES; i++)
@@ -566,6 +614,10 @@ ld_watch_exit(struct ld_watch *w, const char *body, pl_err_t *err)
 	}
 	if (!s->tasks[k]->exited)
 		s->tasks[k]->exit_ns = mono_ns();
+	if (s->tasks[k]->pidfd >= 0) {
+		close(s->tasks[k]->pidfd);	/* ended: no descriptor held for it */
+		s->tasks[k]->pidfd = -1;
+	}
 	s->tasks[k]->exited = true;
 	s->tasks[k]->status_known = true;
 	s->tasks[k]->status = (int)st;
@@ -588,6 +640,14 @@ sample_task(struct ld_watch *w, const struct wstep *s, struct wtask *t)
 	pl_err_t err;
 	int rv;
 
+	if (!t->exited && t->pidfd >= 0) {
+		if (pidfd_alive(t->pidfd))
+			goto read;
+		close(t->pidfd);
+		t->pidfd = -1;
+		/* Ended; when the pid answers all the same, a later process
+		 * has it (told below by its start time). */
+	}
 	if (!t->exited && kill((pid_t)t->pid, 0) < 0 && errno == ESRCH) {
 		t->exited = true;
 		t->exit_ns = mono_ns();
@@ -612,6 +672,7 @@ sample_task(struct ld_watch *w, const struct wstep *s, struct wtask *t)
 	}
 	if (t->exited)
 		return;
+read:
 	snap = malloc(sizeof(*snap));
 	if (!snap)
 		return;
