@@ -84,6 +84,10 @@ pl_watch_dir_make(const char *parent, unsigned long job, unsigned long step, lon
 			   pl_clip_path(out, clip, sizeof(clip)), (long)sb.st_uid);
 		goto out;
 	}
+	/* A directory taken over (a requeued job's same JOB.STEP) is fresh
+	 * again: layoutd's sweep judges an unregistered one by its age. */
+	if (!made)
+		(void)futimens(fd, NULL);
 	if ((uid >= 0 && fchown(fd, (uid_t)uid, gid >= 0 ? (gid_t)gid : (gid_t)-1) < 0 &&
 	     (long)sb.st_uid != uid) || fchmod(fd, 0700) < 0) {
 		pl_err_set(err, "%s: cannot give it to uid %ld with mode 0700: %s",
