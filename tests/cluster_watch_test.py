@@ -254,25 +254,62 @@ def rows_of(text):
             for line in text.splitlines() if line.startswith("TASK ")]
 
 
+def run_watched(args, nodes, before, timeout=120):
+    """srun args in the background while every node's layoutd is polled
+    (every 0.1 s) until srun returns: (rc, out, err, seen, verdicts), seen as
+    seen_while_running gives it, verdicts {node: [(seconds since srun
+    started, verdict)]} of the newest step after before, each verdict once
+    (at its first sighting; kind, rank and comm tell them apart)."""
+    t0 = time.monotonic()
+    th, res = srun_in_background(args, timeout)
+    seen, verdicts, known = {}, {n: [] for n in nodes}, set()
+    while th.is_alive():
+        for n in nodes:
+            s = newest_step(watch_of(n))
+            if not s or s["job_id"] <= before:
+                continue
+            if (n not in seen and s["state"] == "running" and len(s["tasks"]) == 8
+                    and all(t["record_state"] == "ok" for t in s["tasks"])):
+                seen[n] = s
+            for v in s["verdicts"]:
+                key = (n, v["kind"], v["rank"], v.get("comm_hash"))
+                if key not in known:
+                    known.add(key)
+                    verdicts[n].append((time.monotonic() - t0, v))
+        time.sleep(0.1)
+    th.join()
+    rc, out, err = res.get("r", (124, "", "no answer"))
+    return rc, out, err, seen, verdicts
+
+
+def kinds_of(verdicts):
+    return sorted({(n, v["kind"], v["rank"]) for n, vs in verdicts.items() for _, v in vs})
+
+
+# The watch's verdicts within seconds: a 5 s hang threshold (the least
+# accepted), records read every 200 ms.
+THRESH, INTERVAL = 5, 0.2
+LDCONF = os.path.join(tmp, "layoutd.conf")
+with open(LDCONF, "w") as f:
+    f.write("hang_threshold_s = %d\nwatch_interval_ms = %d\n" % (THRESH, INTERVAL * 1000))
 have_layoutd = os.path.exists(LAYOUTD)
 if have_layoutd:
     args = lab.knobs["plugin_args"].replace("/run/none-%n.sock", "/run/layoutd-%n.sock")
     try:
-        lab.up(layoutd=LAYOUTD, layoutd_map=MAP, plugin_args=args)
+        lab.up(layoutd=LAYOUTD, layoutd_map=MAP, layoutd_conf=LDCONF, plugin_args=args)
         ok(all(os.path.exists(sock_of(n)) for n in NODES), "a layoutd on each of the 4 nodes")
     except LabError as e:
         ok(False, "lab up with a layoutd per node")
         diag(e)
         have_layoutd = False
 if have_layoutd:
+    w = watch_of("node1") or {}
+    is_eq((w.get("hang_threshold_s"), w.get("interval_ms")), (THRESH, INTERVAL * 1000),
+          "layoutd runs with the lab's watch settings")
     before = last_job_id()
-    t0 = time.monotonic()
-    th, res = srun_in_background(["-N4", "-n32", "--parallel-layout=tp8,pp4", "--parallel-layout-verbose",
-                                  EXEC, "--steps", "60", "--timeout", "30"], timeout=120)
-    seen = seen_while_running(NODES, before)
-    th.join()
-    diag("with layoutd: the step took %.2f s" % (time.monotonic() - t0))
-    rc, out, err = res.get("r", (124, "", "no answer"))
+    rc, out, err, seen, verdicts = run_watched(
+        ["-N4", "-n32", "--parallel-layout=tp8,pp4", "--parallel-layout-verbose",
+         EXEC, "--steps", "40", "--timeout", "30"], NODES, before)
     is_eq(rc, 0, "with layoutd: srun -N4 -n32 nccl_driver exits 0")
     rows = rows_of(out)
     is_eq(len(rows), 32, "with layoutd: 32 tasks reported")
@@ -285,31 +322,66 @@ if have_layoutd:
     job = rows[0]["job"] if rows else "?"
     ok(all(s["job_id"] == int(job) and s["step_id"] == 0 and s["uid"] == ME for s in seen.values()),
        "registered as the step's job, step and user")
-    # The records' paths are not compared here: GET /v1/watch shows the
-    # task's node in place of its record.  That the daemon read each record
-    # (record_state ok: the file's header says this job, step, rank and pid)
-    # shows the registered path is the one the hook wrote.
     ok(seen and all(t["node"] == n for n, s in seen.items() for t in s["tasks"]),
        "every task registered with its node's name")
+    ok(seen and all(t["record"].endswith("/plw-%s.0.%d.%d" % (job, t["rank"], t["pid"]))
+                    for s in seen.values() for t in s["tasks"]),
+       "every task's record is the one the hook names after its job, step, rank and pid")
+    ok(seen and all(len(t["comms"]) >= 3 for s in seen.values() for t in s["tasks"]),
+       "every task's record shows its communicators (world, tp, pp)")
+    is_eq(kinds_of(verdicts), [], "a healthy step of %d ranks: no verdict on any node" % 32)
     ended = {n: ended_step(n, before) for n in NODES}
     is_eq(sorted({(s["state"], t["exited"], t["exit_status"]) for s in ended.values() if s
                   for t in s["tasks"]}), [("ended", True, 0)],
           "after the step: every task exited with wait status 0, as the exit callback said")
 
-    # 6. A rank exits with status 7: its node's layoutd has the status from
-    #    the exit callback (a vanished pid alone would leave it unknown).
-    before = last_job_id()
-    rc, out, err = lab.srun(["-N4", "-n32", "--parallel-layout=tp8,pp4", EXEC, "--steps", "40",
-                             "--timeout", "5", "--fault=exit:13:5:7"], timeout=120)
-    ok(rc != 0, "--fault=exit:13:5:7: the step fails (rc %d)" % rc)
-    rows = rows_of(out)
-    node13 = [r["node"] for r in rows if r["rank"] == "13"]
+    # 6. Faults on rank 13 (TP group 1, PP stage 1): each named by its
+    #    node's layoutd while the step still runs (its peers wait, bounded
+    #    by the driver's --timeout of 15 s).  Ranks of other nodes are left
+    #    to the job-wide judgement: a node sees only its own ranks.
+    def fault_run(spec, what):
+        before = last_job_id()
+        rc, out, err, seen, verdicts = run_watched(
+            ["-N4", "-n32", "--parallel-layout=tp8,pp4", EXEC, "--steps", "40",
+             "--timeout", "15", "--fault=" + spec], NODES, before)
+        rows = rows_of(out)
+        node13 = [r["node"] for r in rows if r["rank"] == "13"]
+        ok(rc != 0 and len(node13) == 1, "--fault=%s: the step fails (rc %d), rank 13 on %s"
+           % (spec, rc, node13))
+        home = node13[0] if node13 else "?"
+        mine = [(t, v) for t, v in verdicts.get(home, []) if v["rank"] == 13]
+        diag("--fault=%s: verdicts %s" % (spec, [(n, round(t, 2), v["kind"], v["rank"], v.get("comm"))
+                                                  for n, vs in verdicts.items() for t, v in vs]))
+        return home, mine, verdicts
+
+    home, mine, verdicts = fault_run("exit:13:5:7", "exits")
+    ex = [v for t, v in mine if v["kind"] == "exited"]
+    is_eq([(v["rank"], v["exit_status"]) for v in ex], [(13, 7 << 8)],
+          "exit:13:5:7: rank 13's layoutd names it exited with wait status 7 << 8, while its peers wait")
     st13 = None
-    if node13:
-        s = ended_step(node13[0], before)
-        if s:
-            st13 = [t["exit_status"] for t in s["tasks"] if t["rank"] == 13]
-    is_eq(st13, [7 << 8], "rank 13's node: layoutd has wait status 7 << 8 for rank 13")
+    s = ended_step(home, last_job_id() - 1)
+    if s:
+        st13 = [t["exit_status"] for t in s["tasks"] if t["rank"] == 13]
+    is_eq(st13, [7 << 8], "rank 13's node: layoutd has wait status 7 << 8 for rank 13 after the step")
+
+    home, mine, verdicts = fault_run("stop:13:3", "stops entering")
+    ne = [(t, v) for t, v in mine if v["kind"] == "not-entered"]
+    ok(ne and ne[0][1]["comm"] == "tp" and 8 <= ne[0][1]["peer_rank"] <= 15,
+       "stop:13:3: rank 13's layoutd names it not entering a tp collective its TP peers wait in (%s)"
+       % ([(v["comm"], v["func"], v["seq"], v["peer_rank"]) for _, v in ne][:1]))
+    ok(ne and THRESH < ne[0][1]["for_s"] < THRESH + 1.5,
+       "stop:13:3: named within one interval past the %d s threshold (its peers had waited %.2f s)"
+       % (THRESH, ne[0][1]["for_s"] if ne else -1))
+    early = [v for t, v in verdicts.get(home, []) if v["kind"] != "exited" and v["rank"] != 13]
+    is_eq(early, [], "stop:13:3: no other rank of rank 13's node is blamed")
+
+    home, mine, verdicts = fault_run("stuck:13:3", "stuck on the GPU")
+    gs = [(t, v) for t, v in mine if v["kind"] == "gpu-stuck"]
+    ok(gs and THRESH < gs[0][1]["for_s"] < THRESH + 1.5,
+       "stuck:13:3: rank 13's layoutd names its collective stuck on the GPU past the threshold (%s)"
+       % ([(v["comm"], v["func"], v["seq"], round(v["for_s"], 2)) for _, v in gs][:1]))
+    early = [v for t, v in verdicts.get(home, []) if v["kind"] != "exited" and v["rank"] != 13]
+    is_eq(early, [], "stuck:13:3: no other rank of rank 13's node is blamed (its TP peers wait on it)")
 
     # 7. One node's layoutd down: the step runs as before, the other nodes
     #    register their tasks, and slurmd's log says why node2's did not.
