@@ -110,6 +110,12 @@ struct pl_watch_task {
 	const char *node;
 	long co[PL_NAXES];
 	const char *dir;		/* the step's record directory */
+	int gpu;			/* the node's GPU index it is placed on; -1 unknown */
+	const char *nic;		/* the NIC it was given; NULL or "" none */
+	/* The node's first task only (lowest local task id), else NULL: the
+	 * step as the placement gives it, so the node's layoutd learns the
+	 * world, the layout and which node leads (the one of rank 0). */
+	const struct proto_placement *place;
 };
 
 /*
@@ -119,10 +125,14 @@ struct pl_watch_task {
 int pl_watch_record_path(const struct pl_watch_task *t, char *out, size_t outlen);
 
 /*
- * The bodies of POST /v1/watch/tasks (the task, its coordinates and its
- * record) and POST /v1/watch/exit (status: the wait status).  Strings are
- * escaped as JSON wants; NULL when out of memory, when node is not UTF-8 or
- * the record path does not fit.  Caller frees.
+ * The bodies of POST /v1/watch/tasks and POST /v1/watch/exit (status: the
+ * wait status).  A task's body: job_id, step_id, task, rank, pid, uid,
+ * node, coords {tp, cp, ep, dp, pp}, record, gpu (-1 unknown), nic (""
+ * none) and, when t->place is set, step {world, layout {tp, cp, ep, dp,
+ * pp}, nodes: the names of the nodes that host ranks, ordered by the
+ * lowest rank each hosts (nodes[0] hosts rank 0)}.  Strings are escaped as
+ * JSON wants; NULL when out of memory, when a name is not UTF-8 or the
+ * record path does not fit.  Caller frees.
  */
 char *pl_watch_task_json(const struct pl_watch_task *t);
 char *pl_watch_exit_json(unsigned long job, unsigned long step, long task, int status);

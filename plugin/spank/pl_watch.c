@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -161,22 +162,86 @@ pl_watch_record_path(const struct pl_watch_task *t, char *out, size_t outlen)
 	return n < 0 || (size_t)n >= outlen ? -1 : 0;
 }
 
+/* A node by the lowest rank it hosts (ties, which a checked placement
+ * cannot have, by index: the order is total). */
+struct node_key {
+	long min_rank, index;
+};
+
+static int
+by_min_rank(const void *a, const void *b)
+{
+	const struct node_key *x = a, *y = b;
+
+	if (x->min_rank != y->min_rank)
+		return x->min_rank < y->min_rank ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/*
+ * The "step" object: world, layout sizes and the nodes that host ranks,
+ * ordered by their lowest rank.  A node of no tasks (its min_rank is the
+ * world) hosts no rank and is left out.  NULL when out of memory or a name
+ * is not UTF-8.
+ */
+static json_t *
+step_json(const struct proto_placement *p)
+{
+	const long *sz = p->layout.size;
+	json_t *nodes = json_array(), *o = NULL;
+	struct node_key *key = NULL;
+	long i, n = 0;
+
+	if (!nodes || p->nnodes < 0)
+		goto out;
+	key = malloc(((size_t)p->nnodes + 1) * sizeof(*key));
+	if (!key)
+		goto out;
+	for (i = 0; i < p->nnodes; i++)
+		if (p->nodes[i].ntasks > 0 && p->nodes[i].min_rank < p->world) {
+			key[n].min_rank = p->nodes[i].min_rank;
+			key[n++].index = i;
+		}
+	qsort(key, (size_t)n, sizeof(*key), by_min_rank);
+	for (i = 0; i < n; i++)
+		if (json_array_append_new(nodes, json_string(p->nodes[key[i].index].name)) < 0)
+			goto out;
+	o = json_pack("{s:I, s:{s:I, s:I, s:I, s:I, s:I}, s:O}", "world", (json_int_t)p->world,
+		      "layout", "tp", (json_int_t)sz[PL_TP], "cp", (json_int_t)sz[PL_CP],
+		      "ep", (json_int_t)sz[PL_EP], "dp", (json_int_t)sz[PL_DP],
+		      "pp", (json_int_t)sz[PL_PP], "nodes", nodes);
+out:
+	json_decref(nodes);
+	free(key);
+	return o;
+}
+
 char *
 pl_watch_task_json(const struct pl_watch_task *t)
 {
 	char rec[PATH_MAX];
 	char *text = NULL;
-	json_t *o;
+	json_t *o, *step = NULL;
 
 	if (pl_watch_record_path(t, rec, sizeof(rec)) < 0)
 		return NULL;
-	o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:{s:I, s:I, s:I, s:I, s:I}, s:s}",
+	if (t->place && !(step = step_json(t->place)))
+		return NULL;
+	o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:{s:I, s:I, s:I, s:I, s:I}, s:s, s:i, s:s}",
 		      "job_id", (json_int_t)t->job, "step_id", (json_int_t)t->step,
 		      "task", (json_int_t)t->task, "rank", (json_int_t)t->rank,
 		      "pid", (json_int_t)t->pid, "uid", (json_int_t)t->uid, "node", t->node,
 		      "coords", "tp", (json_int_t)t->co[PL_TP], "cp", (json_int_t)t->co[PL_CP],
 		      "ep", (json_int_t)t->co[PL_EP], "dp", (json_int_t)t->co[PL_DP],
-		      "pp", (json_int_t)t->co[PL_PP], "record", rec);
+		      "pp", (json_int_t)t->co[PL_PP], "record", rec,
+		      "gpu", t->gpu >= 0 ? t->gpu : -1, "nic", t->nic ? t->nic : "");
+	/* json_object_set_new takes step, also when it fails. */
+	if (step && !o)
+		json_decref(step);
+	else if (step && json_object_set_new(o, "step", step) < 0) {
+		json_decref(o);
+		o = NULL;
+	}
 	if (o)
 		text = json_dumps(o, JSON_COMPACT);
 	json_decref(o);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pl_answer.h"
@@ -630,15 +631,23 @@ static void
 test_watch_json(void)
 {
 	struct pl_watch_task t = { 77, 3, 5, 13, 4242, 1000, "gpu\"1\\\n", { 1, 0, 0, 2, 1 },
-				   "/dev/shm/parallel-layout/77.3" };
+				   "/dev/shm/parallel-layout/77.3", 5, "mlx5_\"5", NULL };
 	char path[64], *s;
 
 	s = pl_watch_task_json(&t);
 	is_str(s ? s : "(null)",
 	       "{\"job_id\":77,\"step_id\":3,\"task\":5,\"rank\":13,\"pid\":4242,\"uid\":1000,"
 	       "\"node\":\"gpu\\\"1\\\\\\n\",\"coords\":{\"tp\":1,\"cp\":0,\"ep\":0,\"dp\":2,\"pp\":1},"
-	       "\"record\":\"/dev/shm/parallel-layout/77.3/plw-77.3.13.4242\"}",
-	       "the task's body: every key layoutd wants, the record named as the hook names it");
+	       "\"record\":\"/dev/shm/parallel-layout/77.3/plw-77.3.13.4242\",\"gpu\":5,"
+	       "\"nic\":\"mlx5_\\\"5\"}",
+	       "the task's body: every key layoutd wants, the record named as the hook names it, "
+	       "its GPU and NIC");
+	free(s);
+	t.gpu = -7;
+	t.nic = NULL;
+	s = pl_watch_task_json(&t);
+	like(s ? s : "(null)", "/plw-77.3.13.4242\",\"gpu\":-1,\"nic\":\"\"}",
+	     "no GPU known is -1, no NIC is \"\"");
 	free(s);
 	s = pl_watch_exit_json(77, 3, 5, 7 << 8);
 	is_str(s ? s : "(null)", "{\"job_id\":77,\"step_id\":3,\"task\":5,\"status\":1792}",
@@ -655,10 +664,120 @@ test_watch_json(void)
 	   "the record path (%s)", path);
 }
 
+/* A placement of nn nodes of tasks_per_node tasks, named node-NNNNN-xx...
+ * (63 characters, the longest a map allows); ranks go to the nodes
+ * backwards, so the last node leads. */
+static void
+step_place(struct proto_placement *p, long nn, long tasks_per_node)
+{
+	long i;
+	int n;
+
+	memset(p, 0, sizeof(*p));
+	p->nnodes = nn;
+	p->nodes = calloc((size_t)nn, sizeof(*p->nodes));
+	p->world = nn * tasks_per_node;
+	for (i = 0; p->nodes && i < nn; i++) {
+		n = snprintf(p->nodes[i].name, sizeof(p->nodes[i].name), "node-%05ld-", i % 100000);
+		memset(p->nodes[i].name + n, 'x', sizeof(p->nodes[i].name) - 1 - (size_t)n);
+		p->nodes[i].ntasks = tasks_per_node;
+		p->nodes[i].min_rank = (nn - 1 - i) * tasks_per_node;
+	}
+}
+
+/*
+ * The node's first task also tells layoutd the step: world, layout and the
+ * nodes in order of their lowest rank (nodes[0] leads), as design of the
+ * job-wide watch wants them; checked on a hand-made step, then on a
+ * 12,800-node one against layoutd's request body limit.
+ */
+static void
+test_watch_step_json(void)
+{
+	/* layoutd's max_body default (LD_DEFAULT_MAX_BODY, daemon/layoutd.h). */
+	const size_t max_body = 64UL << 20;
+	struct pl_watch_task t = { 9, 0, 0, 0, 100, 1000, "b\"x", { 0, 0, 0, 0, 0 },
+				   "/dev/shm/parallel-layout/9.0", 0, "mlx5_0", NULL };
+	struct proto_placement p;
+	pl_err_t err;
+	char *s, *at, want[64];
+	long i, pos, last;
+	bool ordered = true;
+	struct timespec t0, t1;
+
+	memset(&p, 0, sizeof(p));
+	pl_err_clear(&err);
+	layout_parse("tp2,pp2,cp1,ep1", &p.layout, &err);
+	layout_resolve(&p.layout, 12, &err);
+	p.world = 12;
+	p.nnodes = 4;
+	p.nodes = calloc(4, sizeof(*p.nodes));
+	/* Slurm's order a, b"x, c, d; the placement gives rank 0 to c, then
+	 * b"x from rank 4, a from 8; d got no task (left out). */
+	snprintf(p.nodes[0].name, sizeof(p.nodes[0].name), "a");
+	snprintf(p.nodes[1].name, sizeof(p.nodes[1].name), "b\"x");
+	snprintf(p.nodes[2].name, sizeof(p.nodes[2].name), "c\\");
+	snprintf(p.nodes[3].name, sizeof(p.nodes[3].name), "d");
+	p.nodes[0].ntasks = p.nodes[1].ntasks = p.nodes[2].ntasks = 4;
+	p.nodes[0].min_rank = 8;
+	p.nodes[1].min_rank = 4;
+	p.nodes[2].min_rank = 0;
+	p.nodes[3].min_rank = 12;
+	p.master_node = 2;
+	t.place = &p;
+	s = pl_watch_task_json(&t);
+	is_str(s ? s : "(null)",
+	       "{\"job_id\":9,\"step_id\":0,\"task\":0,\"rank\":0,\"pid\":100,\"uid\":1000,"
+	       "\"node\":\"b\\\"x\",\"coords\":{\"tp\":0,\"cp\":0,\"ep\":0,\"dp\":0,\"pp\":0},"
+	       "\"record\":\"/dev/shm/parallel-layout/9.0/plw-9.0.0.100\",\"gpu\":0,\"nic\":\"mlx5_0\","
+	       "\"step\":{\"world\":12,\"layout\":{\"tp\":2,\"cp\":1,\"ep\":1,\"dp\":3,\"pp\":2},"
+	       "\"nodes\":[\"c\\\\\",\"b\\\"x\",\"a\"]}}",
+	       "the first task's body: the step's world, layout and nodes by lowest rank, escaped; "
+	       "a node of no task left out");
+	free(s);
+	snprintf(p.nodes[0].name, sizeof(p.nodes[0].name), "a\xc3");
+	s = pl_watch_task_json(&t);
+	ok(s == NULL, "a step node name that is not UTF-8 gives no body");
+	free(s);
+	proto_placement_free(&p);
+
+	/* 12,800 nodes of 63-character names, 8 tasks each. */
+	step_place(&p, 12800, 8);
+	layout_parse("tp8,pp16", &p.layout, &err);
+	layout_resolve(&p.layout, p.world, &err);
+	ok(strlen(p.nodes[0].name) == TOPO_NAME - 1, "63-character names (%zu)",
+	   strlen(p.nodes[0].name));
+	t.place = &p;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	s = pl_watch_task_json(&t);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ok(s != NULL, "a 12,800-node step's body builds");
+	diag("12,800-node step: %zu bytes in %.2f ms", s ? strlen(s) : 0,
+	     (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+	ok(s && strlen(s) < max_body / 64, "it stays far under layoutd's max_body (%zu < 1 MiB)",
+	   s ? strlen(s) : 0);
+	like(s ? s : "", "\"step\":{\"world\":102400,\"layout\":{\"tp\":8,\"cp\":1,\"ep\":1,\"dp\":800,\"pp\":16}",
+	     "with the world and the layout");
+	/* Every node once, from the last (rank 0) to the first. */
+	last = -1;
+	for (i = 0, pos = 0; s && i < p.nnodes && ordered; i++) {
+		snprintf(want, sizeof(want), "\"node-%05ld-", p.nnodes - 1 - i);
+		at = strstr(s + pos, want);
+		ordered = at && at - s > last;
+		if (at) {
+			last = at - s;
+			pos = last + 1;
+		}
+	}
+	ok(s && ordered && !strstr(s + pos, "\"node-"), "all 12,800 nodes in the order of their lowest rank");
+	free(s);
+	proto_placement_free(&p);
+}
+
 int
 main(void)
 {
-	plan(186);
+	plan(194);
 	test_args();
 	test_shape();
 	test_answer_check();
@@ -667,5 +786,6 @@ main(void)
 	test_bounds();
 	test_watch_dir();
 	test_watch_json();
+	test_watch_step_json();
 	return done_testing();
 }
