@@ -26,6 +26,7 @@
 #include "client.h"
 #include "layoutd.h"
 #include "layoutd_conn.h"
+#include "layoutd_curl.h"
 #include "layoutd_steps.h"
 #include "layoutd_watch.h"
 
@@ -282,6 +283,9 @@ main(int argc, char **argv)
 		pl_err_set(&err, "out of memory");
 		goto out;
 	}
+	d.curl = ld_curl_new(d.base, &err);
+	if (!d.curl)
+		goto out;
 	ld_http_apply(&d);
 	ld_http_setup(&d, d.http);
 	if (ld_listen_unix(&d, &ls, &err) < 0 || ld_listen_tcp(&d, &ls, &err) < 0)
@@ -330,6 +334,7 @@ out:
 	if (d.http)
 		evhttp_free(d.http);
 	ld_conns_free(d.conns);
+	ld_curl_free(d.curl);
 	ld_watch_free(d.watch);
 	if (d.base)
 		event_base_free(d.base);

@@ -13,6 +13,7 @@
  *   layoutd_steps.c   the ring of recorded steps (layoutd_steps.h)
  *   layoutd_watch.c   the node's watched ranks: records, detection
  *                     (layoutd_watch.h)
+ *   layoutd_curl.c    non-blocking HTTP POSTs on the loop (layoutd_curl.h)
  *   layoutd_http.c    routing, replies and the handlers
  *
  * Each subsystem keeps its state in its own struct; struct ld only holds
@@ -236,6 +237,7 @@ int ld_write_small_file(const char *path, const char *text, pl_err_t *err);
 struct event_base;
 struct evhttp;
 struct ld_conns;
+struct ld_curl;
 struct ld_steps;
 struct ld_watch;
 
@@ -248,6 +250,7 @@ struct ld {
 	struct ld_conns *conns;		/* layoutd_conn.c */
 	struct ld_steps *steps;		/* layoutd_steps.c */
 	struct ld_watch *watch;		/* layoutd_watch.c */
+	struct ld_curl *curl;		/* layoutd_curl.c: the loop's HTTP client */
 	struct timespec start;		/* CLOCK_MONOTONIC */
 	unsigned long requests;
 	unsigned long reloads;
