@@ -135,6 +135,8 @@ struct opts {
 	int steps, layers, channels;
 	long compute_us;
 	int jitter_pct;
+	int spike_pct;		/* --spike: a step this much slower ... */
+	int spike_every;	/* ... on one step in this many, at random */
 	unsigned long seed;
 	double timeout_s;
 	const char *sync_dir;
@@ -1150,12 +1152,21 @@ nccl_op(struct comm *c, enum func fn, size_t count, const char *dtype,
 static void
 compute(void)
 {
+	static int spike_step = -1, spiking;
 	long pct = 0;
 	double f = 1.0;
 	long j;
 
 	if (fault_at(F_SLOW, &pct, NULL))
 		f += (double)pct / 100.0;
+	/* A healthy rank's occasional slow step (a GC pause, a noisy
+	 * neighbour): drawn once per step, the whole step slower. */
+	if (opt.spike_every > 0 && spike_step != g_step) {
+		spike_step = g_step;
+		spiking = rng_next() % (uint64_t)opt.spike_every == 0;
+	}
+	if (spiking)
+		f += (double)opt.spike_pct / 100.0;
 	if (opt.jitter_pct > 0) {
 		j = (long)(rng_next() % (uint64_t)(2 * opt.jitter_pct + 1)) -
 		    opt.jitter_pct;
@@ -1257,6 +1268,28 @@ num_arg(const char *what, const char *v, long lo, long hi)
 	return n;
 }
 
+/* --spike PCT:EVERY */
+static void
+parse_spike(const char *spec)
+{
+	char *end, *end2;
+	long pct, every;
+
+	errno = 0;
+	pct = strtol(spec, &end, 10);
+	if (errno || end == spec || *end != ':' || pct < 1 || pct > 1000)
+		goto bad;
+	every = strtol(end + 1, &end2, 10);
+	if (errno || end2 == end + 1 || *end2 || every < 1 || every > 1000000)
+		goto bad;
+	opt.spike_pct = (int)pct;
+	opt.spike_every = (int)every;
+	return;
+bad:
+	die("--spike=%.64s: expected PCT:EVERY, PCT from 1 to 1000 and EVERY from 1 to 1000000 (steps)",
+	    spec);
+}
+
 /* stop:R:K  slow:R:PCT  exit:R:K[:STATUS]  stuck:R:K */
 static void
 parse_fault(const char *spec)
@@ -1307,6 +1340,8 @@ usage(FILE *f)
 		"  --layers N         layers per stage (2)\n"
 		"  --compute-us N     compute per layer, microseconds (2000)\n"
 		"  --jitter PCT       random compute jitter, +-percent (5)\n"
+		"  --spike PCT:EVERY  a whole step PCT %% slower, on one step in EVERY\n"
+		"                     at random (each rank on its own)\n"
 		"  --seed N           jitter seed (1; the rank is added)\n"
 		"  --channels N       kernel channels per operation (2)\n"
 		"  --count N          elements per TP all-reduce (1048576)\n"
@@ -1328,6 +1363,7 @@ parse_opts(int argc, char **argv)
 		{ "layers", required_argument, NULL, 'l' },
 		{ "compute-us", required_argument, NULL, 'c' },
 		{ "jitter", required_argument, NULL, 'j' },
+		{ "spike", required_argument, NULL, 'k' },
 		{ "seed", required_argument, NULL, 'S' },
 		{ "channels", required_argument, NULL, 'C' },
 		{ "count", required_argument, NULL, 'n' },
@@ -1351,6 +1387,7 @@ parse_opts(int argc, char **argv)
 		case 'l': opt.layers = (int)num_arg("--layers", optarg, 1, 1000); break;
 		case 'c': opt.compute_us = num_arg("--compute-us", optarg, 0, 10000000); break;
 		case 'j': opt.jitter_pct = (int)num_arg("--jitter", optarg, 0, 50); break;
+		case 'k': parse_spike(optarg); break;
 		case 'S': opt.seed = (unsigned long)num_arg("--seed", optarg, 0, 0x7fffffff); break;
 		case 'C': opt.channels = (int)num_arg("--channels", optarg, 1, MAX_CHANNELS); break;
 		case 'n': opt.count = (size_t)num_arg("--count", optarg, 1, 1L << 30); break;
