@@ -44,8 +44,10 @@ reason(int status)
 	case 403: return "Forbidden";
 	case 404: return "Not Found";
 	case 405: return "Method Not Allowed";
+	case 409: return "Conflict";
 	case 422: return "Unprocessable Entity";
 	case 500: return "Internal Server Error";
+	case 507: return "Insufficient Storage";
 	default: return "Error";
 	}
 }

@@ -38,6 +38,8 @@
 #include <inttypes.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,10 +59,13 @@
 #include "layoutd_watch.h"
 #include "procstat.h"
 #include "reader.h"
+#include "summary.h"
 
 #define NAXES 5
 #define LD_NODE_LEN 64
 #define LD_MAX_VERDICTS 1024
+/* A step's node order, as its first task registers it. */
+#define DECL_MAX_NODES 65536
 
 /* The sweep of watch_dir: every SWEEP_PERIOD_S, at start and at each
  * reload.  A pass looks at SWEEP_NAMES names of watch_dir at most, reads
@@ -95,7 +100,19 @@ struct wtask {
 	enum rec_state rs;
 	bool refusal_logged;
 	char refusal[PL_ERR_TEXT];
+	int gpu;			/* the node's GPU index, -1 unknown */
+	char nic[SUM_NIC_LEN];		/* "" none */
 	struct detect_rank sum;		/* the last accepted summary */
+};
+
+/* What the node's first task said of the whole step ("step" in its
+ * registration): the layout and the node order, nodes[0] the leader. */
+struct wdecl {
+	uint32_t world;
+	uint32_t size[NAXES];
+	size_t nnodes;
+	char *pool;			/* the names, each NUL-terminated */
+	uint32_t *off;			/* node k's name at pool + off[k] */
 };
 
 struct wstep {
@@ -103,6 +120,8 @@ struct wstep {
 	long ntasks, cap;
 	struct wtask **tasks;		/* cap of them (watch_max_tasks then), ntasks used */
 	unsigned long seq;		/* registration order, for eviction */
+	char node[LD_NODE_LEN];		/* this node, as its tasks name it */
+	struct wdecl *decl;		/* NULL until a task brings one */
 };
 
 struct ld_watch {
@@ -292,6 +311,16 @@ task_free(struct wtask *t)
 }
 
 static void
+decl_free(struct wdecl *dc)
+{
+	if (dc) {
+		free(dc->pool);
+		free(dc->off);
+		free(dc);
+	}
+}
+
+static void
 step_free(struct wstep *s)
 {
 	long i;
@@ -301,6 +330,7 @@ step_free(struct wstep *s)
 	for (i = 0; i < s->ntasks; i++)
 		task_free(s->tasks[i]);
 	free(s->tasks);
+	decl_free(s->decl);
 	free(s);
 }
 
@@ -456,36 +486,272 @@ parse_error(const json_error_t *je, const char *what, pl_err_t *err)
 
 	pl_err_set(err, "%s: %s (want {\"job_id\", \"step_id\", \"task\", \"rank\", \"pid\", "
 		   "\"uid\", \"node\", \"coords\": {\"tp\", \"cp\", \"ep\", \"dp\", \"pp\"}, "
-		   "\"record\"} for a task, {\"job_id\", \"step_id\", \"task\", \"status\"} for an exit)",
+		   "\"record\"} and optionally \"gpu\", \"nic\", \"step\": {\"world\", \"layout\": "
+		   "{\"tp\", \"cp\", \"ep\", \"dp\", \"pp\"}, \"nodes\": [...]} for a task, "
+		   "{\"job_id\", \"step_id\", \"task\", \"status\"} for an exit)",
 		   what, pl_clip(je->text, c, sizeof(c)));
 	return 400;
+}
+
+/* Fill err and return the HTTP status. */
+static int __attribute__((format(printf, 3, 4)))
+refuse(pl_err_t *err, int status, const char *fmt, ...)
+{
+	char text[PL_ERR_TEXT];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	pl_err_set(err, "%s", text);
+	return status;
+}
+
+/* A node name as Slurm and the config give it: 1 to 63 letters, digits,
+ * '.', '_', '-'. */
+static bool
+node_name_ok(const char *s)
+{
+	size_t n = 0;
+
+	for (; s[n]; n++)
+		if (!((s[n] >= 'a' && s[n] <= 'z') || (s[n] >= 'A' && s[n] <= 'Z') ||
+		      (s[n] >= '0' && s[n] <= '9') || s[n] == '.' || s[n] == '_' || s[n] == '-'))
+			return false;
+	return n > 0 && n < LD_NODE_LEN;
+}
+
+static int
+name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static const char *
+decl_node(const struct wdecl *dc, size_t k)
+{
+	return dc->pool + dc->off[k];
+}
+
+/*
+ * The "step" of a registration: {"world", "layout": {tp, cp, ep, dp, pp},
+ * "nodes": [...]}.  The world is tp * cp * dp * pp (ep is carried inside
+ * cp * dp, as the summary and Megatron-Core have it); the nodes are 1 to
+ * DECL_MAX_NODES distinct node names.  Returns 0 with *out (caller frees
+ * with decl_free), or an HTTP status with err.
+ */
+static int
+decl_parse(json_t *o, struct wdecl **out, pl_err_t *err)
+{
+	static const char *const what = "POST /v1/watch/tasks: step";
+	json_int_t world, sz[NAXES];
+	const char **sorted = NULL;
+	struct wdecl *dc = NULL;
+	char cl[PL_CLIP_BUF];
+	json_error_t je;
+	json_t *nodes;
+	size_t n, k, total = 0;
+	int64_t prod = 1;
+	int a, status = 422;
+
+	*out = NULL;
+	if (json_unpack_ex(o, &je, 0, "{s:I, s:{s:I, s:I, s:I, s:I, s:I !}, s:o !}", "world", &world,
+			   "layout", "tp", &sz[0], "cp", &sz[1], "ep", &sz[2], "dp", &sz[3],
+			   "pp", &sz[4], "nodes", &nodes) < 0) {
+		pl_err_set(err, "%s: %s (want {\"world\": N, \"layout\": {\"tp\", \"cp\", \"ep\", "
+			   "\"dp\", \"pp\"}, \"nodes\": [NAME, ...]})", what,
+			   pl_clip(je.text, cl, sizeof(cl)));
+		return 400;
+	}
+	for (a = 0; a < NAXES; a++) {
+		if (sz[a] < 1 || sz[a] > SUM_MAX_WORLD)
+			return refuse(err, 422, "%s.layout.%s = %" PRId64 ": want 1 to %d", what, axes[a],
+				      (int64_t)sz[a], SUM_MAX_WORLD);
+		if (a != 2 && (prod *= sz[a]) > SUM_MAX_WORLD)
+			prod = (int64_t)SUM_MAX_WORLD + 1;
+	}
+	if (world < 1 || world > SUM_MAX_WORLD || world != prod)
+		return refuse(err, 422, "%s.world = %" PRId64 ": want tp * cp * dp * pp = %" PRId64
+			      " (ep is carried inside cp * dp), 1 to %d", what, (int64_t)world, prod,
+			      SUM_MAX_WORLD);
+	if (sz[2] > world)
+		return refuse(err, 422, "%s.layout.ep = %" PRId64 ": want at most the world, %" PRId64,
+			      what, (int64_t)sz[2], (int64_t)world);
+	n = json_is_array(nodes) ? json_array_size(nodes) : 0;
+	if (n < 1 || n > DECL_MAX_NODES)
+		return refuse(err, 422, "%s.nodes: want an array of 1 to %d node names, nodes[0] the "
+			      "node of rank 0", what, DECL_MAX_NODES);
+	for (k = 0; k < n; k++) {
+		const char *name = json_string_value(json_array_get(nodes, k));
+
+		if (!name || !node_name_ok(name))
+			return refuse(err, 422, "%s.nodes[%zu] = %s: want a node name of 1 to %d letters, "
+				      "digits, '.', '_', '-'", what, k,
+				      name ? pl_clip(name, cl, sizeof(cl)) : "(not a string)",
+				      LD_NODE_LEN - 1);
+		total += strlen(name) + 1;
+	}
+	dc = calloc(1, sizeof(*dc));
+	if (dc) {
+		dc->pool = malloc(total);
+		dc->off = malloc(n * sizeof(*dc->off));
+	}
+	sorted = malloc(n * sizeof(*sorted));
+	if (!dc || !dc->pool || !dc->off || !sorted) {
+		status = 500;
+		pl_err_set(err, "out of memory");
+		goto out;
+	}
+	dc->world = (uint32_t)world;
+	for (a = 0; a < NAXES; a++)
+		dc->size[a] = (uint32_t)sz[a];
+	dc->nnodes = n;
+	for (k = 0, total = 0; k < n; k++) {
+		const char *name = json_string_value(json_array_get(nodes, k));
+
+		dc->off[k] = (uint32_t)total;
+		memcpy(dc->pool + total, name, strlen(name) + 1);
+		sorted[k] = dc->pool + total;
+		total += strlen(name) + 1;
+	}
+	qsort(sorted, n, sizeof(*sorted), name_cmp);
+	for (k = 1; k < n; k++)
+		if (strcmp(sorted[k - 1], sorted[k]) == 0) {
+			pl_err_set(err, "%s.nodes: %s is there twice: want each node once", what, sorted[k]);
+			goto out;
+		}
+	*out = dc;
+	dc = NULL;
+	status = 0;
+out:
+	free(sorted);
+	decl_free(dc);
+	return status;
+}
+
+/* Whether two steps agree; else what differs, into why. */
+static bool
+decl_same(const struct wdecl *a, const struct wdecl *b, char *why, size_t n)
+{
+	size_t k;
+	int i;
+
+	if (a->world != b->world) {
+		snprintf(why, n, "world %" PRIu32 ", not %" PRIu32, b->world, a->world);
+		return false;
+	}
+	for (i = 0; i < NAXES; i++)
+		if (a->size[i] != b->size[i]) {
+			snprintf(why, n, "layout.%s %" PRIu32 ", not %" PRIu32, axes[i], b->size[i],
+				 a->size[i]);
+			return false;
+		}
+	if (a->nnodes != b->nnodes) {
+		snprintf(why, n, "%zu nodes, not %zu", b->nnodes, a->nnodes);
+		return false;
+	}
+	for (k = 0; k < a->nnodes; k++)
+		if (strcmp(decl_node(a, k), decl_node(b, k)) != 0) {
+			snprintf(why, n, "nodes[%zu] %s, not %s", k, decl_node(b, k), decl_node(a, k));
+			return false;
+		}
+	return true;
+}
+
+/* Whether a task (its rank, coordinates and node) fits the step; else why. */
+static bool
+task_fits(const struct wdecl *dc, long rank, const long *co, const char *node, char *why,
+	  size_t n)
+{
+	size_t k;
+	int i;
+
+	if (rank >= (long)dc->world) {
+		snprintf(why, n, "rank %ld is not below the step's world %" PRIu32, rank, dc->world);
+		return false;
+	}
+	for (i = 0; i < NAXES; i++)
+		if (co[i] >= (long)dc->size[i]) {
+			snprintf(why, n, "coords.%s = %ld is not below the step's %s = %" PRIu32,
+				 axes[i], co[i], axes[i], dc->size[i]);
+			return false;
+		}
+	for (k = 0; k < dc->nnodes; k++)
+		if (strcmp(decl_node(dc, k), node) == 0)
+			return true;
+	snprintf(why, n, "node %s is not among the step's %zu nodes", node, dc->nnodes);
+	return false;
+}
+
+/*
+ * What a registration brings beside the task itself must agree with the
+ * step as registered so far: one node per layoutd, one "step" (409 when
+ * another comes), every task inside it, each rank once (409).  0, or the
+ * HTTP status with err.
+ */
+static int
+step_agrees(const struct wstep *s, const struct wdecl *dc, long task, long rank, const long *co,
+	    const char *node, pl_err_t *err)
+{
+	const struct wdecl *eff = dc ? dc : s ? s->decl : NULL;
+	char why[200];
+	long k;
+
+	if (s && s->node[0] && strcmp(s->node, node) != 0)
+		return refuse(err, 422, "POST /v1/watch/tasks: job %ld.%ld task %ld: node %s, but its "
+			      "tasks here are node %s's (one layoutd watches one node)", s->job,
+			      s->step, task, node, s->node);
+	if (dc && s && s->decl && !decl_same(s->decl, dc, why, sizeof(why)))
+		return refuse(err, 409, "POST /v1/watch/tasks: job %ld.%ld task %ld: its step has %s "
+			      "as registered before: refused", s->job, s->step, task, why);
+	if (!eff)
+		return 0;
+	if (!task_fits(eff, rank, co, node, why, sizeof(why)))
+		return refuse(err, 422, "POST /v1/watch/tasks: task %ld: %s", task, why);
+	for (k = 0; s && k < s->ntasks; k++) {
+		const struct wtask *t = s->tasks[k];
+
+		if (t->task == task)
+			continue;	/* registered again: replaced */
+		if (t->rank == rank)
+			return refuse(err, 409, "POST /v1/watch/tasks: job %ld.%ld task %ld: rank %ld is "
+				      "task %ld's already", s->job, s->step, task, rank, t->task);
+		if (dc && !s->decl && !task_fits(dc, t->rank, t->coords, t->node, why, sizeof(why)))
+			return refuse(err, 409, "POST /v1/watch/tasks: job %ld.%ld task %ld: its step "
+				      "disagrees with task %ld registered before: %s", s->job,
+				      s->step, task, t->task, why);
+	}
+	return 0;
 }
 
 int
 ld_watch_register(struct ld_watch *w, const char *body, pl_err_t *err)
 {
 	const struct ld_conf *c = &w->d->cur->conf;
-	json_int_t job, stepid, task, rank, pid, uid, co[NAXES];
-	const char *node, *rec;
+	json_int_t job, stepid, task, rank, pid, uid, co[NAXES], gpu = -1;
+	const char *node, *rec, *nic = "";
 	char cl[PL_CLIP_BUF];
 	struct procstat ps;
 	struct wstep *s;
 	struct wtask *t = NULL;
+	struct wdecl *dc = NULL;
+	json_t *root, *jstep = NULL;
+	long lco[NAXES], k;
 	pl_err_t perr;
 	json_error_t je;
-	json_t *root;
 	int status = 422, i;
-	long k;
+	size_t j;
 
 	root = json_loads(body, JSON_REJECT_DUPLICATES, &je);
 	if (!root)
 		return parse_error(&je, "POST /v1/watch/tasks: not JSON", err);
 	if (json_unpack_ex(root, &je, 0,
-			   "{s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:{s:I, s:I, s:I, s:I, s:I !}, s:s !}",
+			   "{s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:{s:I, s:I, s:I, s:I, s:I !}, s:s, "
+			   "s?:I, s?:s, s?:o !}",
 			   "job_id", &job, "step_id", &stepid, "task", &task, "rank", &rank,
 			   "pid", &pid, "uid", &uid, "node", &node, "coords", "tp", &co[0],
 			   "cp", &co[1], "ep", &co[2], "dp", &co[3], "pp", &co[4],
-			   "record", &rec) < 0) {
+			   "record", &rec, "gpu", &gpu, "nic", &nic, "step", &jstep) < 0) {
 		status = parse_error(&je, "POST /v1/watch/tasks", err);
 		goto out;
 	}
@@ -496,12 +762,14 @@ ld_watch_register(struct ld_watch *w, const char *body, pl_err_t *err)
 			   "task in [0, watch_max_tasks = %ld)", c->watch_max_tasks);
 		goto out;
 	}
-	for (i = 0; i < NAXES; i++)
+	for (i = 0; i < NAXES; i++) {
 		if (co[i] < 0 || co[i] > READER_MAX_RANKS) {
 			pl_err_set(err, "POST /v1/watch/tasks: coords.%s = %" PRId64 ": want 0 to %d",
 				   axes[i], (int64_t)co[i], READER_MAX_RANKS);
 			goto out;
 		}
+		lco[i] = (long)co[i];
+	}
 	if (rec[0] != '/' || strlen(rec) >= LD_PATH) {
 		pl_err_set(err, "POST /v1/watch/tasks: record %s: want an absolute path shorter than %d bytes",
 			   pl_clip_path(rec, cl, sizeof(cl)), LD_PATH);
@@ -512,12 +780,30 @@ ld_watch_register(struct ld_watch *w, const char *body, pl_err_t *err)
 			   pl_clip(node, cl, sizeof(cl)), LD_NODE_LEN - 1);
 		goto out;
 	}
+	if (gpu < -1 || gpu >= SUM_MAX_GPU) {
+		pl_err_set(err, "POST /v1/watch/tasks: gpu = %" PRId64 ": want the node's GPU index, "
+			   "0 to %d, or -1 for unknown", (int64_t)gpu, SUM_MAX_GPU - 1);
+		goto out;
+	}
+	for (j = 0; nic[j] && nic[j] >= 0x20 && nic[j] < 0x7f; j++)
+		;
+	if (nic[j] || j >= SUM_NIC_LEN) {
+		pl_err_set(err, "POST /v1/watch/tasks: nic %s: want a NIC name of at most %d printable "
+			   "ASCII bytes (\"\" for none)", pl_clip(nic, cl, sizeof(cl)), SUM_NIC_LEN - 1);
+		goto out;
+	}
+	if (jstep && (status = decl_parse(jstep, &dc, err)) != 0)
+		goto out;
+	status = 422;
 	s = step_find(w, (long)job, (long)stepid);
 	if (s && s->uid != (long)uid) {
 		pl_err_set(err, "POST /v1/watch/tasks: job %ld.%ld belongs to uid %ld, not %ld",
 			   (long)job, (long)stepid, s->uid, (long)uid);
 		goto out;
 	}
+	if ((status = step_agrees(s, dc, (long)task, (long)rank, lco, node, err)) != 0)
+		goto out;
+	status = 422;
 	if (!s && !(s = step_add(w, (long)job, (long)stepid, (long)uid, err, &status)))
 		goto out;
 	t = calloc(1, sizeof(*t));
@@ -531,6 +817,8 @@ ld_watch_register(struct ld_watch *w, const char *body, pl_err_t *err)
 	t->task = (long)task;
 	t->rank = (long)rank;
 	t->pid = (long)pid;
+	t->gpu = (int)gpu;
+	snprintf(t->nic, sizeof(t->nic), "%s", nic);
 	pl_err_clear(&perr);
 	if (procstat_read(t->pid, &ps, &perr) == 0) {
 		t->start = ps.start;
@@ -564,15 +852,24 @@ ld_watch_register(struct ld_watch *w, const char *body, pl_err_t *err)
 	else
 		s->ntasks++;
 	s->tasks[k] = t;
+	snprintf(s->node, sizeof(s->node), "%s", node);
 	ld_log(&w->d->log, "watch: job %ld.%ld task %ld rank %ld pid %ld uid %ld registered, record %s",
 	       s->job, s->step, t->task, t->rank, t->pid, s->uid, pl_clip_path(rec, cl, sizeof(cl)));
 	if (!t->start_known)
 		ld_log(&w->d->log, "watch: job %ld.%ld task %ld pid %ld: no start time (%s): its end is "
 		       "seen by kill(pid, 0) alone, a reuse of the pid is not noticed", s->job, s->step,
 		       t->task, t->pid, perr.text);
+	if (dc && !s->decl) {
+		ld_log(&w->d->log, "watch: job %ld.%ld: %" PRIu32 " ranks on %zu nodes, leader %s%s",
+		       s->job, s->step, dc->world, dc->nnodes, decl_node(dc, 0),
+		       strcmp(decl_node(dc, 0), node) == 0 ? " (this node)" : "");
+		s->decl = dc;
+		dc = NULL;
+	}
 	t = NULL;
 	status = 200;
 out:
+	decl_free(dc);
 	task_free(t);
 	json_decref(root);
 	return status;
@@ -749,6 +1046,25 @@ log_changes(struct ld_watch *w)
 	w->nprev = w->nverd;
 }
 
+/* What detection and the summary take of task t of step s: its last
+ * accepted record summary (nothing while none was) and its exit. */
+static void
+task_rank(const struct wstep *s, const struct wtask *t, struct detect_rank *r)
+{
+	if (t->rs == REC_OK || t->rs == REC_BUSY)
+		*r = t->sum;
+	else
+		memset(r, 0, offsetof(struct detect_rank, comm));	/* ncomm 0 */
+	r->job_id = (uint64_t)s->job;
+	r->step_id = (uint64_t)s->step;
+	r->rank = t->rank;
+	r->pid = t->pid;
+	r->exited = t->exited;
+	r->exit_known = t->status_known;
+	r->exit_status = t->status_known ? t->status : 0;
+	r->exit_ns = t->exit_ns;
+}
+
 void
 ld_watch_sample(struct ld_watch *w)
 {
@@ -776,23 +1092,8 @@ ld_watch_sample(struct ld_watch *w)
 			sample_task(w, s, s->tasks[k]);
 		if (step_ended(s))
 			continue;	/* detection is for steps that run */
-		for (k = 0; k < s->ntasks; k++) {
-			struct wtask *t = s->tasks[k];
-			struct detect_rank *r = &w->ranks[n++];
-
-			if (t->rs == REC_OK || t->rs == REC_BUSY)
-				*r = t->sum;
-			else
-				memset(r, 0, sizeof(*r));
-			r->job_id = (uint64_t)s->job;
-			r->step_id = (uint64_t)s->step;
-			r->rank = t->rank;
-			r->pid = t->pid;
-			r->exited = t->exited;
-			r->exit_known = t->status_known;
-			r->exit_status = t->status_known ? t->status : 0;
-			r->exit_ns = t->exit_ns;
-		}
+		for (k = 0; k < s->ntasks; k++)
+			task_rank(s, s->tasks[k], &w->ranks[n++]);
 	}
 	w->now_ns = mono_ns();
 	w->verd_total = detect_run(w->ranks, n, w->now_ns,
@@ -800,6 +1101,81 @@ ld_watch_sample(struct ld_watch *w)
 				   LD_MAX_VERDICTS);
 	w->nverd = w->verd_total < LD_MAX_VERDICTS ? w->verd_total : LD_MAX_VERDICTS;
 	log_changes(w);
+}
+
+/* ---- what the peers take of the watch --------------------------------------- */
+
+size_t
+ld_watch_nsteps(const struct ld_watch *w)
+{
+	return (size_t)w->nsteps;
+}
+
+void
+ld_watch_step_at(const struct ld_watch *w, size_t i, struct ld_watch_step *out)
+{
+	const struct wstep *s = w->steps[i];
+
+	memset(out, 0, sizeof(*out));
+	out->job_id = (uint64_t)s->job;
+	out->step_id = (uint64_t)s->step;
+	out->uid = (uint32_t)s->uid;
+	out->node = s->node;
+	out->ended = step_ended(s);
+	out->ntasks = (size_t)s->ntasks;
+	if (s->decl) {
+		out->known = true;
+		out->world = s->decl->world;
+		memcpy(out->size, s->decl->size, sizeof(out->size));
+		out->nnodes = s->decl->nnodes;
+	}
+}
+
+const char *
+ld_watch_step_node(const struct ld_watch *w, size_t i, size_t k)
+{
+	const struct wdecl *dc = w->steps[i]->decl;
+
+	return dc && k < dc->nnodes ? decl_node(dc, k) : NULL;
+}
+
+long
+ld_watch_step_find(const struct ld_watch *w, uint64_t job, uint64_t step)
+{
+	long i;
+
+	for (i = 0; i < w->nsteps; i++)
+		if ((uint64_t)w->steps[i]->job == job && (uint64_t)w->steps[i]->step == step)
+			return i;
+	return -1;
+}
+
+size_t
+ld_watch_step_ranks(const struct ld_watch *w, size_t i, struct detect_rank *ranks,
+		    struct sum_rank_info *info, size_t max)
+{
+	const struct wstep *s = w->steps[i];
+	size_t n = 0;
+	long k, j;
+	int a;
+
+	for (k = 0; k < s->ntasks && n < max; k++) {
+		const struct wtask *t = s->tasks[k];
+
+		/* A rank registered twice (by two tasks, without a "step"
+		 * to refuse it) goes once. */
+		for (j = 0; j < k && s->tasks[j]->rank != t->rank; j++)
+			;
+		if (j < k)
+			continue;
+		task_rank(s, t, &ranks[n]);
+		info[n].gpu = t->gpu;
+		snprintf(info[n].nic, sizeof(info[n].nic), "%s", t->nic);
+		for (a = 0; a < NAXES; a++)
+			info[n].co[a] = (uint32_t)t->coords[a];
+		n++;
+	}
+	return n;
 }
 
 /* ---- the sweep of leftover step directories --------------------------------- */
@@ -1169,7 +1545,7 @@ task_json(const struct wtask *t, uint64_t now)
 		json_object_set_new(co, axes[a], json_integer(t->coords[a]));
 	for (i = 0; comms && (t->rs == REC_OK || t->rs == REC_BUSY) && i < t->sum.ncomm; i++)
 		json_array_append_new(comms, comm_json(&t->sum.comm[i], now));
-	o = json_pack("{s:I, s:I, s:I, s:s, s:o, s:s, s:b, s:o, s:s, s:o, s:o}",
+	o = json_pack("{s:I, s:I, s:I, s:s, s:o, s:s, s:b, s:o, s:s, s:o, s:o, s:i, s:s}",
 		      "task", (json_int_t)t->task, "rank", (json_int_t)t->rank,
 		      "pid", (json_int_t)t->pid, "node", pl_clip(t->node, cl, sizeof(cl)),
 		      "coords", co, "record", pl_clip_path(t->record, rec, sizeof(rec)),
@@ -1177,7 +1553,7 @@ task_json(const struct wtask *t, uint64_t now)
 		      "exit_status", t->status_known ? json_integer(t->status) : json_null(),
 		      "record_state", rec_state_name(t->rs),
 		      "refused", t->refusal[0] ? json_string(t->refusal) : json_null(),
-		      "comms", comms);
+		      "comms", comms, "gpu", t->gpu, "nic", t->nic);
 	return o;
 }
 
@@ -1199,6 +1575,23 @@ verdict_json(const struct detect_verdict *v)
 			 "seq", (json_int_t)v->seq, "colls", (json_int_t)v->colls,
 			 "peer_rank", v->peer_rank >= 0 ? json_integer(v->peer_rank) : json_null(),
 			 "for_s", (double)v->for_ns / 1e9);
+}
+
+/* What the node's first task said of the step: layout, node count and
+ * leader (null when nothing was said). */
+static json_t *
+decl_json(const struct wdecl *dc)
+{
+	json_t *lay;
+	int a;
+
+	if (!dc)
+		return json_null();
+	lay = json_object();
+	for (a = 0; lay && a < NAXES; a++)
+		json_object_set_new(lay, axes[a], json_integer(dc->size[a]));
+	return json_pack("{s:I, s:o, s:I, s:s}", "world", (json_int_t)dc->world, "layout", lay,
+			 "nodes", (json_int_t)dc->nnodes, "leader", decl_node(dc, 0));
 }
 
 json_t *
@@ -1224,12 +1617,13 @@ ld_watch_json(const struct ld_watch *w, bool all, long uid)
 			if (w->verd[j].job_id == (uint64_t)s->job &&
 			    w->verd[j].step_id == (uint64_t)s->step)
 				json_array_append_new(verd, verdict_json(&w->verd[j]));
-		json_array_append_new(steps, json_pack("{s:I, s:I, s:I, s:s, s:o, s:o}",
+		json_array_append_new(steps, json_pack("{s:I, s:I, s:I, s:s, s:o, s:o, s:o}",
 						       "job_id", (json_int_t)s->job,
 						       "step_id", (json_int_t)s->step,
 						       "uid", (json_int_t)s->uid,
 						       "state", step_ended(s) ? "ended" : "running",
-						       "tasks", tasks, "verdicts", verd));
+						       "tasks", tasks, "verdicts", verd,
+						       "step", decl_json(s->decl)));
 	}
 	return steps ? json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:I, s:I, s:I, s:o}",
 				 "interval_ms", (json_int_t)c->watch_interval_ms,

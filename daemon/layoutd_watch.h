@@ -12,6 +12,8 @@
 #define PL_LAYOUTD_WATCH_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include <jansson.h>
 
@@ -19,6 +21,8 @@
 
 struct ld;
 struct ld_watch;
+struct detect_rank;
+struct sum_rank_info;
 
 /* The watch of d (its timer on d->base, its settings from d->cur->conf).
  * NULL when out of memory.  Free with ld_watch_free() before the base. */
@@ -31,7 +35,16 @@ void ld_watch_apply(struct ld_watch *w);
 
 /*
  * A registration or an exit (the request body, JSON).  Returns the HTTP
- * status (200, 400, 422, 507) and fills err on failure.
+ * status (200, 400, 404, 409, 422, 507) and fills err on failure.
+ *
+ * A registration may carry "gpu" (the task's GPU index on the node, -1
+ * unknown), "nic" (its NIC, "" none) and, from the node's first task,
+ * "step": {"world", "layout": {"tp", "cp", "ep", "dp", "pp"}, "nodes":
+ * [names ordered by the lowest rank each hosts]}: what the node's summary
+ * for the step's leader (nodes[0]) needs.  A "step" that disagrees with
+ * the one registered is refused (409), and so is a rank a second task
+ * claims once the step is known; a task outside the step (rank, coordinates,
+ * node) is refused (422).
  */
 int ld_watch_register(struct ld_watch *w, const char *body, pl_err_t *err);
 int ld_watch_exit(struct ld_watch *w, const char *body, pl_err_t *err);
@@ -50,6 +63,39 @@ void ld_watch_sample(struct ld_watch *w);
  * on where it stopped.
  */
 void ld_watch_sweep(struct ld_watch *w);
+
+/* What the peers take of the watch: the steps, by index (valid until the
+ * next registration or sample). */
+struct ld_watch_step {
+	uint64_t job_id;
+	uint64_t step_id;
+	uint32_t uid;
+	const char *node;	/* this node, as its tasks name it */
+	bool ended;		/* every task has exited */
+	size_t ntasks;
+	bool known;		/* a task brought the step's layout and node order */
+	uint32_t world;		/* the rest only when known */
+	uint32_t size[5];	/* tp, cp, ep, dp, pp */
+	size_t nnodes;
+};
+
+size_t ld_watch_nsteps(const struct ld_watch *w);
+void ld_watch_step_at(const struct ld_watch *w, size_t i, struct ld_watch_step *out);
+
+/* Node k of step i's order (nodes[0] the leader), NULL past the end or
+ * when the order is not known. */
+const char *ld_watch_step_node(const struct ld_watch *w, size_t i, size_t k);
+
+/* The index of job.step, or -1. */
+long ld_watch_step_find(const struct ld_watch *w, uint64_t job, uint64_t step);
+
+/*
+ * Step i's ranks as of the last sample (each rank once, at most max),
+ * with their exits, into ranks[] and their GPU, NIC and coordinates into
+ * info[]: the node summary's input.  Returns how many.
+ */
+size_t ld_watch_step_ranks(const struct ld_watch *w, size_t i, struct detect_rank *ranks,
+			   struct sum_rank_info *info, size_t max);
 
 /* GET /v1/watch: every step when all, else those of uid.  NULL when out of
  * memory. */

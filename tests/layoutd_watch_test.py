@@ -469,6 +469,98 @@ def pid_reuse(d, tmp):
        "no start time: then gone by kill(pid, 0)")
 
 
+def step_decl(nodes, world=8, tp=2, cp=1, ep=1, dp=2, pp=2):
+    return {"world": world, "layout": {"tp": tp, "cp": cp, "ep": ep, "dp": dp, "pp": pp},
+            "nodes": nodes}
+
+
+def registration_keys(d, tmp):
+    """The optional keys: gpu, nic and the step (layout and node order) the
+    node's first task brings; strict, bounded, and one step per job step."""
+    sleeper = subprocess.Popen(["sleep", "600"])
+    try:
+        reg = {"step_id": 0, "pid": sleeper.pid, "uid": 0, "node": "node1",
+               "record": os.path.join(tmp, "no-record"),
+               "coords": {"tp": 0, "cp": 0, "ep": 0, "dp": 0, "pp": 0}}
+
+        def post(job, task, rank, **kw):
+            return d.post("/v1/watch/tasks", dict(reg, job_id=job, task=task, rank=rank, **kw))
+
+        r = post(9200, 0, 0, gpu=3, nic="mlx5_2", step=step_decl(["node1", "node2"]))
+        is_eq(r[0], 200, "a registration with gpu, nic and step is accepted: %s" % r[2][:200])
+        st = d.step(9200) or {}
+        t0 = (st.get("tasks") or [{}])[0]
+        is_eq((t0.get("gpu"), t0.get("nic")), (3, "mlx5_2"), "GET /v1/watch shows its gpu and nic")
+        is_eq(st.get("step"), {"world": 8, "layout": {"tp": 2, "cp": 1, "ep": 1, "dp": 2,
+                                                      "pp": 2}, "nodes": 2, "leader": "node1"},
+              "and the step: layout, node count, leader (nodes[0])")
+        r = post(9200, 1, 1, coords={"tp": 1, "cp": 0, "ep": 0, "dp": 0, "pp": 0})
+        t1 = [t for t in (d.step(9200) or {}).get("tasks", []) if t["task"] == 1]
+        ok(r[0] == 200 and t1 and t1[0]["gpu"] == -1 and t1[0]["nic"] == "",
+           "a later task without them: gpu -1, nic \"\" (%d)" % r[0])
+        is_eq(post(9200, 1, 1, coords={"tp": 1, "cp": 0, "ep": 0, "dp": 0, "pp": 0},
+                   step=step_decl(["node1", "node2"]))[0], 200,
+              "the same step again (a task registered again): accepted")
+        for kw, want, status, what in (
+                ({"step": step_decl(["node1", "node3"])}, "nodes[1] node3, not node2", 409,
+                 "another node order"),
+                ({"step": step_decl(["node1", "node2"], world=16, dp=4)}, "world 16, not 8", 409,
+                 "another world"),
+                ({"rank": 1}, "rank 1 is task 1's already", 409, "a rank a second task claims"),
+                ({"rank": 8}, "rank 8 is not below the step's world 8", 422, "a rank beyond the world"),
+                ({"coords": {"tp": 2, "cp": 0, "ep": 0, "dp": 0, "pp": 0}},
+                 "coords.tp = 2 is not below the step's tp = 2", 422, "a coordinate beyond the layout"),
+                ({"node": "node2"}, "its tasks here are node node1's", 422, "another node")):
+            args = dict({"rank": 2}, **kw)
+            r = post(9200, 2, args.pop("rank"), **args)
+            ok(r[0] == status and want in r[2], "%s: %d, saying '%s' (%d: %s)" %
+               (what, status, want, r[0], r[2][:300]))
+        # A step brought after tasks it does not fit.
+        is_eq(post(9201, 0, 5)[0], 200, "a task without a step")
+        r = post(9201, 1, 0, step=step_decl(["node1"], world=4, pp=1))
+        ok(r[0] == 409 and "disagrees with task 0 registered before: rank 5 is not below" in r[2],
+           "a step the tasks registered before do not fit: 409 (%s)" % r[2][:300])
+        r = post(9202, 0, 0, step=step_decl(["node2", "node3"]))
+        ok(r[0] == 422 and "node node1 is not among the step's 2 nodes" in r[2],
+           "a step whose nodes do not hold this task's node: 422 (%s)" % r[2][:200])
+        for kw, want in (
+                ({"gpu": -2}, "gpu = -2: want the node's GPU index, 0 to 1023, or -1"),
+                ({"gpu": 1024}, "gpu = 1024"),
+                ({"nic": "n" * 32}, "want a NIC name of at most 31 printable ASCII bytes"),
+                ({"nic": "mlx5\n0"}, "want a NIC name"),
+                ({"step": step_decl(["node1"], world=7)}, "step.world = 7: want tp * cp * dp * pp = 8"),
+                ({"step": step_decl(["node1"], tp=0)}, "step.layout.tp = 0: want 1 to"),
+                ({"step": step_decl(["node1"], ep=9)}, "step.layout.ep = 9: want at most the world, 8"),
+                ({"step": step_decl([])}, "step.nodes: want an array of 1 to 65536 node names"),
+                ({"step": step_decl(["node1", "node1"])}, "step.nodes: node1 is there twice"),
+                ({"step": step_decl(["node1", "n" * 64])}, "step.nodes[1] = nnnn"),
+                ({"step": step_decl(["node1", "a b"])}, "step.nodes[1] = a b: want a node name"),
+                ({"step": step_decl(["node1", 7])}, "step.nodes[1] = (not a string)"),
+                ({"step": step_decl(["node1"] + ["n%d" % i for i in range(65536)])},
+                 "want an array of 1 to 65536")):
+            r = post(9203, 0, 0, **kw)
+            ok(r[0] == 422 and want in r[2], "%s: refused, saying '%s' (%d: %s)" %
+               (json.dumps(kw)[:60], want, r[0], r[2][:200]))
+        for kw, want in (({"step": dict(step_decl(["node1"]), extra=1)}, "extra"),
+                         ({"step": {"world": 8, "layout": {"tp": 8}, "nodes": ["node1"]}}, "step"),
+                         ({"gpu": "0"}, "Expected integer, got string")):
+            r = post(9203, 0, 0, **kw)
+            ok(r[0] == 400 and want in r[2], "%s: 400 naming '%s' (%d: %s)" %
+               (json.dumps(kw)[:60], want, r[0], r[2][:200]))
+        ok(d.step(9203) is None, "a refused registration leaves no step behind")
+        big = ["node1"] + ["n%05d" % i for i in range(65535)]
+        t0 = time.monotonic()
+        r = post(9204, 0, 0, step=step_decl(big, world=65536, tp=8, dp=4096, pp=2))
+        is_eq(r[0], 200, "a step of 65536 nodes is accepted (%.2f s)" % (time.monotonic() - t0))
+        is_eq((d.step(9204) or {}).get("step", {}).get("nodes"), 65536, "and shown with its 65536 nodes")
+        for job in (9200, 9201, 9204):
+            for task in (0, 1):
+                d.post("/v1/watch/exit", {"job_id": job, "step_id": 0, "task": task, "status": 0})
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
 def conf_checks(tmp, mapf):
     """The two keys: bad values refused naming what is accepted; --help
     lists them."""
@@ -731,6 +823,7 @@ def main():
         # --- leftovers in watch_dir, and pids reused ---
         leftovers(d, tmp, wd, 1)
         pid_reuse(d, tmp)
+        registration_keys(d, tmp)
 
         d.p.send_signal(signal.SIGTERM)
         rc = d.p.wait(timeout=120)
