@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The topology map in memory: growth of its arrays, the name index, and the
- * nominal link bandwidths a map starts with.
+ * The topology map in memory: growth of its arrays, the name index, the
+ * nodes' peer addresses, and the nominal link bandwidths a map starts with.
  */
+#include <arpa/inet.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,7 +103,7 @@ nomem:
 void
 topo_free(struct topo_map *m)
 {
-	int i;
+	long i;
 
 	if (!m)
 		return;
@@ -111,6 +112,8 @@ topo_free(struct topo_map *m)
 	free(m->types);
 	free(m->switches);
 	free(m->blocks);
+	for (i = 0; i < m->nnodes; i++)
+		free(m->nodes[i].addr);
 	free(m->nodes);
 	free(m->hash);
 	free(m);
@@ -348,6 +351,101 @@ topo_find_node(const struct topo_map *m, const char *name)
 	struct topo_ix ix = ix_of(m);
 
 	return topo_ix_find(&ix, name, node_name, m);
+}
+
+/* A host name: labels of letters, digits, '-' and '_' (which /etc/hosts
+ * and many clusters' names have), none empty or longer than 63 bytes, none
+ * starting or ending with '-'; all-numeric labels would be a mistyped
+ * IPv4 address, not a name. */
+static bool
+host_name_ok(const char *s)
+{
+	const char *p, *label = s;
+	bool numeric = true;
+
+	for (p = s;; p++) {
+		if (*p == '.' || *p == '\0') {
+			long n = p - label;
+
+			if (n == 0 || n > 63 || label[0] == '-' || p[-1] == '-')
+				return false;
+			if (*p == '\0')
+				return !numeric;
+			label = p + 1;
+			continue;
+		}
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || *p == '-' || *p == '_'))
+			return false;
+		if (*p < '0' || *p > '9')
+			numeric = false;
+	}
+}
+
+int
+topo_addr_check(const char *addr, pl_err_t *err)
+{
+	unsigned char bin[16];
+	char c[PL_CLIP_BUF];
+
+	if (!addr || !addr[0])
+		return pl_err_set(err, "node address is empty (accepted: a host name, an IPv4 or an IPv6 address)");
+	if (strlen(addr) > TOPO_ADDR_MAX)
+		return pl_err_set(err, "node address '%s' is longer than %d bytes (accepted: a host name, an IPv4 or an IPv6 address)",
+				  pl_clip(addr, c, sizeof(c)), TOPO_ADDR_MAX);
+	if (inet_pton(AF_INET, addr, bin) == 1 || inet_pton(AF_INET6, addr, bin) == 1 ||
+	    host_name_ok(addr))
+		return 0;
+	return pl_err_set(err, "node address '%s' is neither a host name nor an IP address (accepted: "
+			  "a host name of letters, digits, '-', '_' and dots, an IPv4 address a.b.c.d "
+			  "or an IPv6 address without brackets)", pl_clip(addr, c, sizeof(c)));
+}
+
+int
+topo_set_node_addr(struct topo_map *m, long i, const char *addr, pl_err_t *err)
+{
+	char c[PL_CLIP_BUF];
+	pl_err_t sub;
+	char *copy = NULL;
+
+	if (i < 0 || i >= m->nnodes)
+		return pl_err_set(err, "node index %ld is not in the map of %ld nodes", i, m->nnodes);
+	pl_err_clear(&sub);
+	if (addr && topo_addr_check(addr, &sub) < 0)
+		return pl_err_set(err, "node '%s': %s", pl_clip(m->nodes[i].name, c, sizeof(c)),
+				  sub.text);
+	if (addr && !(copy = strdup(addr)))
+		return pl_err_set(err, "out of memory setting the address of node '%s'",
+				  pl_clip(m->nodes[i].name, c, sizeof(c)));
+	free(m->nodes[i].addr);
+	m->nodes[i].addr = copy;
+	return 0;
+}
+
+int
+topo_set_node_port(struct topo_map *m, long i, long port, pl_err_t *err)
+{
+	char c[PL_CLIP_BUF];
+
+	if (i < 0 || i >= m->nnodes)
+		return pl_err_set(err, "node index %ld is not in the map of %ld nodes", i, m->nnodes);
+	if (port < 0 || port > 65535)
+		return pl_err_set(err, "node '%s': peer port %ld is not a port (accepted: 1 to 65535)",
+				  pl_clip(m->nodes[i].name, c, sizeof(c)), port);
+	m->nodes[i].peer_port = (int)port;
+	return 0;
+}
+
+int
+topo_node_peer(const struct topo_map *m, long i, const char **addr, int *port)
+{
+	*addr = NULL;
+	*port = 0;
+	if (!m || i < 0 || i >= m->nnodes)
+		return -1;
+	*addr = m->nodes[i].addr;
+	*port = m->nodes[i].peer_port;
+	return 0;
 }
 
 const struct topo_nodetype *

@@ -62,7 +62,13 @@ struct topo_node {
 	int sw;			/* index of its leaf switch; -1 none */
 	int sw2;		/* a second leaf switch when the node is under two; -1 none */
 	int block;		/* index into blocks[]; -1 none */
+	char *addr;		/* where other nodes reach it (Slurm's NodeAddr); NULL
+				 * unknown; owned by the map (topo_set_node_addr) */
+	int peer_port;		/* its layoutd's port for other nodes; 0 unknown */
 };
+
+/* The longest node address a map holds (a DNS name's limit). */
+#define TOPO_ADDR_MAX 255
 
 /* Link classes, from tightest to loosest. */
 enum topo_link {
@@ -120,6 +126,33 @@ int topo_find_switch(const struct topo_map *m, const char *name);
  * topo_index() reports the duplicate).  -1 (err set) on a duplicate name. */
 int topo_index(struct topo_map *m, pl_err_t *err);
 long topo_find_node(const struct topo_map *m, const char *name);
+
+/*
+ * Is addr fit to be a node's address: a host name (dot-separated labels of
+ * 1 to 63 letters, digits, '-' or '_', no label starting or ending with
+ * '-'; not all labels numeric), an IPv4 literal (a.b.c.d) or an IPv6
+ * literal (without brackets), at most TOPO_ADDR_MAX bytes?  0, or -1 with
+ * err naming addr (clipped) and what is accepted.
+ */
+int topo_addr_check(const char *addr, pl_err_t *err);
+
+/*
+ * Node i's address (copied; checked by topo_addr_check; NULL clears it)
+ * and its layoutd's peer port (1..65535; 0 clears it).  -1 with err when
+ * i is not a node index, the value is refused (naming the node) or
+ * memory runs out; the node keeps its old value then.
+ */
+int topo_set_node_addr(struct topo_map *m, long i, const char *addr, pl_err_t *err);
+int topo_set_node_port(struct topo_map *m, long i, long port, pl_err_t *err);
+
+/*
+ * Where the other nodes reach node i's layoutd, as far as the map knows:
+ * *addr its address (NULL when the map has none: use the node's name) and
+ * *port (0 when the map has none: use layoutd's peer_port).  *addr points
+ * into the map.  0, or -1 when i is not a node index (then *addr is NULL
+ * and *port 0).
+ */
+int topo_node_peer(const struct topo_map *m, long i, const char **addr, int *port);
 
 /* The node type of node i (its own, or the default); NULL if none. */
 const struct topo_nodetype *topo_node_type(const struct topo_map *m, long i);

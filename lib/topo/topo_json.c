@@ -106,6 +106,10 @@ map_to_json(const struct topo_map *m)
 			json_object_set_new(o, "switch2", json_string(m->switches[n->sw2].name));
 		if (n->block >= 0)
 			json_object_set_new(o, "block", json_string(m->blocks[n->block].name));
+		if (n->addr)
+			json_object_set_new(o, "addr", json_string(n->addr));
+		if (n->peer_port > 0)
+			json_object_set_new(o, "peer_port", json_integer(n->peer_port));
 		json_array_append_new(nodes, o);
 	}
 	root = json_pack("{s:s, s:i, s:s, s:o, s:o, s:o, s:o, s:o}",
@@ -371,15 +375,24 @@ static int
 unpack_node(json_t *v, size_t i, struct topo_map *m, pl_err_t *err)
 {
 	const char *name = NULL, *type = NULL, *sw = NULL, *sw2 = NULL, *block = NULL;
+	const char *addr = NULL;
 	char c[PL_CLIP_BUF], c0[PL_CLIP_BUF];
+	json_int_t port = 0;
+	json_t *jport = NULL;
 	json_error_t je;
 	long idx;
 	struct topo_node *n;
 
-	if (json_unpack_ex(v, &je, JSON_STRICT, "{s:s, s?:s, s?:s, s?:s, s?:s}", "name", &name,
-			   "type", &type, "switch", &sw, "switch2", &sw2, "block", &block) < 0)
-		return pl_err_set(err, "nodes[%zu]: %s (accepted: name, type, switch, switch2, block)",
+	if (json_unpack_ex(v, &je, JSON_STRICT, "{s:s, s?:s, s?:s, s?:s, s?:s, s?:s, s?:o}",
+			   "name", &name, "type", &type, "switch", &sw, "switch2", &sw2,
+			   "block", &block, "addr", &addr, "peer_port", &jport) < 0)
+		return pl_err_set(err, "nodes[%zu]: %s (accepted: name, type, switch, switch2, block, addr, peer_port)",
 				  i, je.text);
+	/* A port is an integer 1..65535; jansson's "i" would wrap a large one. */
+	if (jport && (!json_is_integer(jport) || (port = json_integer_value(jport)) < 1 ||
+		      port > 65535))
+		return pl_err_set(err, "node '%s': peer_port must be an integer from 1 to 65535",
+				  pl_clip(name, c0, sizeof(c0)));
 	idx = topo_add_node(m, name, err);
 	if (idx < 0)
 		return -1;
@@ -396,6 +409,9 @@ unpack_node(json_t *v, size_t i, struct topo_map *m, pl_err_t *err)
 	if (block && (n->block = find_block(m, block)) < 0)
 		return pl_err_set(err, "node '%s': block '%s' is not in blocks", pl_clip(name, c0, sizeof(c0)),
 				  pl_clip(block, c, sizeof(c)));
+	if ((addr && topo_set_node_addr(m, idx, addr, err) < 0) ||
+	    (jport && topo_set_node_port(m, idx, (long)port, err) < 0))
+		return -1;
 	return 0;
 }
 

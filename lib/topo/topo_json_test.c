@@ -35,6 +35,10 @@ sample(void)
 	m->nodes[1].sw = l0;
 	m->nodes[1].sw2 = sp;
 	m->nodes[2].block = topo_add_block(m, "rack1", true, NULL);
+	topo_set_node_addr(m, 0, "10.1.0.1", NULL);
+	topo_set_node_port(m, 0, 6830, NULL);
+	topo_set_node_addr(m, 1, "fd00::2", NULL);
+	topo_set_node_port(m, 2, 19003, NULL);
 	m->link[TOPO_LINK_LEAF].gbps = 47.5;
 	m->link[TOPO_LINK_LEAF].measured = true;
 	snprintf(m->link[TOPO_LINK_LEAF].source, sizeof(m->link[0].source), "all_reduce_perf");
@@ -75,6 +79,21 @@ test_round_trip(void)
 	ok(back->link[TOPO_LINK_LEAF].measured && back->link[TOPO_LINK_LEAF].gbps == 47.5,
 	   "measured link class survives");
 	is_double(back->link[TOPO_LINK_NVLINK].gbps, 450, 1e-12, "nominal NVLink bandwidth");
+	{
+		const char *a[3];
+		int p[3], i, rc = 0;
+
+		for (i = 0; i < 3; i++)
+			rc |= topo_node_peer(back, i, &a[i], &p[i]);
+		ok(rc == 0 && a[0] && strcmp(a[0], "10.1.0.1") == 0 && p[0] == 6830,
+		   "a node's address and peer port survive");
+		ok(a[1] && strcmp(a[1], "fd00::2") == 0 && p[1] == 0, "an address without a port");
+		ok(a[2] == NULL && p[2] == 19003, "a port without an address");
+		ok(topo_node_peer(back, 3, &a[0], &p[0]) < 0 && a[0] == NULL && p[0] == 0,
+		   "no peer for a node index past the map");
+	}
+	ok(strstr(text, "\"name\": \"gpu03\",\n   \"type\": \"small\",\n   \"block\": \"rack1\",\n   \"peer_port\": 19003\n") != NULL,
+	   "the map file says peer_port, and no addr where there is none");
 	again = topo_to_json_text(back);
 	is_str(again, text, "second serialisation is identical");
 	free(again);
@@ -121,6 +140,49 @@ test_errors(void)
 	bad(HEAD "\"default_type\":\"x\"}", "default_type 'x'", "unknown default type");
 	bad("{\"format\":\"parallel-layout-map\",\"format\":\"x\",\"version\":1}", "duplicate",
 	    "duplicate keys");
+	bad(HEAD "\"nodes\":[{\"name\":\"a\",\"adr\":\"x\"}]}",
+	    "(accepted: name, type, switch, switch2, block, addr, peer_port)", "misspelt node key");
+	bad(HEAD "\"nodes\":[{\"name\":\"a\",\"peer_port\":0}]}",
+	    "node 'a': peer_port must be an integer from 1 to 65535", "peer_port 0");
+	bad(HEAD "\"nodes\":[{\"name\":\"a\",\"peer_port\":65536}]}", "from 1 to 65535",
+	    "peer_port 65536");
+	bad(HEAD "\"nodes\":[{\"name\":\"a\",\"peer_port\":4294973126}]}", "from 1 to 65535",
+	    "a peer_port that wraps an int to 5830");
+	bad(HEAD "\"nodes\":[{\"name\":\"a\",\"peer_port\":\"6830\"}]}", "must be an integer",
+	    "a peer_port string");
+	bad(HEAD "\"nodes\":[{\"name\":\"a\",\"addr\":\"10.0.0.300\"}]}",
+	    "node 'a': node address '10.0.0.300' is neither a host name nor an IP address (accepted:",
+	    "a bad address");
+	bad(HEAD "\"nodes\":[{\"name\":\"a\",\"addr\":\"\"}]}", "node 'a': node address is empty",
+	    "an empty address");
+	bad(HEAD "\"nodes\":[{\"name\":\"a\",\"addr\":\"a\\nb\"}]}", "node address 'a\\x0ab'",
+	    "an address with a newline, echoed escaped");
+	bad(HEAD "\"nodes\":[{\"name\":\"a\",\"addr\":7}]}", "nodes[0]", "a numeric address");
+}
+
+/* The setters keep a node's old value when they refuse a new one. */
+static void
+test_peer_setters(void)
+{
+	struct topo_map *m = sample();
+	const char *addr;
+	pl_err_t err;
+	int port;
+
+	pl_err_clear(&err);
+	ok(topo_set_node_addr(m, 0, "bad addr", &err) < 0, "a bad address is refused");
+	like(err.text, "node 'gpu01': node address 'bad addr'", "  naming the node and the address");
+	topo_node_peer(m, 0, &addr, &port);
+	ok(addr && strcmp(addr, "10.1.0.1") == 0 && port == 6830, "  the node keeps its address");
+	pl_err_clear(&err);
+	ok(topo_set_node_port(m, 0, 65536, &err) < 0, "port 65536 is refused");
+	like(err.text, "node 'gpu01': peer port 65536 is not a port (accepted: 1 to 65535)",
+	     "  saying what is accepted");
+	ok(topo_set_node_addr(m, 0, NULL, &err) == 0 && topo_set_node_port(m, 0, 0, &err) == 0 &&
+	   topo_node_peer(m, 0, &addr, &port) == 0 && !addr && port == 0, "NULL and 0 clear them");
+	ok(topo_set_node_addr(m, 3, "a", &err) < 0 && topo_set_node_port(m, -1, 1, &err) < 0,
+	   "node indices outside the map are refused");
+	topo_free(m);
 }
 
 static void
@@ -152,9 +214,10 @@ test_files(void)
 int
 main(void)
 {
-	plan(57);
+	plan(87);
 	test_round_trip();
 	test_errors();
+	test_peer_setters();
 	test_files();
 	return done_testing();
 }
