@@ -206,6 +206,31 @@ int topo_read_slurm(struct topo_map *m, const char *path, bool blocks_nvlink,
 int topo_read_slurm_text(struct topo_map *m, const char *text, const char *label,
 			 bool blocks_nvlink, pl_err_t *err);
 
+/* One node of `scontrol show nodes` output. */
+struct topo_slurm_node {
+	char name[TOPO_NAME];		/* NodeName */
+	char addr[TOPO_ADDR_MAX + 1];	/* NodeAddr (topo_addr_check passed); "" none */
+	long port;			/* Port, slurmd's; 0 when not shown, as scontrol
+					 * does when it is the cluster's SlurmdPort */
+	long line;			/* where the node's record starts */
+};
+
+/*
+ * `scontrol show nodes -o` output (one line per node), or the long form
+ * (a NodeName= line, indented lines, a blank line between nodes): each
+ * node's NodeName, NodeAddr and Port, in the input's order, into *out
+ * (caller frees) and *n.  Words after a free-text field (OS, Reason,
+ * Comment, Extra) are that field's, never read as fields.  label names
+ * the input in messages.  -1 with err naming label:line on a line that
+ * starts no record, a name longer than TOPO_NAME - 1, a NodeAddr that
+ * topo_addr_check refuses, a Port outside 1..65535, or no node at all.
+ */
+int topo_read_slurm_nodes_text(const char *text, const char *label, struct topo_slurm_node **out,
+			       long *n, pl_err_t *err);
+/* The same on the file at path; label (NULL: path) names it in messages. */
+int topo_read_slurm_nodes(const char *path, const char *label, struct topo_slurm_node **out,
+			  long *n, pl_err_t *err);
+
 /* hwloc XML (v1 or v2) file, or live discovery of this node when path is NULL. */
 int topo_read_hwloc(struct topo_nodetype *t, const char *path, pl_err_t *err);
 

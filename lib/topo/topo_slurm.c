@@ -699,3 +699,214 @@ out:
 	free(text);
 	return rv;
 }
+
+/* ---- `scontrol show nodes` output: each node's NodeAddr and Port ---- */
+
+/* Larger than this is not a node listing (100,000 nodes are ~70 MB with -o). */
+#define SLURM_NODES_FILE_LIMIT (256L * 1024 * 1024)
+
+struct nodes_reader {
+	const char *label;
+	pl_err_t *err;
+	struct topo_slurm_node *recs;
+	long n, cap;
+	bool rest_is_text;	/* past a free-text field of the current record */
+	bool have_addr, have_port;
+	char clip[PL_CLIP_BUF];
+};
+
+/* Is the key of a field whose value is free text (blanks and '=' may
+ * follow in it)?  scontrol prints NodeName, NodeAddr and Port before all
+ * of them, so the rest of the record is never read as fields. */
+static bool
+free_text_key(const char *key, size_t len)
+{
+	static const char *const keys[] = { "OS", "Reason", "Comment", "Extra", NULL };
+	int k;
+
+	for (k = 0; keys[k]; k++)
+		if (strlen(keys[k]) == len && strncmp(key, keys[k], len) == 0)
+			return true;
+	return false;
+}
+
+/* One blank-separated word key=value of a record (val points past '='). */
+static int
+nodes_field(struct nodes_reader *r, long line, const char *key, size_t klen, const char *val,
+	    size_t vlen)
+{
+	struct topo_slurm_node *rec = &r->recs[r->n - 1];
+	char tmp[TOPO_ADDR_MAX + 1], c[PL_CLIP_BUF];
+	pl_err_t sub;
+	long port = 0;
+	size_t i;
+
+	if (klen == 8 && strncmp(key, "NodeAddr", 8) == 0 && !r->have_addr) {
+		r->have_addr = true;
+		if (vlen > TOPO_ADDR_MAX)
+			return pl_err_set(r->err, "%s:%ld: node '%s': NodeAddr is longer than %d bytes (accepted: a host name or an IP address)",
+					  r->label, line, pl_clip(rec->name, c, sizeof(c)), TOPO_ADDR_MAX);
+		memcpy(tmp, val, vlen);
+		tmp[vlen] = '\0';
+		pl_err_clear(&sub);
+		if (topo_addr_check(tmp, &sub) < 0)
+			return pl_err_set(r->err, "%s:%ld: node '%s': NodeAddr: %s", r->label, line,
+					  pl_clip(rec->name, c, sizeof(c)), sub.text);
+		memcpy(rec->addr, tmp, vlen + 1);
+	} else if (klen == 4 && strncmp(key, "Port", 4) == 0 && !r->have_port) {
+		r->have_port = true;
+		for (i = 0; i < vlen && i < 6 && val[i] >= '0' && val[i] <= '9'; i++)
+			port = port * 10 + (val[i] - '0');
+		if (vlen == 0 || i != vlen || port < 1 || port > 65535) {
+			snprintf(tmp, sizeof(tmp), "%.*s", (int)(vlen < 64 ? vlen : 64), val);
+			return pl_err_set(r->err, "%s:%ld: node '%s': Port=%s is not a port (accepted: 1 to 65535)",
+					  r->label, line, pl_clip(rec->name, c, sizeof(c)),
+					  pl_clip(tmp, r->clip, sizeof(r->clip)));
+		}
+		rec->port = port;
+	}
+	return 0;
+}
+
+/* A new record from the line that begins with NodeName=NAME. */
+static int
+nodes_begin(struct nodes_reader *r, long line, const char *name, size_t len)
+{
+	char tmp[TOPO_NAME + 1];
+
+	if (len == 0)
+		return pl_err_set(r->err, "%s:%ld: NodeName= is empty", r->label, line);
+	if (len >= TOPO_NAME) {
+		snprintf(tmp, sizeof(tmp), "%.*s", TOPO_NAME, name);
+		return pl_err_set(r->err, "%s:%ld: NodeName=%s...: longer than %d characters (accepted: the names a map holds)",
+				  r->label, line, pl_clip(tmp, r->clip, sizeof(r->clip)), TOPO_NAME - 1);
+	}
+	if (r->n == r->cap) {
+		long cap = r->cap ? r->cap * 2 : 64;
+		struct topo_slurm_node *p = realloc(r->recs, (size_t)cap * sizeof(*p));
+
+		if (!p)
+			return pl_err_set(r->err, "%s: out of memory", r->label);
+		r->recs = p;
+		r->cap = cap;
+	}
+	memset(&r->recs[r->n], 0, sizeof(r->recs[r->n]));
+	memcpy(r->recs[r->n].name, name, len);
+	r->recs[r->n].line = line;
+	r->n++;
+	r->rest_is_text = r->have_addr = r->have_port = false;
+	return 0;
+}
+
+/* The words of one line of the current record (from p to end). */
+static int
+nodes_line(struct nodes_reader *r, long line, const char *p, const char *end)
+{
+	while (p < end && !r->rest_is_text) {
+		const char *w, *eq;
+
+		while (p < end && is_blank(*p))
+			p++;
+		w = p;
+		while (p < end && !is_blank(*p))
+			p++;
+		if (w == p)
+			break;
+		eq = memchr(w, '=', (size_t)(p - w));
+		/* A word without '=' belongs to the value before it (OS=Linux 6.1 #1 SMP). */
+		if (!eq || eq == w)
+			continue;
+		if (free_text_key(w, (size_t)(eq - w)))
+			r->rest_is_text = true;
+		else if (nodes_field(r, line, w, (size_t)(eq - w), eq + 1, (size_t)(p - eq - 1)) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int
+topo_read_slurm_nodes_text(const char *text, const char *label, struct topo_slurm_node **out,
+			   long *nout, pl_err_t *err)
+{
+	struct nodes_reader r;
+	const char *p = text ? text : "", *eol, *q;
+	char lbuf[PL_CLIP_BUF];
+	bool in_record = false;
+	long line = 0;
+
+	memset(&r, 0, sizeof(r));
+	r.label = pl_clip(label ? label : "scontrol show nodes", lbuf, sizeof(lbuf));
+	r.err = err;
+	*out = NULL;
+	*nout = 0;
+	for (; *p; p = *eol ? eol + 1 : eol) {
+		eol = strchr(p, '\n');
+		if (!eol)
+			eol = p + strlen(p);
+		line++;
+		for (q = p; q < eol && is_blank(*q); q++)
+			;
+		if (q == eol) {
+			in_record = false;	/* records of the long form end so */
+		} else if (q > p) {
+			/* The long form's continuation lines are indented. */
+			if (!in_record) {
+				pl_err_set(err, "%s:%ld: an indented line outside a node's record (accepted: `scontrol show nodes` output, records starting with NodeName=)",
+					   r.label, line);
+				goto fail;
+			}
+			if (nodes_line(&r, line, q, eol) < 0)
+				goto fail;
+		} else if ((size_t)(eol - p) >= 9 && strncmp(p, "NodeName=", 9) == 0) {
+			for (q = p + 9; q < eol && !is_blank(*q); q++)
+				;
+			if (nodes_begin(&r, line, p + 9, (size_t)(q - p - 9)) < 0 ||
+			    nodes_line(&r, line, q, eol) < 0)
+				goto fail;
+			in_record = true;
+		} else {
+			char word[65];
+
+			for (q = p; q < eol && !is_blank(*q) && q - p < 64; q++)
+				;
+			snprintf(word, sizeof(word), "%.*s", (int)(q - p), p);
+			pl_err_set(err, "%s:%ld: '%s' does not start a node's record (accepted: `scontrol show nodes -o` output, one NodeName=... line per node)",
+				   r.label, line, pl_clip(word, r.clip, sizeof(r.clip)));
+			goto fail;
+		}
+	}
+	if (r.n == 0) {
+		pl_err_set(err, "%s: names no node (accepted: `scontrol show nodes -o` output, one NodeName=... line per node)",
+			   r.label);
+		goto fail;
+	}
+	*out = r.recs;
+	*nout = r.n;
+	return 0;
+fail:
+	free(r.recs);
+	return -1;
+}
+
+int
+topo_read_slurm_nodes(const char *path, const char *label, struct topo_slurm_node **out, long *n,
+		      pl_err_t *err)
+{
+	char *text, c[PL_CLIP_BUF];
+	size_t len = 0;
+	int rv = -1;
+
+	*out = NULL;
+	*n = 0;
+	pl_clip_path(label ? label : path, c, sizeof(c));
+	text = topo_util_read_file(path, SLURM_NODES_FILE_LIMIT, "`scontrol show nodes` output", &len,
+				   err);
+	if (!text)
+		return -1;
+	if (memchr(text, '\0', len))
+		pl_err_set(err, "%s: contains a NUL byte; not a text file", c);
+	else
+		rv = topo_read_slurm_nodes_text(text, c, out, n, err);
+	free(text);
+	return rv;
+}

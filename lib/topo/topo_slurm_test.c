@@ -460,6 +460,198 @@ test_files_errors(void)
 	topo_free(m);
 }
 
+/* ---- `scontrol show nodes` output ---- */
+
+/* Read text; 0 or -1, the message in msg. */
+static int
+read_nodes(const char *text, struct topo_slurm_node **recs, long *n, char *msg, size_t len)
+{
+	pl_err_t err;
+	int rv;
+
+	pl_err_clear(&err);
+	rv = topo_read_slurm_nodes_text(text, "nodes.txt", recs, n, &err);
+	snprintf(msg, len, "%s", err.text);
+	return rv;
+}
+
+/* "name addr port" of every record, ';'-separated, into buf. */
+static const char *
+nodes_str(const struct topo_slurm_node *r, long n, char *buf, size_t size)
+{
+	size_t len = 0;
+	long i;
+
+	buf[0] = '\0';
+	for (i = 0; i < n && len < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%s %s %ld", i ? ";" : "", r[i].name,
+					r[i].addr[0] ? r[i].addr : "-", r[i].port);
+	return buf;
+}
+
+static void
+test_scontrol_nodes(void)
+{
+	struct topo_slurm_node *r = NULL, *r2 = NULL;
+	char msg[PL_ERR_TEXT], got[2048], want[2048], name[80], text[600];
+	pl_err_t err;
+	long n = 0, n2 = 0;
+
+	/* The emulated cluster's four nodes, as Slurm 22.05.8 printed them. */
+	pl_err_clear(&err);
+	ok(topo_read_slurm_nodes(data_path("lab-scontrol-nodes.txt"), NULL, &r, &n, &err) == 0,
+	   "the lab's scontrol show nodes -o reads (%s)", err.text);
+	is_str(nodes_str(r, n, got, sizeof(got)),
+	       "node1 127.0.0.1 18801;node2 127.0.0.1 18802;node3 127.0.0.1 18803;node4 127.0.0.1 18804",
+	       "each node's NodeAddr and slurmd Port");
+	ok(n == 4 && r[0].line == 1 && r[3].line == 4, "one line per node");
+	pl_err_clear(&err);
+	ok(topo_read_slurm_nodes(data_path("lab-scontrol-nodes-long.txt"), "long", &r2, &n2, &err) == 0,
+	   "the long form (no -o) reads (%s)", err.text);
+	is_str(nodes_str(r2, n2, want, sizeof(want)), got, "to the same nodes, addresses and ports");
+	ok(n2 == 4 && r2[0].line == 1 && r2[1].line == 19 && r2[3].line == 55,
+	   "records start at their NodeName= lines (1, 19, 37, 55)");
+	free(r);
+	free(r2);
+	r = r2 = NULL;
+
+	/* A cluster of distinct addresses on the default SlurmdPort (no Port=
+	 * shown); gpu004's drain reason holds "Port=1", which is text. */
+	pl_err_clear(&err);
+	ok(topo_read_slurm_nodes(data_path("example-scontrol-nodes.txt"), NULL, &r, &n, &err) == 0,
+	   "a real-looking cluster's listing reads (%s)", err.text);
+	is_str(nodes_str(r, n, got, sizeof(got)),
+	       "gpu001 10.12.0.11 0;gpu002 10.12.0.12 0;gpu003 10.12.0.13 0;gpu004 10.12.0.14 0;"
+	       "gpu005 gpu005.ib.hpc.example.org 0;gpu006 fd00:12::16 0",
+	       "IPv4, a DNS name and IPv6; no Port= is port 0 (SlurmdPort); a Reason's words are not fields");
+	free(r);
+	r = NULL;
+
+	/* Free text comes after the fields we read; what follows it is its own. */
+	ok(read_nodes("NodeName=a OS=Linux 6.1 #1 NodeAddr=10.0.0.9 Port=7 SMP\n", &r, &n, msg,
+		      sizeof(msg)) == 0 && n == 1 && !r[0].addr[0] && r[0].port == 0,
+	   "words after OS= are never read as fields");
+	free(r);
+	r = NULL;
+	ok(read_nodes("NodeName=a NodeAddr=10.0.0.1 Port=7001 NodeAddr=10.0.0.2 Port=7002\r\n\n\nNodeName=b\n",
+		      &r, &n, msg, sizeof(msg)) == 0 && n == 2 && strcmp(r[0].addr, "10.0.0.1") == 0 &&
+	   r[0].port == 7001 && !r[1].addr[0] && r[1].line == 4,
+	   "the first NodeAddr and Port count; blank lines and CR are fine; a record may lack both");
+	free(r);
+	r = NULL;
+	memset(name, 'n', TOPO_NAME - 1);
+	name[TOPO_NAME - 1] = '\0';
+	snprintf(text, sizeof(text), "NodeName=%s NodeAddr=%s\n", name, name);
+	ok(read_nodes(text, &r, &n, msg, sizeof(msg)) == 0 && strcmp(r[0].name, name) == 0 &&
+	   strcmp(r[0].addr, name) == 0, "a 63-character name and address are kept whole");
+	free(r);
+	r = NULL;
+
+	/* Refusals name the file, the line and what is accepted. */
+	{
+		static const struct {
+			const char *text, *needle, *name;
+		} bad[] = {
+			{ "", "nodes.txt: names no node (accepted: `scontrol show nodes -o` output",
+			  "empty input" },
+			{ "\n  \n", "names no node", "only blank lines" },
+			{ "No nodes in the system\n", "nodes.txt:1: 'No' does not start a node's record (accepted:",
+			  "scontrol's own message" },
+			{ "   NodeAddr=1.2.3.4\n", "nodes.txt:1: an indented line outside a node's record",
+			  "an indented line first" },
+			{ "NodeName=a\n\n   Port=5\n", "nodes.txt:3: an indented line outside",
+			  "an indented line after a blank one" },
+			{ "NodeName= Arch=x\n", "nodes.txt:1: NodeName= is empty", "an empty name" },
+			{ "NodeName=a NodeAddr=10.0.0.256\n",
+			  "nodes.txt:1: node 'a': NodeAddr: node address '10.0.0.256' is neither a host name nor an IP address (accepted:",
+			  "an IPv4 address out of range" },
+			{ "NodeName=a\n   NodeAddr=[::1]\n", "nodes.txt:2: node 'a': NodeAddr: node address '[::1]'",
+			  "a bracketed IPv6 address (line 2)" },
+			{ "NodeName=a NodeAddr=\n", "node 'a': NodeAddr: node address is empty",
+			  "an empty NodeAddr" },
+			{ "NodeName=a Port=0\n", "nodes.txt:1: node 'a': Port=0 is not a port (accepted: 1 to 65535)",
+			  "port 0" },
+			{ "NodeName=a Port=65536\n", "Port=65536 is not a port", "port 65536" },
+			{ "NodeName=a Port=99999999999999999999\n", "is not a port", "a 20-digit port" },
+			{ "NodeName=a Port=68x\n", "Port=68x is not a port", "a port with a letter" },
+			{ "NodeName=a Port=\n", "Port= is not a port", "an empty port" },
+		};
+		size_t i;
+
+		for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			ok(read_nodes(bad[i].text, &r, &n, msg, sizeof(msg)) < 0 && r == NULL && n == 0,
+			   "refused: %s", bad[i].name);
+			like(msg, bad[i].needle, "  saying so");
+		}
+	}
+	memset(name, 'n', TOPO_NAME);
+	name[TOPO_NAME] = '\0';
+	snprintf(text, sizeof(text), "NodeName=%s\n", name);
+	ok(read_nodes(text, &r, &n, msg, sizeof(msg)) < 0, "a 64-character name is refused");
+	like(msg, "longer than 63 characters", "  saying the limit");
+	memset(text, 'a', sizeof(text));
+	memcpy(text, "NodeName=x NodeAddr=", 20);
+	text[20 + TOPO_ADDR_MAX + 1] = '\n';
+	text[20 + TOPO_ADDR_MAX + 2] = '\0';
+	ok(read_nodes(text, &r, &n, msg, sizeof(msg)) < 0, "a 256-byte NodeAddr is refused");
+	like(msg, "NodeAddr is longer than 255 bytes", "  saying the limit");
+	pl_err_clear(&err);
+	ok(topo_read_slurm_nodes("/nonexistent/nodes.txt", NULL, &r, &n, &err) < 0 &&
+	   strstr(err.text, "/nonexistent/nodes.txt: cannot open"), "a missing file is named");
+}
+
+/* Node addresses: what topo_addr_check takes and refuses. */
+static void
+test_addr_check(void)
+{
+	static const char *const good[] = {
+		"node1", "gpu-a17.ib.example.org", "rack_3-n07", "10.0.0.1", "255.255.255.255",
+		"::1", "fd00:12::16", "::ffff:10.1.2.3", "x", "1node", "a.b.c.d",
+	};
+	static const char *const refused[] = {
+		"", "-node", "node-", "a..b", ".a", "a.", "10.0.0.256", "1.2.3", "10.0.0.1.5",
+		"a b", "a\tb", "a\x01", "[::1]", "fd00::12::1", "no\xc3\xa9ud", "a:b", "a;b", "a/b",
+	};
+	char lab[300], msg[PL_ERR_TEXT];
+	pl_err_t err;
+	size_t i;
+	bool all = true;
+
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		pl_err_clear(&err);
+		if (topo_addr_check(good[i], &err) < 0) {
+			diag("refused '%s': %s", good[i], err.text);
+			all = false;
+		}
+	}
+	ok(all, "host names, IPv4 and IPv6 literals are taken");
+	all = true;
+	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		pl_err_clear(&err);
+		if (topo_addr_check(refused[i], &err) == 0 || !strstr(err.text, "(accepted: ")) {
+			diag("took '%s'", refused[i]);
+			all = false;
+		}
+	}
+	ok(all, "bad labels, bad dotted quads, blanks, control bytes, brackets, non-ASCII refused, saying what is accepted");
+	memset(lab, 'a', 64);
+	lab[64] = '\0';
+	ok(topo_addr_check(lab, &err) < 0, "a 64-byte label is refused");
+	lab[63] = '\0';
+	ok(topo_addr_check(lab, &err) == 0, "a 63-byte label is taken");
+	/* 4 x (63 + 1) = 256 bytes: past the limit. */
+	snprintf(lab, sizeof(lab), "%.63s.%.63s.%.63s.%.63s", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+		 "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
+		 "ccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc",
+		 "ddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd");
+	ok(strlen(lab) == 255 && topo_addr_check(lab, &err) == 0, "a 255-byte name is taken");
+	strcat(lab, "e");
+	pl_err_clear(&err);
+	ok(topo_addr_check(lab, &err) < 0, "a 256-byte name is refused");
+	snprintf(msg, sizeof(msg), "%s", err.text);
+	like(msg, "longer than 255 bytes", "  saying the limit");
+}
+
 /* ---- nccl-tests ---- */
 
 static int
@@ -717,7 +909,7 @@ test_sniff(void)
 int
 main(void)
 {
-	plan(233);
+	plan(284);
 	data = getenv("PL_TEST_DATA");
 	if (!data)
 		data = "../tests/data";
@@ -731,6 +923,8 @@ main(void)
 	test_inline_errors();
 	topo_free(last);
 	test_files_errors();
+	test_scontrol_nodes();
+	test_addr_check();
 	test_nccltests();
 	test_sniff();
 	return done_testing();
