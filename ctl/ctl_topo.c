@@ -15,7 +15,7 @@
 #include "topo_build.h"
 
 enum { B_OUT = 1000, B_NAME, B_SLURM, B_BLOCKS, B_NODES, B_NODE, B_NODETYPE, B_NCCLTESTS,
-	B_GPUMEM, B_TOPOFILE, B_HELP };
+	B_GPUMEM, B_TOPOFILE, B_SLURMNODES, B_PEERPORT, B_SLURMDPORT, B_HELP };
 
 static const struct option build_opts[] = {
 	{ "output", required_argument, NULL, B_OUT },
@@ -28,6 +28,9 @@ static const struct option build_opts[] = {
 	{ "nccl-tests", required_argument, NULL, B_NCCLTESTS },
 	{ "gpu-mem", required_argument, NULL, B_GPUMEM },
 	{ "nccl-topo-file", required_argument, NULL, B_TOPOFILE },
+	{ "slurm-nodes", required_argument, NULL, B_SLURMNODES },
+	{ "peer-port", required_argument, NULL, B_PEERPORT },
+	{ "slurmd-port", required_argument, NULL, B_SLURMDPORT },
 	{ "help", no_argument, NULL, B_HELP },
 	{ NULL, 0, NULL, 0 }
 };
@@ -41,7 +44,8 @@ static const struct ctl_cmd cmd_build = {
 	"[-o FILE] [--name NAME]\n"
 	"[--slurm-topology topology.conf [--blocks nvlink|network]] [--nodes HOSTLIST]\n"
 	"[--node SOURCE[+SOURCE...]] [--node-type NAME:HOSTLIST=SOURCE[+SOURCE...]]...\n"
-	"[--nccl-tests FILE[=CLASS]]... [--gpu-mem GB] [--nccl-topo-file PATH]",
+	"[--nccl-tests FILE[=CLASS]]... [--gpu-mem GB] [--nccl-topo-file PATH]\n"
+	"[--slurm-nodes FILE|-] [--peer-port N|slurmd+K [--slurmd-port N]]",
 	"assemble a cluster map from topology.conf, hwloc, nvidia-smi,\n"
 	"NCCL topology and nccl-tests files",
 	"Assemble a cluster map.  The switch tree or blocks come from Slurm's\n"
@@ -53,17 +57,28 @@ static const struct ctl_cmd cmd_build = {
 	"hwloc) or a GPU count; several joined by '+' are merged.  --nccl-tests\n"
 	"imports all_reduce_perf bus bandwidth as a measured link class (nvlink, pcie,\n"
 	"leaf, spine; default nvlink for one host, leaf for several).  Refused: a\n"
-	"node type name given twice, a map of no nodes, a --name over 63 characters.\n",
+	"node type name given twice, a map of no nodes, a --name over 63 characters.\n"
+	"\n"
+	"Peer addresses (where the layoutds of a step's nodes reach each other):\n"
+	"--slurm-nodes reads 'scontrol show nodes -o' output (a file, or - for stdin)\n"
+	"and records each node's NodeAddr; a node the map lacks is an error, a map\n"
+	"node it does not list is left without an address (a warning).  --peer-port N\n"
+	"records port N for every node; --peer-port slurmd+K each listed node's\n"
+	"slurmd port (Port=) plus K, so nodes sharing one address get one port each.\n"
+	"scontrol shows no Port= where it is the cluster's SlurmdPort: --slurmd-port N\n"
+	"gives that (default 6818).\n",
 	topo_build,
 	NULL
 };
 
 static const struct ctl_cmd cmd_show = {
 	"show",
-	"MAP [--json]",
+	"MAP [--json] [--nodes]",
 	"summarise a cluster map",
 	"Summarise a cluster map: nodes, GPUs, node types, switch levels,\n"
-	"blocks and link-class bandwidths (measured or nominal).\n",
+	"blocks, link-class bandwidths (measured or nominal) and how many nodes\n"
+	"have a peer address and port.  --nodes adds one line per node: its type,\n"
+	"switches, block, address and peer port.\n",
 	topo_show,
 	NULL
 };
@@ -72,7 +87,7 @@ static const struct ctl_cmd *const topo_cmds[] = { &cmd_build, &cmd_show, NULL }
 
 const struct ctl_cmd ctl_cmd_topo = {
 	"topo",
-	"build ... | show MAP [--json]",
+	"build ... | show MAP [--json] [--nodes]",
 	"the cluster map: build one, show one",
 	"'" CTL_PROG " topo build --help' for the build options.\n",
 	topo_exec,
@@ -83,6 +98,30 @@ static void
 build_help(void)
 {
 	ctl_cmd_help(&cmd_build, "topo");
+}
+
+/* The nodes --slurm-nodes gave no address: their peers will use the
+ * node's name.  The first few are named. */
+static void
+warn_unlisted(const struct topo_map *m, const char *file)
+{
+	char names[4 * (TOPO_NAME + 2)] = "";
+	const char *addr;
+	long i, n = 0;
+	size_t len = 0;
+	int port;
+
+	for (i = 0; i < m->nnodes; i++) {
+		if (topo_node_peer(m, i, &addr, &port) < 0 || addr)
+			continue;
+		if (n++ < 4)
+			len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s",
+						n > 1 ? ", " : "", m->nodes[i].name);
+	}
+	if (n)
+		ctl_error("warning: --slurm-nodes=%s: %ld node%s of the map %s no line there (%s%s): left without an address, their peers will use the node name",
+			  ctl_clip_path(file), n, n > 1 ? "s" : "", n > 1 ? "have" : "has", names,
+			  n > 4 ? ", ..." : "");
 }
 
 static int
@@ -109,6 +148,13 @@ topo_build(int argc, char **argv)
 		case B_NODES: b.nodes = optarg; break;
 		case B_NODE: b.node = optarg; break;
 		case B_TOPOFILE: b.nccl_topo_file = optarg; break;
+		case B_SLURMNODES: b.slurm_nodes = optarg; break;
+		case B_PEERPORT: b.peer_port = optarg; break;
+		case B_SLURMDPORT:
+			b.slurmd_port = ctl_parse_count("--slurmd-port", optarg, 65535);
+			if (b.slurmd_port < 0)
+				return 2;
+			break;
 		case B_BLOCKS:
 			if (strcmp(optarg, "nvlink") && strcmp(optarg, "network")) {
 				ctl_error("--blocks=%s: expected nvlink or network",
@@ -161,6 +207,8 @@ topo_build(int argc, char **argv)
 		ctl_error("%s", err.text);
 		goto out;
 	}
+	if (b.slurm_nodes)
+		warn_unlisted(m, b.slurm_nodes);
 	if (out) {
 		if (topo_save(m, out, &err) < 0) {
 			ctl_error("-o %s", err.text);
@@ -182,32 +230,100 @@ out:
 	return rv;
 }
 
+/* Node i's switches, "-" for none. */
+static const char *
+node_switches(const struct topo_map *m, long i, char *buf, size_t size)
+{
+	const struct topo_node *n = &m->nodes[i];
+
+	if (n->sw < 0)
+		return "-";
+	snprintf(buf, size, "%s%s%s", m->switches[n->sw].name, n->sw2 >= 0 ? "," : "",
+		 n->sw2 >= 0 ? m->switches[n->sw2].name : "");
+	return buf;
+}
+
+/* show --nodes: one line per node. */
+static void
+print_nodes(const struct topo_map *m)
+{
+	char sw[2 * TOPO_NAME + 2];
+	const char *addr;
+	long i;
+	int port;
+
+	printf("\n%-24s %-12s %-20s %-12s %-24s %s\n", "NODE", "TYPE", "SWITCH", "BLOCK", "ADDRESS",
+	       "PEER PORT");
+	for (i = 0; i < m->nnodes; i++) {
+		const struct topo_nodetype *t = topo_node_type(m, i);
+		const struct topo_node *n = &m->nodes[i];
+
+		topo_node_peer(m, i, &addr, &port);
+		printf("%-24s %-12s %-20s %-12s %-24s ", n->name, t ? t->name : "-",
+		       node_switches(m, i, sw, sizeof(sw)), n->block >= 0 ? m->blocks[n->block].name : "-",
+		       addr ? addr : "-");
+		if (port > 0)
+			printf("%d\n", port);
+		else
+			printf("-\n");
+	}
+}
+
+/* show --nodes --json: "node_list", each node with null where the map has nothing. */
+static int
+node_list(const struct topo_map *m, json_t *root)
+{
+	json_t *list = json_array();
+	const char *addr;
+	long i;
+	int port;
+
+	if (!list || json_object_set_new(root, "node_list", list) < 0)
+		return -1;
+	for (i = 0; i < m->nnodes; i++) {
+		const struct topo_nodetype *t = topo_node_type(m, i);
+		const struct topo_node *n = &m->nodes[i];
+
+		topo_node_peer(m, i, &addr, &port);
+		if (json_array_append_new(list, json_pack("{s:s, s:s?, s:s?, s:s?, s:s?, s:s?, s:o}",
+			"name", n->name, "type", t ? t->name : NULL,
+			"switch", n->sw >= 0 ? m->switches[n->sw].name : NULL,
+			"switch2", n->sw2 >= 0 ? m->switches[n->sw2].name : NULL,
+			"block", n->block >= 0 ? m->blocks[n->block].name : NULL,
+			"addr", addr, "peer_port", port > 0 ? json_integer(port) : json_null())) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int
 topo_show(int argc, char **argv)
 {
 	struct topo_map *m;
 	pl_err_t err;
-	bool json = false;
-	const char *path = NULL;
-	long i, gpus = 0, *per_type = NULL;
-	int k, maxlevel = -1, rv = 1;
+	bool json = false, per_node = false;
+	const char *path = NULL, *addr;
+	long i, gpus = 0, *per_type = NULL, with_addr = 0, with_port = 0;
+	int k, maxlevel = -1, rv = 1, port, port_lo = 0, port_hi = 0;
 	json_t *root = NULL, *types = NULL, *links = NULL;
 
 	for (k = 1; k < argc; k++) {
 		if (strcmp(argv[k], "--json") == 0)
 			json = true;
+		else if (strcmp(argv[k], "--nodes") == 0)
+			per_node = true;
 		else if (strcmp(argv[k], "--help") == 0) {
 			ctl_cmd_help(&cmd_show, "topo");
 			return 0;
 		} else if (argv[k][0] == '-' || path) {
-			ctl_error("topo show: unexpected argument '%s' (usage: topo show MAP [--json])",
+			ctl_error("topo show: unexpected argument '%s' (usage: topo show MAP [--json] [--nodes])",
 				  ctl_clip(argv[k]));
 			return 2;
 		} else
 			path = argv[k];
 	}
 	if (!path) {
-		ctl_error("topo show: give the map file (usage: topo show MAP [--json])");
+		ctl_error("topo show: give the map file (usage: topo show MAP [--json] [--nodes])");
 		return 2;
 	}
 	pl_err_clear(&err);
@@ -228,6 +344,13 @@ topo_show(int argc, char **argv)
 			gpus += t->ngpus;
 			per_type[t - m->types]++;
 		}
+		topo_node_peer(m, i, &addr, &port);
+		with_addr += addr != NULL;
+		if (port > 0) {
+			port_lo = with_port == 0 || port < port_lo ? port : port_lo;
+			port_hi = port > port_hi ? port : port_hi;
+			with_port++;
+		}
 	}
 	for (i = 0; i < m->nswitches; i++)
 		if (m->switches[i].level > maxlevel)
@@ -247,11 +370,21 @@ topo_show(int argc, char **argv)
 				    json_pack("{s:f, s:b, s:s}", "gbps", m->link[k].gbps,
 					      "measured", m->link[k].measured,
 					      "source", m->link[k].source));
-	root = json_pack("{s:s, s:I, s:I, s:i, s:i, s:i, s:o, s:o}", "name", m->name,
+	root = json_pack("{s:s, s:I, s:I, s:i, s:i, s:i, s:o, s:o, s:{s:I, s:I}}", "name", m->name,
 			 "nodes", (json_int_t)m->nnodes, "gpus", (json_int_t)gpus,
 			 "switches", m->nswitches, "switch_levels", maxlevel + 1,
-			 "blocks", m->nblocks, "node_types", types, "link_classes", links);
+			 "blocks", m->nblocks, "node_types", types, "link_classes", links,
+			 "peers", "with_addr", (json_int_t)with_addr, "with_peer_port",
+			 (json_int_t)with_port);
 	types = links = NULL;
+	if (!root) {
+		ctl_error("out of memory");
+		goto out;
+	}
+	if (per_node && json && node_list(m, root) < 0) {
+		ctl_error("out of memory");
+		goto out;
+	}
 	if (json) {
 		json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 		fputc('\n', stdout);
@@ -271,6 +404,17 @@ topo_show(int argc, char **argv)
 			printf("link         %-6s %8.1f GB/s  %s%s%s\n", topo_link_name(k),
 			       m->link[k].gbps, m->link[k].measured ? "measured" : "nominal",
 			       m->link[k].source[0] ? ": " : "", m->link[k].source);
+		if (with_addr || with_port)
+			printf("peers        %ld of %ld nodes with an address, %ld with a peer port%s",
+			       with_addr, m->nnodes, with_port, with_port ? " (" : "\n");
+		else
+			printf("peers        no addresses or ports (peers use node names and layoutd's peer_port)\n");
+		if (with_port && port_lo == port_hi)
+			printf("%d)\n", port_lo);
+		else if (with_port)
+			printf("%d to %d)\n", port_lo, port_hi);
+		if (per_node)
+			print_nodes(m);
 	}
 	rv = 0;
 out:

@@ -220,6 +220,164 @@ took = time.monotonic() - t0
 ok(rc == 0 and took < 10, "100,000 nodes build in under 10 s (%.2f s)" % took)
 diag("topo build: 100000 nodes in %.2f s" % took)
 
+# Peer addresses from `scontrol show nodes -o`.  The expectations are read
+# from the captures here (NodeName, NodeAddr, Port words), not from
+# layoutctl: the lab (Slurm 22.05.8, every node on 127.0.0.1, slurmd on a
+# port of its own) and a hand-written cluster of distinct addresses on the
+# default SlurmdPort (no Port= shown).
+def scontrol_fields(path):
+    """{node: (NodeAddr, Port or None)} from a -o capture: the words
+    before OS=, after which come free-text fields (a Reason may say
+    "Port=1")."""
+    out = {}
+    for line in open(path):
+        words = dict(w.split("=", 1) for w in line.split(" OS=")[0].split() if "=" in w)
+        out[words["NodeName"]] = (words["NodeAddr"], int(words["Port"]) if "Port" in words else None)
+    return out
+
+
+def peers(m):
+    """{node: (addr, peer_port)} of a built map, None where it has none."""
+    return {n["name"]: (n.get("addr"), n.get("peer_port")) for n in m.get("nodes", [])}
+
+
+lab_nodes = data("lab-scontrol-nodes.txt")
+lab = scontrol_fields(lab_nodes)
+ok(sorted(lab) == ["node%d" % k for k in range(1, 5)] and all(a == "127.0.0.1" and p for a, p in lab.values()),
+   "the lab capture: 4 nodes on 127.0.0.1, each with its slurmd Port=")
+m, path = build("--slurm-topology", data("lab-topology.conf"), "--node", "8",
+                "--slurm-nodes", lab_nodes, "--peer-port", "slurmd+200")
+is_eq(peers(m), {n: (a, p + 200) for n, (a, p) in lab.items()},
+      "--peer-port slurmd+200: each lab node its NodeAddr and its slurmd port + 200")
+is_eq(len({p for a, p in peers(m).values()}), 4, "so each of the 4 nodes on one address has its own port")
+s = show(path)
+is_eq(get(s, "peers"), {"with_addr": 4, "with_peer_port": 4}, "show --json counts them")
+lo, hi = min(p for a, p in lab.values()) + 200, max(p for a, p in lab.values()) + 200
+rc, out, err = run("topo", "show", path)
+like(out, "peers        4 of 4 nodes with an address, 4 with a peer port (%d to %d)" % (lo, hi),
+     "plain show says how many nodes have them, and the ports")
+rc, out, err = run("topo", "show", path, "--nodes")
+rows = {l.split()[0]: l.split() for l in out.splitlines()[out.splitlines().index(
+    [l for l in out.splitlines() if l.startswith("NODE ")][0]) + 1:]} if rc == 0 and "NODE " in out else {}
+is_eq({n: (r[4], int(r[5])) for n, r in rows.items()}, {n: (a, p + 200) for n, (a, p) in lab.items()},
+      "show --nodes: one line per node with its address and peer port")
+is_eq({n: r[2] for n, r in rows.items()}, {"node1": "leaf0", "node2": "leaf1", "node3": "leaf0", "node4": "leaf1"},
+      "and its leaf switch, as lab-topology.conf interleaves them")
+rc, out, err = run("topo", "show", path, "--nodes", "--json")
+nl = json.loads(out).get("node_list", []) if rc == 0 else []
+is_eq({n["name"]: (n["addr"], n["peer_port"], n["block"]) for n in nl},
+      {n: (a, p + 200, None) for n, (a, p) in lab.items()}, "show --nodes --json: node_list")
+rc, out, err = run("place", "--layout", "tp8,pp4", "--topology", path, "--nodes", "node[1-4]")
+is_eq(rc, 0, "a map with peer addresses places")
+# The long form (no -o) and stdin give the same map.
+m2, path2 = build("--slurm-topology", data("lab-topology.conf"), "--node", "8",
+                  "--slurm-nodes", data("lab-scontrol-nodes-long.txt"), "--peer-port", "slurmd+200")
+is_eq(peers(m2), peers(m), "the long form of scontrol show nodes gives the same peers")
+out3 = os.path.join(tmp, "stdin-map.json")
+p = subprocess.run([os.environ.get("LAYOUTCTL", "layoutctl"), "topo", "build", "--slurm-topology",
+                    data("lab-topology.conf"), "--node", "8", "--slurm-nodes", "-", "--peer-port", "slurmd+200",
+                    "-o", out3], stdin=open(lab_nodes), capture_output=True, text=True)
+is_eq(peers(json.load(open(out3))) if p.returncode == 0 else p.stderr, peers(m), "--slurm-nodes - reads stdin")
+
+# A real-looking cluster: distinct addresses (IPv4, a DNS name, IPv6), one port.
+ex_nodes = data("example-scontrol-nodes.txt")
+ex = scontrol_fields(ex_nodes)
+ok(len({a for a, p in ex.values()}) == 6 and all(p is None for a, p in ex.values()),
+   "the example: 6 distinct NodeAddr, no Port= (the default SlurmdPort)")
+m, path = build("--nodes", "gpu[001-006]", "--node", "8", "--slurm-nodes", ex_nodes, "--peer-port", "6830")
+is_eq(peers(m), {n: (a, 6830) for n, (a, p) in ex.items()}, "--peer-port 6830: one port everywhere")
+m, path = build("--nodes", "gpu[001-006]", "--node", "8", "--slurm-nodes", ex_nodes, "--peer-port", "slurmd+12")
+is_eq({p for a, p in peers(m).values()}, {6818 + 12}, "slurmd+12 without Port= shown: SlurmdPort 6818 + 12")
+m, path = build("--nodes", "gpu[001-006]", "--node", "8", "--slurm-nodes", ex_nodes, "--peer-port", "slurmd+12",
+                "--slurmd-port", "7000")
+is_eq({p for a, p in peers(m).values()}, {7012}, "--slurmd-port 7000: 7000 + 12")
+m, path = build("--nodes", "gpu[001-006]", "--node", "8", "--slurm-nodes", ex_nodes)
+is_eq(peers(m), {n: (a, None) for n, (a, p) in ex.items()}, "--slurm-nodes alone: addresses, no ports")
+m, path = build("--nodes", "a[1-2]", "--node", "8", "--peer-port", "7777")
+is_eq(peers(m), {"a1": (None, 7777), "a2": (None, 7777)}, "--peer-port alone: ports, no addresses")
+s = show(path)
+is_eq(get(s, "peers"), {"with_addr": 0, "with_peer_port": 2}, "show counts ports without addresses")
+m, path = build("--nodes", "a[1-2]", "--node", "8")
+rc, out, err = run("topo", "show", path)
+like(out, "peers        no addresses or ports (peers use node names and layoutd's peer_port)",
+     "a map without peers says what is used instead")
+# Map nodes the listing does not name: built, warned, left without an address.
+out4 = os.path.join(tmp, "partial.json")
+rc, out, err = run("topo", "build", "--nodes", "gpu[001-008]", "--node", "8", "--slurm-nodes", ex_nodes,
+                   "--peer-port", "slurmd+1", "-o", out4)
+ok(rc == 0 and err.startswith("layoutctl: warning: --slurm-nodes=") and
+   "2 nodes of the map have no line there (gpu007, gpu008)" in err and err.count("\n") == 1,
+   "map nodes without a line: one warning naming them")
+diag(err.strip())
+is_eq({n: v for n, v in peers(json.load(open(out4)) if rc == 0 else {}).items() if n >= "gpu006"},
+      {"gpu006": ("fd00:12::16", 6819), "gpu007": (None, None), "gpu008": (None, None)},
+      "they are left without address and port; the listed ones have both")
+
+# Refusals: the input named, what is accepted said.
+bad_addr = os.path.join(tmp, "bad-addr.txt")
+with open(bad_addr, "w") as f:
+    f.write(open(lab_nodes).read().replace("NodeAddr=127.0.0.1 NodeHostName=vm Port=18803",
+                                           "NodeAddr=127.0.0.300 NodeHostName=vm Port=18803"))
+bad_port = os.path.join(tmp, "bad-port.txt")
+with open(bad_port, "w") as f:
+    f.write(open(lab_nodes).read().replace("Port=18802", "Port=0"))
+twice = os.path.join(tmp, "twice.txt")
+with open(twice, "w") as f:
+    f.write(open(lab_nodes).read() + open(lab_nodes).readline())
+lab_map = ["--slurm-topology", data("lab-topology.conf"), "--node", "8"]
+for args, needle, name in (
+        (["--nodes", "node[1-3]", "--node", "8", "--slurm-nodes", lab_nodes],
+         "lab-scontrol-nodes.txt: 1 node is not in the map: node4 (line 4) (accepted: nodes of the map",
+         "a listed node the map lacks"),
+        (["--nodes", "x1", "--node", "8", "--slurm-nodes", ex_nodes],
+         "6 nodes are not in the map: gpu001 (line 1), gpu002 (line 2), gpu003 (line 3), gpu004 (line 4), ...",
+         "many unknown nodes: the first four named"),
+        (lab_map + ["--slurm-nodes", bad_addr],
+         "bad-addr.txt:3: node 'node3': NodeAddr: node address '127.0.0.300' is neither a host name nor an IP address (accepted: ",
+         "a bad NodeAddr"),
+        (lab_map + ["--slurm-nodes", bad_port], "bad-port.txt:2: node 'node2': Port=0 is not a port (accepted: 1 to 65535)",
+         "a bad slurmd Port"),
+        (lab_map + ["--slurm-nodes", twice], "twice.txt:5: node 'node1' is listed twice (also at line 1)",
+         "a node listed twice"),
+        (lab_map + ["--slurm-nodes", data("lab-topology.conf")],
+         "lab-topology.conf:1: '#' does not start a node's record (accepted: `scontrol show nodes -o` output",
+         "a topology.conf given as --slurm-nodes"),
+        (lab_map + ["--slurm-nodes", "/nonexistent/nodes.txt"], "/nonexistent/nodes.txt: cannot open",
+         "a missing --slurm-nodes file"),
+        (lab_map + ["--slurm-nodes", lab_nodes, "--peer-port", "70000"],
+         "--peer-port=70000: expected a port from 1 to 65535, or slurmd+K", "--peer-port 70000"),
+        (lab_map + ["--slurm-nodes", lab_nodes, "--peer-port", "0"], "--peer-port=0: expected a port", "--peer-port 0"),
+        (lab_map + ["--slurm-nodes", lab_nodes, "--peer-port", "slurmd-5"], "--peer-port=slurmd-5: expected",
+         "--peer-port slurmd-5"),
+        (lab_map + ["--slurm-nodes", lab_nodes, "--peer-port", "slurmd+x"], "--peer-port=slurmd+x: expected",
+         "--peer-port slurmd+x"),
+        (lab_map + ["--slurm-nodes", lab_nodes, "--peer-port", "slurmd+50000"],
+         "--peer-port=slurmd+50000: node 'node1' has slurmd port %d, and %d is past 65535" % (lab["node1"][1], lab["node1"][1] + 50000),
+         "a slurmd port + K past 65535, naming the node"),
+        (lab_map + ["--peer-port", "slurmd+200"], "--peer-port=slurmd+200: needs --slurm-nodes FILE",
+         "slurmd+K without --slurm-nodes"),
+        (lab_map + ["--peer-port", "6830", "--slurmd-port", "7000"], "--slurmd-port=7000: only with --peer-port slurmd+K",
+         "--slurmd-port without slurmd+K"),
+        (lab_map + ["--slurm-nodes", lab_nodes, "--peer-port", "slurmd+1", "--slurmd-port", "0"],
+         "--slurmd-port=0: expected a whole number from 1 to 65535", "--slurmd-port 0")):
+    rc, out, err = run("topo", "build", *args)
+    ok(rc in (1, 2) and err.startswith("layoutctl: ") and err.count("\n") == 1 and len(err) < 600 and
+       needle in err, "refused: " + name)
+    if needle not in err:
+        diag(err)
+# A map file whose node has a bad address or port is refused where it is read.
+for node, needle, name in (({"name": "a", "addr": "a b"}, "node 'a': node address 'a b' is neither", "a bad addr"),
+                           ({"name": "a", "peer_port": 70000}, "node 'a': peer_port must be an integer from 1 to 65535",
+                            "a bad peer_port")):
+    f = os.path.join(tmp, "badpeer.json")
+    with open(f, "w") as fh:
+        json.dump({"format": "parallel-layout-map", "version": 1, "name": "e",
+                   "node_types": [{"name": "t", "gpus": [{"index": 0}]}], "default_type": "t", "nodes": [node]}, fh)
+    rc, out, err = run("topo", "show", f)
+    ok(rc == 1 and needle in err, "a map file with %s is refused, naming the node" % name)
+    if needle not in err:
+        diag(err)
+
 # Live discovery through hwloc, checked against what this machine is: its
 # own lstopo export, read here with ElementTree (GPUs are hwloc's CoProc
 # or GPU OS devices, RDMA NICs its OpenFabrics ones), and read by

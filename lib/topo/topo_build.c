@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "hosts.h"
 #include "hwloc_child.h"
 #include "topo_build.h"
@@ -295,6 +296,139 @@ import_nccltests(struct topo_map *m, const char *arg, pl_err_t *err)
 	return 0;
 }
 
+/* --peer-port: "N" sets *fixed, "slurmd+K" sets *offset (else -1). */
+static int
+parse_peer_port(const char *arg, long *fixed, long *offset, pl_err_t *err)
+{
+	const char *p = arg;
+	char c[PL_CLIP_BUF];
+	bool slurmd = strncmp(arg, "slurmd+", 7) == 0;
+	long v = 0;
+
+	*fixed = *offset = -1;
+	if (slurmd)
+		p += 7;
+	for (; *p >= '0' && *p <= '9' && v <= 65535; p++)
+		v = v * 10 + (*p - '0');
+	if (p == arg + (slurmd ? 7 : 0) || *p || v > 65535 || (!slurmd && v < 1) ||
+	    (slurmd && v > 65534))
+		return pl_err_set(err, "--peer-port=%s: expected a port from 1 to 65535, or slurmd+K (each node's slurmd port from --slurm-nodes plus K, 0 to 65534)",
+				  pl_clip(arg, c, sizeof(c)));
+	if (slurmd)
+		*offset = v;
+	else
+		*fixed = v;
+	return 0;
+}
+
+/* Up to this many unknown nodes are named in the message. */
+#define BUILD_NAMED_UNKNOWN 4
+
+/*
+ * NodeAddr (and with offset >= 0 the slurmd Port + offset) from the
+ * `scontrol show nodes` output at b->slurm_nodes, for the nodes of m it
+ * lists; every listed node must be in m, and listed once.
+ */
+static int
+apply_slurm_nodes(struct topo_map *m, const struct topo_build *b, long offset, pl_err_t *err)
+{
+	const char *path = strcmp(b->slurm_nodes, "-") == 0 ? "/dev/stdin" : b->slurm_nodes;
+	long slurmd = b->slurmd_port > 0 ? b->slurmd_port : TOPO_BUILD_SLURMD_PORT;
+	struct topo_slurm_node *recs = NULL;
+	long *seen = NULL, n = 0, i, unknown = 0;
+	char c[PL_CLIP_BUF], cn[PL_CLIP_BUF];
+	struct buf names = BUF_INIT;
+	pl_err_t sub;
+	int rv = -1;
+
+	pl_err_clear(&sub);
+	pl_clip_path(b->slurm_nodes, c, sizeof(c));
+	if (topo_read_slurm_nodes(path, b->slurm_nodes, &recs, &n, &sub) < 0) {
+		pl_err_set(err, "--slurm-nodes=%s", sub.text);
+		goto out;
+	}
+	seen = calloc((size_t)m->nnodes + 1, sizeof(*seen));
+	if (!seen) {
+		pl_err_set(err, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		long ni = topo_find_node(m, recs[i].name);
+
+		if (ni < 0) {
+			if (unknown++ < BUILD_NAMED_UNKNOWN)
+				buf_printf(&names, "%s%s (line %ld)", unknown > 1 ? ", " : "",
+					   pl_clip(recs[i].name, cn, sizeof(cn)), recs[i].line);
+			continue;
+		}
+		if (seen[ni]) {
+			pl_err_set(err, "--slurm-nodes=%s:%ld: node '%s' is listed twice (also at line %ld)",
+				   c, recs[i].line, pl_clip(recs[i].name, cn, sizeof(cn)), seen[ni]);
+			goto out;
+		}
+		seen[ni] = recs[i].line;
+		if (recs[i].addr[0] && topo_set_node_addr(m, ni, recs[i].addr, &sub) < 0) {
+			pl_err_set(err, "--slurm-nodes=%s:%ld: %s", c, recs[i].line, sub.text);
+			goto out;
+		}
+		if (offset >= 0) {
+			long port = (recs[i].port > 0 ? recs[i].port : slurmd) + offset;
+
+			if (port > 65535) {
+				pl_err_set(err, "--peer-port=slurmd+%ld: node '%s' has slurmd port %ld%s, and %ld is past 65535 (accepted: a sum from 1 to 65535)",
+					   offset, pl_clip(recs[i].name, cn, sizeof(cn)),
+					   port - offset, recs[i].port > 0 ? "" : " (SlurmdPort: no Port= on its line)",
+					   port);
+				goto out;
+			}
+			m->nodes[ni].peer_port = (int)port;
+		}
+	}
+	if (unknown) {
+		pl_err_set(err, "--slurm-nodes=%s: %ld node%s not in the map: %s%s (accepted: nodes of the map; add them with --nodes or the topology.conf)",
+			   c, unknown, unknown > 1 ? "s are" : " is",
+			   names.bad ? "?" : buf_str(&names),
+			   unknown > BUILD_NAMED_UNKNOWN ? ", ..." : "");
+		goto out;
+	}
+	rv = 0;
+out:
+	buf_free(&names);
+	free(seen);
+	free(recs);
+	return rv;
+}
+
+/* --peer-port and --slurmd-port, checked before anything is read. */
+static int
+check_peer_args(const struct topo_build *b, long *fixed, long *offset, pl_err_t *err)
+{
+	*fixed = *offset = -1;
+	if (b->peer_port && parse_peer_port(b->peer_port, fixed, offset, err) < 0)
+		return -1;
+	if (*offset >= 0 && !b->slurm_nodes)
+		return pl_err_set(err, "--peer-port=slurmd+%ld: needs --slurm-nodes FILE (the slurmd ports come from it)",
+				  *offset);
+	if (b->slurmd_port < 0 || b->slurmd_port > 65535)
+		return pl_err_set(err, "--slurmd-port=%ld: expected a port from 1 to 65535", b->slurmd_port);
+	if (b->slurmd_port && *offset < 0)
+		return pl_err_set(err, "--slurmd-port=%ld: only with --peer-port slurmd+K", b->slurmd_port);
+	return 0;
+}
+
+/* --slurm-nodes and --peer-port on the finished map. */
+static int
+add_peers(struct topo_map *m, const struct topo_build *b, long fixed, long offset, pl_err_t *err)
+{
+	long i;
+
+	if (b->slurm_nodes && apply_slurm_nodes(m, b, offset, err) < 0)
+		return -1;
+	for (i = 0; fixed > 0 && i < m->nnodes; i++)
+		m->nodes[i].peer_port = (int)fixed;
+	return 0;
+}
+
 /* The default type from --node (and --gpu-mem, --nccl-topo-file). */
 static int
 add_default_type(struct topo_map *m, const struct topo_build *b, pl_err_t *err)
@@ -337,7 +471,7 @@ topo_build_map(const struct topo_build *b, pl_err_t *err)
 	struct topo_map *m = NULL;
 	char c[PL_CLIP_BUF];
 	pl_err_t sub;
-	long i;
+	long i, fixed, offset;
 
 	pl_err_clear(&sub);
 	if (b->name && strlen(b->name) >= sizeof(m->name)) {
@@ -356,6 +490,8 @@ topo_build_map(const struct topo_build *b, pl_err_t *err)
 			   TOPO_BUILD_MAX_TYPES, TOPO_BUILD_MAX_TESTS);
 		return NULL;
 	}
+	if (check_peer_args(b, &fixed, &offset, err) < 0)
+		return NULL;
 	m = topo_new();
 	if (!m) {
 		pl_err_set(err, "out of memory");
@@ -393,6 +529,8 @@ topo_build_map(const struct topo_build *b, pl_err_t *err)
 				   pl_clip(m->nodes[i].name, c, sizeof(c)));
 			goto fail;
 		}
+	if (add_peers(m, b, fixed, offset, err) < 0)
+		goto fail;
 	return m;
 fail:
 	topo_free(m);

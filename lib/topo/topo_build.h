@@ -30,7 +30,13 @@ struct topo_build {
 	int ntests;
 	double gpu_mem;			/* GB per GPU of the default type; 0 unknown */
 	const char *nccl_topo_file;	/* NCCL_TOPO_FILE of the default type; NULL none */
+	const char *slurm_nodes;	/* `scontrol show nodes -o` output, "-" stdin; NULL none */
+	const char *peer_port;		/* "N", or "slurmd+K": slurmd's port + K; NULL none */
+	long slurmd_port;		/* SlurmdPort, for nodes shown without Port=; 0: 6818 */
 };
+
+/* Slurm's default SlurmdPort. */
+#define TOPO_BUILD_SLURMD_PORT 6818
 
 /*
  * The map the inputs in *b describe; caller frees (topo_free).  Node
@@ -40,6 +46,12 @@ struct topo_build {
  * when the name is longer than TOPO_NAME - 1 characters, when a node type
  * name is given twice, when a node has no type, or when the result has no
  * nodes.
+ *
+ * Peer addresses: slurm_nodes gives each node it lists its NodeAddr (a
+ * node the map lacks is an error naming it; a map node it does not list
+ * is left without an address, which the caller may warn about:
+ * topo_node_peer); peer_port "N" gives every node port N, "slurmd+K"
+ * gives each listed node its slurmd port (Port=, else slurmd_port) + K.
  */
 struct topo_map *topo_build_map(const struct topo_build *b, pl_err_t *err);
 
