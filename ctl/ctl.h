@@ -60,8 +60,8 @@ struct ctl_cmd {
 	const struct ctl_cmd *const *sub;
 };
 
-/* The commands (ctl_plan.c, ctl_topo.c, ctl_daemon.c); the table is in
- * ctl_cmd.c. */
+/* The commands (ctl_plan.c, ctl_topo.c, ctl_daemon.c, ctl_alerts.c); the
+ * table is in ctl_cmd.c. */
 extern const struct ctl_cmd ctl_cmd_plan;
 extern const struct ctl_cmd ctl_cmd_place;
 extern const struct ctl_cmd ctl_cmd_topo;
@@ -69,6 +69,7 @@ extern const struct ctl_cmd ctl_cmd_status;
 extern const struct ctl_cmd ctl_cmd_topology;
 extern const struct ctl_cmd ctl_cmd_query;
 extern const struct ctl_cmd ctl_cmd_watch;
+extern const struct ctl_cmd ctl_cmd_alerts;
 
 /* The top-level usage, from the table. */
 void ctl_usage(FILE *f);

@@ -19,6 +19,7 @@ static const struct ctl_cmd *const ctl_cmds[] = {
 	&ctl_cmd_topology,
 	&ctl_cmd_query,
 	&ctl_cmd_watch,
+	&ctl_cmd_alerts,
 	NULL
 };
 
