@@ -127,8 +127,9 @@ int pl_watch_record_path(const struct pl_watch_task *t, char *out, size_t outlen
 /*
  * The bodies of POST /v1/watch/tasks and POST /v1/watch/exit (status: the
  * wait status).  A task's body: job_id, step_id, task, rank, pid, uid,
- * node, coords {tp, cp, ep, dp, pp}, record, gpu (-1 unknown), nic (""
- * none) and, when t->place is set, step {world, layout {tp, cp, ep, dp,
+ * node, coords {tp, cp, ep, dp, pp}, record, gpu (-1 unknown, or past
+ * what a node summary carries), nic ("" none, or longer than a summary
+ * carries) and, when t->place is set, step {world, layout {tp, cp, ep, dp,
  * pp}, nodes: the names of the nodes that host ranks, ordered by the
  * lowest rank each hosts (nodes[0] hosts rank 0)}.  Strings are escaped as
  * JSON wants; NULL when out of memory, when a name is not UTF-8 or the

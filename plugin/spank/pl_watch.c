@@ -20,6 +20,7 @@
 #include <jansson.h>
 
 #include "pl_plugin.h"
+#include "watch/summary.h"
 
 /* PARENT as a directory fd we may trust: made 0755 when absent, a real
  * directory of ours that others cannot write (unless sticky). */
@@ -222,6 +223,11 @@ pl_watch_task_json(const struct pl_watch_task *t)
 	char rec[PATH_MAX];
 	char *text = NULL;
 	json_t *o, *step = NULL;
+	/* Only what a node summary carries (watch/summary.h): a GPU index
+	 * past it goes as unknown, a longer NIC name as none, rather than as
+	 * a registration layoutd refuses, which would leave the task unwatched. */
+	int gpu = t->gpu >= 0 && t->gpu < SUM_MAX_GPU ? t->gpu : -1;
+	const char *nic = t->nic && strlen(t->nic) < SUM_NIC_LEN ? t->nic : "";
 
 	if (pl_watch_record_path(t, rec, sizeof(rec)) < 0)
 		return NULL;
@@ -234,7 +240,7 @@ pl_watch_task_json(const struct pl_watch_task *t)
 		      "coords", "tp", (json_int_t)t->co[PL_TP], "cp", (json_int_t)t->co[PL_CP],
 		      "ep", (json_int_t)t->co[PL_EP], "dp", (json_int_t)t->co[PL_DP],
 		      "pp", (json_int_t)t->co[PL_PP], "record", rec,
-		      "gpu", t->gpu >= 0 ? t->gpu : -1, "nic", t->nic ? t->nic : "");
+		      "gpu", gpu, "nic", nic);
 	/* json_object_set_new takes step, also when it fails. */
 	if (step && !o)
 		json_decref(step);

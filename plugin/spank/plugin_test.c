@@ -649,6 +649,19 @@ test_watch_json(void)
 	like(s ? s : "(null)", "/plw-77.3.13.4242\",\"gpu\":-1,\"nic\":\"\"}",
 	     "no GPU known is -1, no NIC is \"\"");
 	free(s);
+	/* layoutd refuses what a node summary cannot carry (1024 GPUs, 31-byte
+	 * NIC names): the task is still registered, without them. */
+	t.gpu = 1024;
+	t.nic = "mlx5_012345678901234567890123456";
+	s = pl_watch_task_json(&t);
+	like(s ? s : "(null)", "\"gpu\":-1,\"nic\":\"\"}", "GPU 1024 and a 32-byte NIC name go as unknown");
+	free(s);
+	t.gpu = 1023;
+	t.nic = "mlx5_01234567890123456789012345";
+	s = pl_watch_task_json(&t);
+	like(s ? s : "(null)", "\"gpu\":1023,\"nic\":\"mlx5_01234567890123456789012345\"}",
+	     "GPU 1023 and a 31-byte NIC name go as they are");
+	free(s);
 	s = pl_watch_exit_json(77, 3, 5, 7 << 8);
 	is_str(s ? s : "(null)", "{\"job_id\":77,\"step_id\":3,\"task\":5,\"status\":1792}",
 	       "the exit's body carries the wait status");
@@ -777,7 +790,7 @@ test_watch_step_json(void)
 int
 main(void)
 {
-	plan(194);
+	plan(196);
 	test_args();
 	test_shape();
 	test_answer_check();
