@@ -623,7 +623,7 @@ pl_remote_task_post_fork(spank_t sp, const struct pl_opts *o)
 	uint32_t gid = 0;
 	pid_t pid = 0;
 	char *body;
-	int a;
+	int a, local = -1;
 
 	if (!watched(sp, o) || spank_get_item(sp, S_TASK_GLOBAL_ID, &gid) != ESPANK_SUCCESS ||
 	    spank_get_item(sp, S_TASK_PID, &pid) != ESPANK_SUCCESS || pid <= 0)
@@ -643,6 +643,14 @@ pl_remote_task_post_fork(spank_t sp, const struct pl_opts *o)
 	for (a = 0; a < PL_NAXES; a++)
 		w.co[a] = t->co[a];
 	w.dir = ctx.watch_path;
+	/* The GPU of the node it is placed on, whatever CUDA_VISIBLE_DEVICES
+	 * makes of it for the task (LOCAL_RANK). */
+	w.gpu = t->local_rank >= 0 ? t->local_rank : -1;
+	w.nic = t->nic;
+	/* The step once per node, from its first task: who leads (the node
+	 * of rank 0) and in which order the others take over. */
+	if (spank_get_item(sp, S_TASK_ID, &local) == ESPANK_SUCCESS && local == 0)
+		w.place = &ctx.place;
 	body = pl_watch_task_json(&w);
 	if (body)
 		tell_layoutd(o, "/v1/watch/tasks", body, gid);
