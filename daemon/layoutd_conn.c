@@ -21,6 +21,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -52,7 +53,9 @@ struct conn {
 	double deadline;	/* ms of ld_now_ms(); 0 while answered */
 	bool busy;		/* part of a request has arrived */
 	bool answering;		/* the request is with the handlers or being written */
+	bool deferred;		/* its answer comes after the handler returned */
 	struct conn *prev, *next;	/* oldest first */
+	struct conn *hnext;	/* in its bucket of the evcon table, once adopted */
 };
 
 struct ld_conns {
@@ -61,6 +64,8 @@ struct ld_conns {
 	struct ld_log *log;
 	struct conn *head, *tail;
 	struct conn *current;		/* the one whose request is being handled */
+	struct conn **tab;		/* evcon -> conn, tabsize buckets (a power of two) */
+	size_t tabsize;
 	long n, max;
 	long timeout_ms;
 	struct event *adopt;		/* made active by each new connection */
@@ -96,9 +101,63 @@ update_listeners(struct ld_conns *c)
 	c->listening = want;
 }
 
+/* Each request looks its connection up by evcon: a table, not a walk of
+ * the list (a leader with 2,048 peers on keep-alive would walk 1,024 on
+ * average, 2,048 times a second). */
+static size_t
+conn_bucket(const struct ld_conns *c, const struct evhttp_connection *evcon)
+{
+	uint64_t x = (uint64_t)(uintptr_t)evcon;
+
+	x = (x ^ (x >> 31)) * UINT64_C(0x9e3779b97f4a7c15);
+	return (size_t)(x >> 32) & (c->tabsize - 1);
+}
+
+static void
+conn_hash_add(struct ld_conns *c, struct conn *k)
+{
+	if ((size_t)c->n > c->tabsize) {
+		size_t size = c->tabsize ? c->tabsize * 2 : 64, b;
+		struct conn **tab = calloc(size, sizeof(*tab)), *x;
+
+		if (tab) {
+			free(c->tab);
+			c->tab = tab;
+			c->tabsize = size;
+			for (x = c->head; x; x = x->next)
+				if (x->evcon && x != k) {
+					b = conn_bucket(c, x->evcon);
+					x->hnext = c->tab[b];
+					c->tab[b] = x;
+				}
+		}
+	}
+	if (c->tab) {
+		size_t b = conn_bucket(c, k->evcon);
+
+		k->hnext = c->tab[b];
+		c->tab[b] = k;
+	}
+}
+
+static void
+conn_hash_del(struct ld_conns *c, struct conn *k)
+{
+	struct conn **pp;
+
+	if (!c->tab || !k->evcon)
+		return;
+	for (pp = &c->tab[conn_bucket(c, k->evcon)]; *pp; pp = &(*pp)->hnext)
+		if (*pp == k) {
+			*pp = k->hnext;
+			return;
+		}
+}
+
 static void
 unlink_conn(struct ld_conns *c, struct conn *k)
 {
+	conn_hash_del(c, k);
 	if (k->prev)
 		k->prev->next = k->next;
 	else
@@ -118,7 +177,15 @@ find_conn(struct ld_conns *c, struct evhttp_connection *evcon)
 {
 	struct conn *k;
 
-	for (k = c->tail; k && evcon; k = k->prev)
+	if (!evcon)
+		return NULL;
+	if (c->tab) {
+		for (k = c->tab[conn_bucket(c, evcon)]; k; k = k->hnext)
+			if (k->evcon == evcon)
+				return k;
+		return NULL;
+	}
+	for (k = c->tail; k; k = k->prev)	/* no table: out of memory */
 		if (k->evcon == evcon)
 			return k;
 	return NULL;
@@ -236,6 +303,7 @@ adopt_new(struct ld_conns *c)
 		bufferevent_getcb(k->bev, &rcb, NULL, NULL, &cbarg);
 		if (rcb && cbarg && evhttp_connection_get_bufferevent(cbarg) == k->bev) {
 			k->evcon = cbarg;
+			conn_hash_add(c, k);
 			evhttp_connection_set_closecb(k->evcon, on_close, k);
 			bufferevent_decref(k->bev);
 		} else {
@@ -422,7 +490,10 @@ ld_conns_request_end(struct ld_conns *c)
 	/* The answer is queued: reading it gets request_timeout_ms too, and so
 	 * does evhttp's own timeout, which a slow answer would otherwise have
 	 * passed while it was computed (dropping it unsent). */
-	if (c->current) {
+	if (c->current && c->current->deferred) {
+		/* answered later: on_complete sets the next deadline */
+		c->current->deferred = false;
+	} else if (c->current) {
 		/* libevent's cached time is from before the handler ran. */
 		event_base_update_cache_time(c->base);
 		c->current->deadline = ld_now_ms() + (double)c->timeout_ms;
@@ -431,6 +502,13 @@ ld_conns_request_end(struct ld_conns *c)
 		evhttp_connection_set_timeout_tv(c->current->evcon, &tv);
 	}
 	c->current = NULL;
+}
+
+void
+ld_conns_request_defer(struct ld_conns *c)
+{
+	if (c->current)
+		c->current->deferred = true;
 }
 
 void
@@ -508,5 +586,6 @@ ld_conns_free(struct ld_conns *c)
 		event_free(c->tick);
 	if (c->resume)
 		event_free(c->resume);
+	free(c->tab);
 	free(c);
 }

@@ -57,6 +57,16 @@ int ld_conns_watch(struct ld_conns *c, struct evconnlistener *lev);
 void ld_conns_request_begin(struct ld_conns *c, struct evhttp_request *req);
 void ld_conns_request_end(struct ld_conns *c);
 
+/*
+ * The handler of the current request answers it later, from the loop
+ * (the peers' munge credentials are checked on a worker thread): between
+ * request_begin and request_end.  Its connection then keeps no deadline
+ * until the answer is written; what bounds the wait is the owner's (a
+ * bounded queue, munge's own retries).  A connection closed meanwhile
+ * leaves the request to evhttp_send_reply(), which frees it.
+ */
+void ld_conns_request_defer(struct ld_conns *c);
+
 /* The caller of req: a unix socket's SO_PEERCRED, or nothing over TCP. */
 void ld_conns_peer(struct evhttp_request *req, struct ld_peer *peer);
 
