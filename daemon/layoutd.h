@@ -14,6 +14,7 @@
  *   layoutd_watch.c   the node's watched ranks: records, detection
  *                     (layoutd_watch.h)
  *   layoutd_curl.c    non-blocking HTTP POSTs on the loop (layoutd_curl.h)
+ *   layoutd_metrics.c GET /metrics (Prometheus text format)
  *   layoutd_http.c    routing, replies and the handlers
  *
  * Each subsystem keeps its state in its own struct; struct ld only holds
@@ -256,6 +257,8 @@ struct ld {
 	unsigned long reloads;
 	unsigned long reload_failures;
 	unsigned long slow_answers;	/* computed in more than request_timeout_ms */
+	unsigned long placements;	/* placement requests answered 200 */
+	unsigned long placement_errors;	/* placement requests refused */
 };
 
 struct evhttp_request;
@@ -276,5 +279,18 @@ void ld_http_setup(struct ld *d, struct evhttp *http);
 
 /* Apply the current load's HTTP settings (timeouts, sizes, limits). */
 void ld_http_apply(struct ld *d);
+
+/* ---- GET /metrics (layoutd_metrics.c) ---- */
+
+/* A metric family's "# HELP" and "# TYPE" lines (type: counter, gauge). */
+void ld_metric_family(struct buf *b, const char *name, const char *type, const char *help);
+
+/* One sample, "name{k="v",...} value": the labels as key, value pairs
+ * ending in NULL, values escaped as the text format wants. */
+void ld_metric(struct buf *b, const char *name, double value, ...) __attribute__((sentinel));
+
+/* The whole page (text format 0.0.4); caller frees.  NULL when out of
+ * memory. */
+char *ld_metrics_text(struct ld *d, size_t *len);
 
 #endif

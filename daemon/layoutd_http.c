@@ -215,6 +215,10 @@ record_step(struct ld *d, const struct caller *who, const struct proto_request *
 	s.time = time(NULL);
 	s.status = status;
 	s.ms = ms;
+	if (status == 200)
+		d->placements++;
+	else
+		d->placement_errors++;
 	if (who->trusted && ld_steps_add(d->steps, &s) < 0)
 		ld_log(&d->log, "out of memory: a step is not recorded");
 	if (who->trusted && s.job_id >= 0)
@@ -357,6 +361,18 @@ do_watch(struct ld *d, struct evhttp_request *req, const struct caller *who)
 	reply_json(req, 200, ld_watch_json(d->watch, who->trusted, who->peer.uid));
 }
 
+/* ---- GET /metrics ---- */
+
+static void
+do_metrics(struct ld *d, struct evhttp_request *req, const struct caller *who)
+{
+	size_t len = 0;
+	char *text = ld_metrics_text(d, &len);
+
+	ld_reply(req, 200, LD_CT_PROMETHEUS, text, len);
+	free(text);
+}
+
 /* ---- routing ---- */
 
 /* Who may use a route. */
@@ -375,6 +391,7 @@ static const struct route {
 } routes[] = {
 	{ "/v1/health", EVHTTP_REQ_GET | EVHTTP_REQ_HEAD, ACCESS_ANY, do_health },
 	{ "/v1/topology", EVHTTP_REQ_GET | EVHTTP_REQ_HEAD, ACCESS_ANY, do_topology },
+	{ "/metrics", EVHTTP_REQ_GET | EVHTTP_REQ_HEAD, ACCESS_ANY, do_metrics },
 	{ "/v1/placement", EVHTTP_REQ_POST, ACCESS_QUERY, do_placement },
 	{ "/v1/steps", EVHTTP_REQ_GET | EVHTTP_REQ_HEAD, ACCESS_TRUSTED_TCP, do_steps },
 	{ "/v1/watch", EVHTTP_REQ_GET | EVHTTP_REQ_HEAD, ACCESS_TRUSTED_TCP, do_watch },
