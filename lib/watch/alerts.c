@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The alert state machine (alerts.h).  Open alerts live in one array in
+ * the order they fired, resolved ones in a ring of ALERTS_RECENT.  A
+ * round compares each finding's fingerprint with the open alerts of its
+ * step: linear, which is what a step's few findings against at most a few
+ * thousand open alerts need.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "alerts.h"
+
+struct alerts {
+	size_t max_open;
+	size_t nopen;
+	struct alert *open;		/* max_open of them */
+	struct alert recent[ALERTS_RECENT];
+	size_t nrecent;
+	size_t recent_next;		/* where the next resolved one goes */
+	struct alerts_stats st;
+};
+
+struct alerts *
+alerts_new(size_t max_open, pl_err_t *err)
+{
+	struct alerts *t;
+
+	if (max_open < 1 || max_open > ALERTS_MAX_OPEN) {
+		pl_err_set(err, "open alerts: %zu is out of range (1 to %d)", max_open,
+			   ALERTS_MAX_OPEN);
+		return NULL;
+	}
+	t = calloc(1, sizeof(*t));
+	if (t)
+		t->open = calloc(max_open, sizeof(*t->open));
+	if (!t || !t->open) {
+		free(t);
+		pl_err_set(err, "out of memory for %zu open alerts", max_open);
+		return NULL;
+	}
+	t->max_open = max_open;
+	return t;
+}
+
+void
+alerts_free(struct alerts *t)
+{
+	if (!t)
+		return;
+	free(t->open);
+	free(t);
+}
+
+static int
+cmp_rank(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+void
+alert_key_of(const struct judge_finding *f, uint64_t job_id, uint64_t step_id,
+	     struct alert_key *k)
+{
+	size_t n = f->nculprits < JUDGE_MAX_CULPRITS ? f->nculprits : JUDGE_MAX_CULPRITS;
+
+	memset(k, 0, sizeof(*k));
+	k->kind = f->kind;
+	k->job_id = job_id;
+	k->step_id = step_id;
+	k->comm_hash = f->comm_hash;
+	k->node = f->kind == JUDGE_NODE_LOST ? f->node : -1;
+	k->nranks = (uint32_t)n;
+	k->ncul_total = f->ncul_total > n ? f->ncul_total : n;
+	memcpy(k->ranks, f->culprits, n * sizeof(k->ranks[0]));
+	qsort(k->ranks, n, sizeof(k->ranks[0]), cmp_rank);
+}
+
+static uint64_t
+fnv_u64(uint64_t h, uint64_t v)
+{
+	int i;
+
+	for (i = 0; i < 8; i++) {
+		h ^= (v >> (8 * i)) & 0xff;
+		h *= UINT64_C(0x100000001b3);
+	}
+	return h;
+}
+
+uint64_t
+alert_key_hash(const struct alert_key *k)
+{
+	uint64_t h = UINT64_C(0xcbf29ce484222325);
+	uint32_t i;
+
+	h = fnv_u64(h, (uint64_t)k->kind);
+	h = fnv_u64(h, k->job_id);
+	h = fnv_u64(h, k->step_id);
+	h = fnv_u64(h, k->comm_hash);
+	h = fnv_u64(h, (uint64_t)(int64_t)k->node);
+	h = fnv_u64(h, k->ncul_total);
+	h = fnv_u64(h, k->nranks);
+	for (i = 0; i < k->nranks; i++)
+		h = fnv_u64(h, (uint64_t)k->ranks[i]);
+	return h;
+}
+
+static int
+same_key(const struct alert_key *a, const struct alert_key *b)
+{
+	return a->kind == b->kind && a->job_id == b->job_id && a->step_id == b->step_id &&
+	       a->comm_hash == b->comm_hash && a->node == b->node && a->nranks == b->nranks &&
+	       a->ncul_total == b->ncul_total &&
+	       memcmp(a->ranks, b->ranks, a->nranks * sizeof(a->ranks[0])) == 0;
+}
+
+static struct alert *
+find_open(struct alerts *t, const struct alert_key *k, uint64_t fp)
+{
+	size_t i;
+
+	for (i = 0; i < t->nopen; i++)
+		if (t->open[i].fp == fp && same_key(&t->open[i].key, k))
+			return &t->open[i];
+	return NULL;
+}
+
+/* Resolve open alert i: into the ring, out of the array (order kept). */
+static void
+resolve(struct alerts *t, size_t i, uint64_t now_ns, alert_emit emit, void *arg)
+{
+	struct alert *a = &t->open[i];
+
+	a->resolved_ns = now_ns ? now_ns : 1;
+	a->seen = 0;
+	t->st.resolved++;
+	emit(arg, ALERT_RESOLVE, a);
+	t->recent[t->recent_next] = *a;
+	t->recent_next = (t->recent_next + 1) % ALERTS_RECENT;
+	if (t->nrecent < ALERTS_RECENT)
+		t->nrecent++;
+	memmove(a, a + 1, (t->nopen - i - 1) * sizeof(*a));
+	t->nopen--;
+}
+
+static void
+one_finding(struct alerts *t, uint64_t job_id, uint64_t step_id, const struct judge_finding *f,
+	    uint64_t now_ns, uint64_t resend_ns, alert_emit emit, void *arg)
+{
+	struct alert_key k;
+	struct alert *a;
+	uint64_t fp;
+
+	alert_key_of(f, job_id, step_id, &k);
+	fp = alert_key_hash(&k);
+	a = find_open(t, &k, fp);
+	if (a) {
+		a->f = *f;
+		a->last_seen_ns = now_ns;
+		if (a->seen)
+			return;		/* a second finding of one alert this round */
+		a->seen = 1;
+		if (now_ns - a->last_sent_ns >= resend_ns) {
+			a->last_sent_ns = now_ns;
+			a->sends++;
+			t->st.resent++;
+			emit(arg, ALERT_RESEND, a);
+		}
+		return;
+	}
+	if (t->nopen == t->max_open) {
+		struct alert over;
+
+		memset(&over, 0, sizeof(over));
+		over.key = k;
+		over.fp = fp;
+		over.f = *f;
+		over.fired_ns = over.last_seen_ns = now_ns;
+		over.starts_ns = f->since_ns && f->since_ns <= now_ns ? f->since_ns : now_ns;
+		t->st.overflow++;
+		emit(arg, ALERT_OVERFLOW, &over);
+		return;
+	}
+	a = &t->open[t->nopen++];
+	memset(a, 0, sizeof(*a));
+	a->key = k;
+	a->fp = fp;
+	a->f = *f;
+	a->starts_ns = f->since_ns && f->since_ns <= now_ns ? f->since_ns : now_ns;
+	a->fired_ns = a->last_seen_ns = a->last_sent_ns = now_ns;
+	a->sends = 1;
+	a->seen = 1;
+	t->st.fired++;
+	emit(arg, ALERT_FIRE, a);
+}
+
+void
+alerts_update(struct alerts *t, uint64_t job_id, uint64_t step_id,
+	      const struct judge_finding *f, size_t n, uint64_t now_ns, uint64_t resend_ns,
+	      alert_emit emit, void *arg)
+{
+	size_t i;
+
+	for (i = 0; i < t->nopen; i++)
+		t->open[i].seen = 0;
+	for (i = 0; i < n; i++)
+		one_finding(t, job_id, step_id, &f[i], now_ns, resend_ns, emit, arg);
+	i = 0;
+	while (i < t->nopen) {
+		struct alert *a = &t->open[i];
+
+		if (a->key.job_id == job_id && a->key.step_id == step_id && !a->seen)
+			resolve(t, i, now_ns, emit, arg);
+		else
+			i++;
+	}
+}
+
+void
+alerts_end_step(struct alerts *t, uint64_t job_id, uint64_t step_id, uint64_t now_ns,
+		alert_emit emit, void *arg)
+{
+	size_t i = 0;
+
+	while (i < t->nopen) {
+		if (t->open[i].key.job_id == job_id && t->open[i].key.step_id == step_id)
+			resolve(t, i, now_ns, emit, arg);
+		else
+			i++;
+	}
+}
+
+size_t
+alerts_nopen(const struct alerts *t)
+{
+	return t->nopen;
+}
+
+const struct alert *
+alerts_open(const struct alerts *t, size_t i)
+{
+	return i < t->nopen ? &t->open[i] : NULL;
+}
+
+size_t
+alerts_nrecent(const struct alerts *t)
+{
+	return t->nrecent;
+}
+
+const struct alert *
+alerts_recent(const struct alerts *t, size_t i)
+{
+	if (i >= t->nrecent)
+		return NULL;
+	return &t->recent[(t->recent_next + ALERTS_RECENT - 1 - i) % ALERTS_RECENT];
+}
+
+void
+alerts_stats(const struct alerts *t, struct alerts_stats *s)
+{
+	*s = t->st;
+}
+
+const char *
+alert_name(enum judge_kind k)
+{
+	switch (k) {
+	case JUDGE_EXITED: return "ParallelLayoutRankExited";
+	case JUDGE_NODE_LOST: return "ParallelLayoutNodeLost";
+	case JUDGE_NOT_ENTERED: return "ParallelLayoutHang";
+	case JUDGE_GPU_STUCK: return "ParallelLayoutGpuStuck";
+	case JUDGE_STALLED: return "ParallelLayoutJobStalled";
+	case JUDGE_SLOW: return "ParallelLayoutSlowRank";
+	}
+	return "ParallelLayoutUnknown";
+}
+
+const char *
+alert_severity(enum judge_kind k)
+{
+	return k == JUDGE_STALLED || k == JUDGE_SLOW ? "warning" : "critical";
+}

@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The alerts of the judge's findings (judge.h), as a pure state machine:
+ * no clock, no I/O, no allocation after alerts_new().  The caller (the
+ * step's acting leader) hands in each round's findings of one step with
+ * its `now`; what comes out is what to tell Alertmanager and the webhooks,
+ * through a callback:
+ *
+ *   ALERT_FIRE      a finding whose fingerprint no open alert has: a new
+ *                   alert.
+ *   ALERT_RESEND    an open alert whose finding is still there and that
+ *                   was last sent resend_ns ago or more (Alertmanager
+ *                   forgets an alert whose endsAt passed: clients re-send
+ *                   while it fires).
+ *   ALERT_RESOLVE   an open alert of the step whose finding is gone, or
+ *                   every open alert of a step that ended: sent once,
+ *                   then kept among the last ALERTS_RECENT resolved.
+ *   ALERT_OVERFLOW  a new finding while max_open alerts are open: not
+ *                   kept, counted (the caller logs it).
+ *
+ * The fingerprint is what identifies an alert across rounds: the kind,
+ * the job and step, the communicator's hash (0 for exited, node-lost,
+ * stalled), the culprit ranks sorted (and how many there are in all), and
+ * for node-lost the node.  What else a finding says (its text, how long,
+ * the collective's seq) may change from round to round; the alert keeps
+ * the latest.  The same culprits in another collective of the same
+ * communicator are the same alert.
+ */
+#ifndef PL_WATCH_ALERTS_H
+#define PL_WATCH_ALERTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "judge.h"
+#include "pl_err.h"
+
+#define ALERTS_RECENT 100
+#define ALERTS_MAX_OPEN 65536
+
+struct alert_key {
+	enum judge_kind kind;
+	uint64_t job_id;
+	uint64_t step_id;
+	uint64_t comm_hash;
+	int32_t node;			/* NODE_LOST: the node's index; else -1 */
+	uint32_t nranks;		/* culprits in ranks[] */
+	uint64_t ncul_total;		/* culprits in all */
+	int64_t ranks[JUDGE_MAX_CULPRITS]; /* ascending */
+};
+
+struct alert {
+	struct alert_key key;
+	uint64_t fp;			/* the fingerprint's 64-bit FNV-1a: the alert's id */
+	struct judge_finding f;		/* the latest finding */
+	uint64_t starts_ns;		/* when its condition began (the first finding's
+					 * since_ns, else when it fired) */
+	uint64_t fired_ns;		/* when it fired */
+	uint64_t last_seen_ns;		/* the last round its finding was there */
+	uint64_t last_sent_ns;		/* the last FIRE or RESEND */
+	uint64_t resolved_ns;		/* 0 while open */
+	uint32_t sends;			/* FIRE and RESENDs so far */
+	int seen;			/* scratch: in this round's findings */
+};
+
+enum alert_action {
+	ALERT_FIRE = 1,
+	ALERT_RESEND,
+	ALERT_RESOLVE,
+	ALERT_OVERFLOW
+};
+
+/* What to send about a; a lives only during the call, which must not
+ * call back into the table. */
+typedef void (*alert_emit)(void *arg, enum alert_action what, const struct alert *a);
+
+struct alerts;
+
+/* A table for at most max_open open alerts (1 to ALERTS_MAX_OPEN).  NULL
+ * with err when out of memory or out of range.  Free with alerts_free(). */
+struct alerts *alerts_new(size_t max_open, pl_err_t *err);
+void alerts_free(struct alerts *t);
+
+/* The fingerprint of finding f of step job.step into k. */
+void alert_key_of(const struct judge_finding *f, uint64_t job_id, uint64_t step_id,
+		  struct alert_key *k);
+
+/* The 64-bit FNV-1a of a key's fields (the same on every host). */
+uint64_t alert_key_hash(const struct alert_key *k);
+
+/*
+ * One round of step job.step: f[0..n) its findings now (any order; two
+ * with one fingerprint are one alert, the later finding kept).  Emits
+ * FIRE for the new ones (in the findings' order), RESEND for the open
+ * ones due (last sent resend_ns ago or more), RESOLVE for the open ones
+ * of the step not among them, OVERFLOW for new ones that do not fit.
+ * Alerts of other steps are left alone.
+ */
+void alerts_update(struct alerts *t, uint64_t job_id, uint64_t step_id,
+		   const struct judge_finding *f, size_t n, uint64_t now_ns, uint64_t resend_ns,
+		   alert_emit emit, void *arg);
+
+/* Step job.step ended (or this node no longer judges it): RESOLVE for
+ * every open alert of it. */
+void alerts_end_step(struct alerts *t, uint64_t job_id, uint64_t step_id, uint64_t now_ns,
+		     alert_emit emit, void *arg);
+
+/* The open alerts, in the order they fired (i < alerts_nopen). */
+size_t alerts_nopen(const struct alerts *t);
+const struct alert *alerts_open(const struct alerts *t, size_t i);
+
+/* The last resolved ones, newest first (i < alerts_nrecent). */
+size_t alerts_nrecent(const struct alerts *t);
+const struct alert *alerts_recent(const struct alerts *t, size_t i);
+
+/* Counters since alerts_new(). */
+struct alerts_stats {
+	uint64_t fired;
+	uint64_t resent;
+	uint64_t resolved;
+	uint64_t overflow;
+};
+
+void alerts_stats(const struct alerts *t, struct alerts_stats *s);
+
+/* Alertmanager's alertname of a kind: ParallelLayoutRankExited,
+ * ParallelLayoutNodeLost, ParallelLayoutHang, ParallelLayoutGpuStuck,
+ * ParallelLayoutJobStalled, ParallelLayoutSlowRank. */
+const char *alert_name(enum judge_kind k);
+
+/* "critical" for exited, node-lost, not-entered and gpu-stuck; "warning"
+ * for stalled and slow. */
+const char *alert_severity(enum judge_kind k);
+
+#endif

@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The judge: a whole step's ranks, as the step's leader sees them, in;
+ * findings out.  Pure functions over plain structs like detect.h (no clock,
+ * no I/O, no allocation per round): the caller gives `now` (the leader's
+ * CLOCK_MONOTONIC ns; every time in the input rebased to it), the node
+ * liveness and the thresholds, and keeps one struct judge_state per step
+ * for what needs more than one round (the slow-rank rule).
+ *
+ * Findings, in this order (exits and slow ranks by rank, lost nodes by
+ * index, the others by communicator hash, then collective):
+ *   JUDGE_EXITED       a rank that exited, with detect.h's timing rules
+ *                      (detect_run on the rank alone): a failure at once,
+ *                      an unknown status after DETECT_EXIT_GRACE_NS, exit 0
+ *                      only when the step ran on past the hang threshold.
+ *   JUDGE_NODE_LOST    a node the caller marks lost (its summaries
+ *                      stopped): its ranks are unknown and blamed for
+ *                      nothing.
+ *   JUDGE_NOT_ENTERED  a collective that members of a communicator (same
+ *                      comm hash, on any node) have waited in for longer
+ *                      than the hang threshold while others never entered
+ *                      it: one finding per (communicator, collective)
+ *                      naming every missing rank and counting the peers
+ *                      waiting.  The rules are detect.h's, applied to the
+ *                      whole step at once (detect_run itself compares every
+ *                      pair of ranks: fine on a node, not on 16,384 ranks),
+ *                      the cascade rule included: a rank held by its own
+ *                      wait in another communicator (stuck on the GPU
+ *                      there, or waiting there on a rank that lags) is not
+ *                      named for the lag it causes, unless every lagger is
+ *                      held so (a cycle).
+ *   JUDGE_GPU_STUCK    a collective every present member entered whose
+ *                      kernels made no progress for longer than the
+ *                      threshold: one finding per (communicator,
+ *                      collective) naming the ranks whose kernels still
+ *                      run.  Left out where a member exited or lags (the
+ *                      effect, not the cause), or has members missing
+ *                      while a node is lost; when that leaves no finding
+ *                      at all, every stuck kernel is named (a hang is
+ *                      never silent).
+ *   JUDGE_STALLED      every present rank idle outside NCCL (nothing
+ *                      entered and not completed, no kernel in flight) for
+ *                      longer than stall_threshold: a checkpoint, a stuck
+ *                      file system.  One finding for the step, no culprit.
+ *                      Only judged where every communicator records its
+ *                      GPU part (without KernelCh "idle" and "waiting"
+ *                      look the same), after at least one collective, and
+ *                      never while any rank is in a collective.
+ *   JUDGE_SLOW         a rank that persistently arrives last in one of its
+ *                      groups by a margin (below).
+ *
+ * The slow-rank rule.  Each communicator's summary carries its window
+ * (detect.h: the last min(done, 32) completions of its wait ring, the sum
+ * of their waits and of the gaps before them).  Every round, in each
+ * group (communicator) whose present members are all live, record the GPU
+ * part and have at least slow_window completions in the window, each
+ * member's mean wait w and mean cycle c = mean wait + mean gap are taken,
+ * and for each member i
+ *     lead(i)   = (median of the others' w  -  w(i)) / median of the others' c
+ *     excess(i) = (w(i)  -  the others' smallest w) / median of the others' c
+ * The rank that arrives last waits least and its peers wait for it: its
+ * lead is the share of their time its peers spend waiting on it beyond
+ * what it waits itself.  Durations only, each on its own rank's clock: no
+ * clock across nodes is compared.  Both are smoothed per rank and
+ * communicator over the rounds with new completions (weight slow_smooth
+ * for the new round).  A rank qualifies in a round when
+ *   - its largest lead is at least slow_margin (slow_margin_off once
+ *     named): it costs its peers that share of their time;
+ *   - so is its lead in its busiest communicator (the most completions:
+ *     the finest steps of its compute, TP in Megatron): a slow GPU is
+ *     late after every stretch of compute;
+ *   - its excess is below slow_margin everywhere: it waits on nobody (the
+ *     TP peer of a slow rank reaches its DP collective as late as the slow
+ *     rank and leads there, but it waits in TP);
+ *   - no rank of its pipeline (the ranks with its tp, cp, ep and dp
+ *     coordinates) is held so or leads more (its positive leads added): a
+ *     slow rank delays the other stages of its pipeline through the p2p
+ *     transfers, which the ring does not time, and they then lead in DP,
+ *     but the slow rank leads in its TP group too.
+ * It is named once it has qualified in slow_rounds rounds with new
+ * completions in a row (no round in between that does not qualify) and for
+ * at least slow_persist_ns since it first did (since_ns).  The finding is
+ * about the group where its lead was largest when it was named, and stays
+ * so while that group is judged (an alert keeps its fingerprint);
+ * cost_frac is its lead there.  Nothing is
+ * judged slow in a round with a finding of another kind but NODE_LOST (the
+ * streaks and smoothing start again): a hang or an exit explains any wait.
+ * Not named: a whole TP group slow together (a slow node holding a TP
+ * group) leads only in DP, as the stages it delays do, and no member leads
+ * in TP.  Not told apart (the ring does not time p2p transfers): with
+ * tp = 1 a slow rank and the stages it delays lead only in DP, and the one
+ * of the pipeline that leads most is named, which may be a stage it
+ * delays.
+ *
+ * The numbers, measured with bench/slowrank_measure (the real hook under
+ * tests/nccl_driver, 8 ranks tp2 pp2 dp2 on one machine, rounds of 1 s,
+ * records read with reader_read and detect_summarize):
+ *   MEASUREMENTS
+ *
+ * Group names (judge_finding.group) come from the members' coordinates
+ * (co[], indexed by enum judge_axis) and the layout sizes.  The axes a
+ * communicator spans are taken from its name when the name is made of the
+ * words tp, cp, ep, dp, pp, edp (expert data parallel) or world, joined by
+ * '-' or '_' (any case); else from the coordinates that differ among its
+ * members (a member's expert dp coordinate is (cp + CP * dp) / EP, as in
+ * Megatron-Core's expert rank generator).  A group that spans every axis
+ * larger than 1 is "world"; one that spans none (a nameless communicator
+ * with one member present) "group of 1 rank"; otherwise "<AXES> group
+ * <index>", followed by " of PP stage <pp>" when pp > 1 and the group does
+ * not span pp.  The index is the lowest member's coordinates on the axes
+ * the group does not span, pp aside, as a mixed-radix number with tp
+ * fastest, then cp, dp (dense groups) or tp, ep, edp (groups spanning ep
+ * or edp): with Megatron-Core's default order (tp-cp-ep-dp-pp) exactly the
+ * group's position among the groups of its kind in its stage, as Megatron
+ * builds them.  Examples with tp2 pp2 dp2, rank 5 (tp 1, dp 0, pp 1): its
+ * TP group {4,5} is "TP group 0 of PP stage 1", its DP group {5,7} "DP
+ * group 1 of PP stage 1", its PP group {1,5} "PP group 1".
+ */
+#ifndef PL_WATCH_JUDGE_H
+#define PL_WATCH_JUDGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "detect.h"
+#include "pl_err.h"
+
+#define JUDGE_MAX_CULPRITS	16
+#define JUDGE_GROUP_LEN		64
+#define JUDGE_TEXT_LEN		256
+#define JUDGE_NIC_LEN		32
+
+/* The coordinate and layout-size index (the summary's order). */
+enum judge_axis {
+	JUDGE_TP = 0,
+	JUDGE_CP,
+	JUDGE_EP,
+	JUDGE_DP,
+	JUDGE_PP,
+	JUDGE_NAXES
+};
+
+/* A node of the step, as the leader knows it. */
+struct judge_node {
+	const char *name;	/* the node's name (NULL: unknown) */
+	int lost;		/* 1: its summaries stopped (peer_lost_s) */
+	uint64_t last_ns;	/* when its last summary came, 0 never */
+};
+
+/* The step: identity, layout, nodes (ranks refer to them by index). */
+struct judge_step {
+	uint64_t job_id;
+	uint64_t step_id;
+	uint32_t uid;
+	uint32_t world;
+	uint32_t size[JUDGE_NAXES];	/* tp, cp, ep, dp, pp */
+	const struct judge_node *nodes;
+	size_t nnodes;
+};
+
+/* One rank as the leader sees it. */
+struct judge_rank {
+	struct detect_rank st;	/* rebased to the leader's clock */
+	uint32_t node;		/* index into judge_step.nodes */
+	int32_t gpu;		/* the local GPU index, -1 unknown */
+	char nic[JUDGE_NIC_LEN];
+	uint32_t co[JUDGE_NAXES]; /* coordinates tp, cp, ep, dp, pp */
+	int present;		/* 0: no summary from its node (st unused) */
+};
+
+struct judge_params {
+	uint64_t hang_threshold_ns;
+	uint64_t stall_threshold_ns;
+	uint32_t slow_window;	/* completions a member's window needs */
+	uint32_t slow_rounds;	/* qualifying rounds with new completions */
+	uint64_t slow_persist_ns; /* and for at least this long */
+	double slow_margin;	/* the lead that qualifies */
+	double slow_margin_off;	/* the lead that keeps a named rank named */
+	double slow_smooth;	/* weight of a new round in the smoothed
+				 * leads (0 < w <= 1; 1: no smoothing) */
+};
+
+enum judge_kind {
+	JUDGE_EXITED = 1,
+	JUDGE_NODE_LOST = 2,
+	JUDGE_NOT_ENTERED = 3,
+	JUDGE_GPU_STUCK = 4,
+	JUDGE_STALLED = 5,
+	JUDGE_SLOW = 6
+};
+
+struct judge_finding {
+	enum judge_kind kind;
+	char group[JUDGE_GROUP_LEN];	/* "TP group 3 of PP stage 1", "world" */
+	uint64_t comm_hash;		/* 0 for EXITED, NODE_LOST, STALLED */
+	char comm[DETECT_NAME_LEN];	/* the communicator's name */
+	char func[DETECT_TEXT_LEN];	/* the collective ("" unknown) */
+	uint64_t seq;			/* its NCCL seq number */
+	uint64_t colls;			/* its ordinal in the communicator */
+	int64_t culprits[JUDGE_MAX_CULPRITS]; /* global ranks, ascending */
+	size_t nculprits;		/* written (<= JUDGE_MAX_CULPRITS) */
+	size_t ncul_total;		/* all of them */
+	int32_t node;			/* NODE_LOST: the node; else the
+					 * first culprit's; -1 none */
+	size_t npeers_waiting;		/* NOT_ENTERED: peers in the
+					 * collective; GPU_STUCK: the other
+					 * members; SLOW: its group's others */
+	uint64_t for_ns;		/* how long (wait, quiet, gone, idle,
+					 * slow) */
+	uint64_t since_ns;		/* since when (leader clock) */
+	int exit_status;		/* EXITED: wait status, -1 unknown */
+	double cost_frac;		/* SLOW: its lead in the group (above):
+					 * its peers' excess wait over their
+					 * cycle */
+	char text[JUDGE_TEXT_LEN];	/* one line for people */
+};
+
+struct judge_state;
+
+/* The defaults: hang 60 s, stall 300 s, and the slow-rank rule's values
+ * measured above. */
+void judge_params_default(struct judge_params *p);
+
+/*
+ * A state for a step of `world` ranks (1 to 16,777,216), holding all the
+ * judge needs for a round (no allocation per round): about 3.6 KB of
+ * address space per rank (PLW_MAX_COMMS entries each), of which a round
+ * touches what the ranks' communicators use (a 16,384-rank step with 6
+ * communicators per rank: about 25 MB, 22 ms of CPU per round).  Caller
+ * frees with judge_state_free().  NULL with err set when out of memory or
+ * world is out of range.
+ */
+struct judge_state *judge_state_new(uint32_t world, pl_err_t *err);
+void judge_state_free(struct judge_state *s);
+
+/* The lead global rank `rank` had in the last round (its slowness score:
+ * 0 when not judged or not leading). */
+double judge_state_lead(const struct judge_state *s, int64_t rank);
+
+/*
+ * Judge one round: n ranks (at most the state's world; ranks beyond are
+ * ignored, as are ranks outside [0, world) for the slow-rank rule), the
+ * step's nodes in step->nodes, now.  Writes up to max findings into out
+ * (in the order above) and returns how many there are (possibly more than
+ * max, as snprintf does).  Updates s (the slow-rank streaks); otherwise
+ * pure.
+ */
+size_t judge_run(const struct judge_step *step, const struct judge_rank *ranks, size_t n,
+		 uint64_t now_ns, const struct judge_params *p, struct judge_state *s,
+		 struct judge_finding *out, size_t max);
+
+/* "exited", "node-lost", "not-entered", "gpu-stuck", "stalled", "slow". */
+const char *judge_kind_name(enum judge_kind k);
+
+/* "world", or the group's name (rules above) for members' coordinates:
+ * co[i] the coordinates of member i, lowest rank first, name the
+ * communicator's name (may be NULL).  Writes a NUL-terminated name into
+ * out (size bytes, cut with "..." when longer); "" when n is 0. */
+void judge_group_name(const struct judge_step *step, const uint32_t (*co)[JUDGE_NAXES],
+		      size_t n, const char *name, char *out, size_t size);
+
+#endif

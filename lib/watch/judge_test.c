@@ -1,0 +1,971 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The judge as a table of cases: a whole step's ranks written by hand, and
+ * the findings each must give (kind, group, culprits, peers, how long,
+ * node, and for some the whole line), derived by hand from the rules in
+ * judge.h.  Then the slow-rank rule over rounds, bounded output, and the
+ * group names for every axis.
+ *
+ * The step: tp2 dp4 pp2, 16 ranks, rank = tp + 2 dp + 8 pp (Megatron
+ * order), on 4 nodes of 4 GPUs (node k holds ranks 4k to 4k+3, GPU r % 4).
+ *   TP groups {2m, 2m+1}: "TP group dp of PP stage pp"
+ *   DP groups {tp + 8 pp + 2 d}: "DP group tp of PP stage pp"
+ *   PP groups {r, r + 8}: "PP group tp + 2 dp"
+ * Every rank has the four communicators tp, dp, pp, world, in that order.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "judge.h"
+#include "tap.h"
+
+#define S	1000000000ULL		/* one second in ns */
+#define US	1000ULL
+#define NOW	(1000 * S)
+#define T	(60 * S)		/* the hang threshold */
+#define STALL	(300 * S)
+#define NR	16
+
+enum { C_TP, C_DP, C_PP, C_WORLD };
+
+static struct judge_rank rk[NR];
+static struct judge_node nodes[4] = {
+	{ "node0", 0, NOW }, { "node1", 0, NOW }, { "node2", 0, NOW }, { "node3", 0, NOW },
+};
+static struct judge_step step = {
+	.job_id = 77, .step_id = 0, .uid = 1000, .world = NR,
+	.size = { 2, 1, 1, 4, 2 }, .nodes = nodes, .nnodes = 4,
+};
+static struct judge_params par;
+
+static uint32_t co_tp(int r) { return (uint32_t)(r % 2); }
+static uint32_t co_dp(int r) { return (uint32_t)((r / 2) % 4); }
+static uint32_t co_pp(int r) { return (uint32_t)(r / 8); }
+
+/* The communicator hashes: one per group, by kind. */
+static uint64_t
+hash_of(int r, int kind)
+{
+	switch (kind) {
+	case C_TP:
+		return 0x1000 + co_dp(r) + 4 * co_pp(r);
+	case C_DP:
+		return 0x2000 + co_tp(r) + 2 * co_pp(r);
+	case C_PP:
+		return 0x3000 + co_tp(r) + 2 * co_dp(r);
+	}
+	return 0x4000;
+}
+
+static struct detect_comm *
+cm(int r, int kind)
+{
+	return &rk[r].st.comm[kind];
+}
+
+/* A healthy step: every rank through its collectives a second ago,
+ * completed, equal windows (wait 100 us, gap 9.9 ms). */
+static void
+healthy(void)
+{
+	static const char *const names[4] = { "tp", "dp", "pp", "world" };
+	static const int sizes[4] = { 2, 4, 2, NR };
+	int r, k;
+
+	memset(rk, 0, sizeof(rk));
+	for (k = 0; k < 4; k++) {
+		nodes[k].lost = 0;
+		nodes[k].last_ns = NOW;
+	}
+	for (r = 0; r < NR; r++) {
+		struct judge_rank *j = &rk[r];
+
+		j->st.job_id = 77;
+		j->st.rank = r;
+		j->st.pid = 100 + r;
+		j->node = (uint32_t)(r / 4);
+		j->gpu = r % 4;
+		snprintf(j->nic, sizeof(j->nic), "mlx5_%d", r % 4);
+		j->co[JUDGE_TP] = co_tp(r);
+		j->co[JUDGE_DP] = co_dp(r);
+		j->co[JUDGE_PP] = co_pp(r);
+		j->present = 1;
+		j->st.ncomm = 4;
+		for (k = 0; k < 4; k++) {
+			struct detect_comm *c = cm(r, k);
+
+			c->hash = hash_of(r, k);
+			snprintf(c->name, sizeof(c->name), "%s", names[k]);
+			c->nranks = sizes[k];
+			c->flags = DETECT_GPU;
+			c->colls = k == C_TP ? 200 : k == C_DP ? 50 : 10;
+			c->seq = c->colls - 1;
+			snprintf(c->func, sizeof(c->func), "AllReduce");
+			c->enter_ns = NOW - S;
+			c->done = c->colls;
+			c->progress_ns = NOW - S;
+			c->nwait = k == C_WORLD ? 10 : 32;
+			c->wait_sum_ns = c->nwait * 100 * US;
+			c->gap_sum_ns = c->nwait * 9900 * US;
+		}
+	}
+}
+
+/* Rank r has entered collective colls of comm kind at `at`, and it has
+ * not completed (channels in flight, quiet since). */
+static void
+in_coll(int r, int kind, uint64_t colls, uint64_t at)
+{
+	struct detect_comm *c = cm(r, kind);
+
+	c->colls = colls;
+	c->seq = colls - 1;
+	c->enter_ns = at;
+	c->done = colls - 1;
+	c->ch_inflight = 2;
+	c->progress_ns = at;
+}
+
+/* Rank r has entered and completed `colls` collectives of kind. */
+static void
+done_at(int r, int kind, uint64_t colls, uint64_t at)
+{
+	struct detect_comm *c = cm(r, kind);
+
+	c->colls = colls;
+	c->seq = colls - 1;
+	c->enter_ns = at;
+	c->done = colls;
+	c->ch_inflight = 0;
+	c->progress_ns = at;
+}
+
+static void c_healthy(void) { healthy(); }
+
+/* DP group {9,11,13,15} (nodes 2 and 3): 9, 11, 15 entered DP #50 (seq
+ * 50), 70, 68, 66 s ago; 13 never did. */
+static void
+c_not_entered(void)
+{
+	healthy();
+	in_coll(9, C_DP, 51, NOW - 70 * S);
+	in_coll(11, C_DP, 51, NOW - 68 * S);
+	in_coll(15, C_DP, 51, NOW - 66 * S);
+}
+
+/* The same with 11 missing too: one finding naming 11 and 13. */
+static void
+c_two_missing(void)
+{
+	healthy();
+	in_coll(9, C_DP, 51, NOW - 70 * S);
+	in_coll(15, C_DP, 51, NOW - 66 * S);
+}
+
+/* Peers waiting only 50 s: no finding yet. */
+static void
+c_not_yet(void)
+{
+	healthy();
+	in_coll(9, C_DP, 51, NOW - 50 * S);
+	in_coll(11, C_DP, 51, NOW - 50 * S);
+	in_coll(15, C_DP, 51, NOW - 50 * S);
+}
+
+/*
+ * Rank 12 stopped after DP #50, before TP #201.  Its TP peer 13 waits in
+ * TP (70 s) and never reaches DP #51, where 9, 11, 15 wait for it (65 s);
+ * 12's own DP peers 8, 10, 14 wait for 12 (65 s).  Only 12 is named (in
+ * TP and in its DP group), not 13.
+ */
+static void
+c_cascade(void)
+{
+	int r;
+
+	healthy();
+	in_coll(13, C_TP, 201, NOW - 70 * S);
+	for (r = 8; r < 16; r++)
+		if (r != 12 && r != 13)
+			in_coll(r, C_DP, 51, NOW - 65 * S);
+}
+
+/* The same without the GPU part: 13 is held by its wait in TP alone. */
+static void
+c_cascade_nogpu(void)
+{
+	int r, k;
+
+	c_cascade();
+	for (r = 0; r < NR; r++)
+		for (k = 0; k < 4; k++)
+			cm(r, k)->flags = 0;
+}
+
+/*
+ * The kernel of TP #201 never completes in TP {2,3}: 2 and 3, stuck on the
+ * GPU there, never reach DP #51, where 0, 4, 6 and 1, 5, 7 wait for them.
+ * The stuck kernels are named, not the DP lag they cause.
+ */
+static void
+c_stuck_holds(void)
+{
+	int r;
+
+	healthy();
+	in_coll(2, C_TP, 201, NOW - 71 * S);
+	in_coll(3, C_TP, 201, NOW - 71 * S);
+	for (r = 0; r < 8; r++)
+		if (r != 2 && r != 3)
+			in_coll(r, C_DP, 51, NOW - 65 * S);
+}
+
+/*
+ * A cycle of waits, no GPU part: ranks 0 and 1 also share a communicator
+ * "pair"; 0 waits on 1 in TP (#201), 1 on 0 in pair (#3).  Each lagger is
+ * held by its own wait in the other communicator, so both are named.
+ */
+static void
+c_cycle(void)
+{
+	int r, k;
+
+	healthy();
+	for (r = 0; r < 2; r++) {
+		struct detect_comm *c = cm(r, 4);
+
+		*c = *cm(r, C_TP);
+		c->hash = 0x5000;
+		snprintf(c->name, sizeof(c->name), "pair");
+		done_at(r, 4, 2, NOW - 80 * S);
+		rk[r].st.ncomm = 5;
+	}
+	in_coll(0, C_TP, 201, NOW - 70 * S);
+	in_coll(1, 4, 3, NOW - 70 * S);
+	for (r = 0; r < 2; r++)
+		for (k = 0; k < 5; k++)
+			cm(r, k)->flags = 0;
+}
+
+/* TP group {4,5}: both entered TP #201, kernels quiet for 70 s. */
+static void
+c_gpu_stuck(void)
+{
+	healthy();
+	in_coll(4, C_TP, 201, NOW - 70 * S);
+	in_coll(5, C_TP, 201, NOW - 71 * S);
+}
+
+/* Only 5's kernel still runs; 4 completed TP #201 (and waits in nothing). */
+static void
+c_gpu_stuck_one(void)
+{
+	healthy();
+	in_coll(5, C_TP, 201, NOW - 71 * S);
+	done_at(4, C_TP, 201, NOW - 71 * S);
+}
+
+/* Rank 6 (node 1, GPU 2) exited with 1 a tenth of a second ago. */
+static void
+c_exit1(void)
+{
+	healthy();
+	rk[6].st.exited = 1;
+	rk[6].st.exit_known = 1;
+	rk[6].st.exit_status = 1 << 8;
+	rk[6].st.exit_ns = NOW - S / 10;
+}
+
+/* Rank 6 exited with 0 two seconds ago: the end of a step. */
+static void
+c_exit0_recent(void)
+{
+	c_exit1();
+	rk[6].st.exit_status = 0;
+	rk[6].st.exit_ns = NOW - 2 * S;
+}
+
+/* ... and the threshold and a second ago: named. */
+static void
+c_exit0_late(void)
+{
+	c_exit0_recent();
+	rk[6].st.exit_ns = NOW - T - S;
+}
+
+/* Rank 3 killed by SIGKILL, its TP peer 2 waiting 70 s in TP: the exit is
+ * named, the stuck kernel of 2 (its effect) is not. */
+static void
+c_exit_holds(void)
+{
+	healthy();
+	rk[3].st.exited = 1;
+	rk[3].st.exit_known = 1;
+	rk[3].st.exit_status = SIGKILL;
+	rk[3].st.exit_ns = NOW - 70 * S;
+	in_coll(2, C_TP, 201, NOW - 70 * S);
+}
+
+/* Everyone idle outside NCCL for 400 s: a checkpoint. */
+static void
+c_stalled(void)
+{
+	int r, k;
+
+	healthy();
+	for (r = 0; r < NR; r++)
+		for (k = 0; k < 4; k++) {
+			cm(r, k)->enter_ns = NOW - 400 * S - (uint64_t)r * S;
+			cm(r, k)->progress_ns = NOW - 400 * S - (uint64_t)r * S;
+		}
+}
+
+/* Idle 200 s only: below the stall threshold. */
+static void
+c_stalled_short(void)
+{
+	int r, k;
+
+	healthy();
+	for (r = 0; r < NR; r++)
+		for (k = 0; k < 4; k++) {
+			cm(r, k)->enter_ns = NOW - 200 * S;
+			cm(r, k)->progress_ns = NOW - 200 * S;
+		}
+}
+
+/* Idle 400 s but rank 2 entered TP #201 that 3 never did: a hang, not a
+ * stall. */
+static void
+c_stall_vs_hang(void)
+{
+	c_stalled();
+	in_coll(2, C_TP, 201, NOW - 400 * S);
+}
+
+/* Idle 400 s without the GPU part: "idle" cannot be told from "waiting". */
+static void
+c_stall_nogpu(void)
+{
+	int r, k;
+
+	c_stalled();
+	for (r = 0; r < NR; r++)
+		for (k = 0; k < 4; k++)
+			cm(r, k)->flags = 0;
+}
+
+/* Node 2 (ranks 8-11) lost 12 s ago; the rest healthy. */
+static void
+c_node_lost(void)
+{
+	int r;
+
+	healthy();
+	nodes[2].lost = 1;
+	nodes[2].last_ns = NOW - 12 * S;
+	for (r = 8; r < 12; r++)
+		rk[r].present = 0;
+}
+
+/* Node 2 lost while 13 and 15 are stuck in DP #51 waiting for 9 and 11
+ * (on node 2): the node is named, not the kernels it holds. */
+static void
+c_node_lost_holds(void)
+{
+	c_node_lost();
+	in_coll(13, C_DP, 51, NOW - 70 * S);
+	in_coll(15, C_DP, 51, NOW - 70 * S);
+}
+
+/* Whether case setup is about lost nodes (detect.c knows no nodes). */
+static int c_lost(void (*setup)(void));
+
+struct want {
+	enum judge_kind kind;
+	const char *group;
+	int64_t cul[4];
+	size_t ncul;
+	size_t peers;
+	uint64_t for_ns;
+	int32_t node;
+	const char *text;	/* NULL: not checked */
+};
+
+struct tcase {
+	const char *name;
+	void (*setup)(void);
+	size_t n;
+	struct want f[3];
+};
+
+static const struct tcase cases[] = {
+	{ "healthy", c_healthy, 0, { { 0 } } },
+	{ "rank 13 on node3 never entered DP #51, peers on nodes 2 and 3", c_not_entered, 1,
+	  { { JUDGE_NOT_ENTERED, "DP group 1 of PP stage 1", { 13 }, 1, 3, 70 * S, 3,
+	      "DP group 1 of PP stage 1: rank 13 on node3 GPU 1 never entered AllReduce #50; "
+	      "3 peers waiting 70 s" } } },
+	{ "two missing in one group: one finding naming both", c_two_missing, 1,
+	  { { JUDGE_NOT_ENTERED, "DP group 1 of PP stage 1", { 11, 13 }, 2, 2, 70 * S, 2,
+	      "DP group 1 of PP stage 1: ranks 11 on node2 GPU 3 and 13 on node3 GPU 1 never "
+	      "entered AllReduce #50; 2 peers waiting 70 s" } } },
+	{ "peers waiting 50 s: below the threshold", c_not_yet, 0, { { 0 } } },
+	{ "TP stall holding DP peers: only the root (12) is named", c_cascade, 2,
+	  { { JUDGE_NOT_ENTERED, "TP group 2 of PP stage 1", { 12 }, 1, 1, 70 * S, 3,
+	      "TP group 2 of PP stage 1: rank 12 on node3 GPU 0 never entered AllReduce #200; "
+	      "1 peer waiting 70 s" },
+	    { JUDGE_NOT_ENTERED, "DP group 0 of PP stage 1", { 12 }, 1, 3, 65 * S, 3, NULL } } },
+	{ "the same without kernel events: 13 is held by its TP wait", c_cascade_nogpu, 2,
+	  { { JUDGE_NOT_ENTERED, "TP group 2 of PP stage 1", { 12 }, 1, 1, 70 * S, 3, NULL },
+	    { JUDGE_NOT_ENTERED, "DP group 0 of PP stage 1", { 12 }, 1, 3, 65 * S, 3, NULL } } },
+	{ "a stuck TP kernel holds its ranks out of DP: the kernels are named", c_stuck_holds, 1,
+	  { { JUDGE_GPU_STUCK, "TP group 1 of PP stage 0", { 2, 3 }, 2, 0, 71 * S, 0, NULL } } },
+	{ "a cycle of waits: both named", c_cycle, 2,
+	  { { JUDGE_NOT_ENTERED, "TP group 0 of PP stage 0", { 1 }, 1, 1, 70 * S, 0, NULL },
+	    { JUDGE_NOT_ENTERED, "TP group 0 of PP stage 0", { 0 }, 1, 1, 70 * S, 0, NULL } } },
+	{ "GPU stuck in TP group 2 of PP stage 0", c_gpu_stuck, 1,
+	  { { JUDGE_GPU_STUCK, "TP group 2 of PP stage 0", { 4, 5 }, 2, 0, 71 * S, 1,
+	      "TP group 2 of PP stage 0: AllReduce #200 stuck on the GPU 71 s, kernels still "
+	      "running on ranks 4 on node1 GPU 0 and 5 on node1 GPU 1" } } },
+	{ "GPU stuck on one member: only it is named", c_gpu_stuck_one, 1,
+	  { { JUDGE_GPU_STUCK, "TP group 2 of PP stage 0", { 5 }, 1, 1, 71 * S, 1, NULL } } },
+	{ "exit 1 a tenth of a second ago: at once", c_exit1, 1,
+	  { { JUDGE_EXITED, "TP group 3 of PP stage 0", { 6 }, 1, 0, S / 10, 1,
+	      "TP group 3 of PP stage 0: rank 6 on node1 GPU 2 exited with status 1; its peers "
+	      "will wait on it" } } },
+	{ "exit 0 two seconds ago: no finding", c_exit0_recent, 0, { { 0 } } },
+	{ "exit 0 past the threshold: named", c_exit0_late, 1,
+	  { { JUDGE_EXITED, "TP group 3 of PP stage 0", { 6 }, 1, 0, T + S, 1,
+	      "TP group 3 of PP stage 0: rank 6 on node1 GPU 2 exited with status 0 while the "
+	      "step runs on; its peers will wait on it" } } },
+	{ "a killed rank: named, not its peer's stuck kernel", c_exit_holds, 1,
+	  { { JUDGE_EXITED, "TP group 1 of PP stage 0", { 3 }, 1, 0, 70 * S, 0,
+	      "TP group 1 of PP stage 0: rank 3 on node0 GPU 3 was killed by signal 9; its "
+	      "peers will wait on it" } } },
+	{ "every rank idle 400 s: stalled, nobody blamed", c_stalled, 1,
+	  { { JUDGE_STALLED, "world", { 0 }, 0, 0, 400 * S, -1,
+	      "world: all 16 ranks idle outside NCCL for 400 s, none in a collective (a "
+	      "checkpoint, a stuck file system?)" } } },
+	{ "idle 200 s: below the stall threshold", c_stalled_short, 0, { { 0 } } },
+	{ "idle, but one rank waits in a collective: a hang, not a stall", c_stall_vs_hang, 1,
+	  { { JUDGE_NOT_ENTERED, "TP group 1 of PP stage 0", { 3 }, 1, 1, 400 * S, 0, NULL } } },
+	{ "idle without the GPU part: not judged a stall", c_stall_nogpu, 0, { { 0 } } },
+	{ "node 2 lost", c_node_lost, 1,
+	  { { JUDGE_NODE_LOST, "world", { 0 }, 0, 0, 12 * S, 2,
+	      "world: node node2 lost: no summary for 12 s; its 4 ranks unknown" } } },
+	{ "node 2 lost, its DP peers stuck: only the node", c_node_lost_holds, 1,
+	  { { JUDGE_NODE_LOST, "world", { 0 }, 0, 0, 12 * S, 2, NULL } } },
+};
+
+#define NCASES (sizeof(cases) / sizeof(cases[0]))
+#define NLOST	2	/* cases with a lost node */
+
+static int
+c_lost(void (*setup)(void))
+{
+	return setup == c_node_lost || setup == c_node_lost_holds;
+}
+
+/* Whether finding f is w; says what differs. */
+static int
+same(const struct judge_finding *f, const struct want *w, char *why, size_t size)
+{
+	size_t i;
+
+	if (f->kind != w->kind) {
+		snprintf(why, size, "kind %s, want %s", judge_kind_name(f->kind),
+			 judge_kind_name(w->kind));
+		return 0;
+	}
+	if (strcmp(f->group, w->group) != 0) {
+		snprintf(why, size, "group '%s', want '%s'", f->group, w->group);
+		return 0;
+	}
+	if (f->nculprits != w->ncul || f->ncul_total != w->ncul) {
+		snprintf(why, size, "%zu culprits (%zu in all), want %zu", f->nculprits,
+			 f->ncul_total, w->ncul);
+		return 0;
+	}
+	for (i = 0; i < w->ncul; i++)
+		if (f->culprits[i] != w->cul[i]) {
+			snprintf(why, size, "culprit %zu is %lld, want %lld", i,
+				 (long long)f->culprits[i], (long long)w->cul[i]);
+			return 0;
+		}
+	if (f->npeers_waiting != w->peers || f->for_ns != w->for_ns || f->node != w->node) {
+		snprintf(why, size, "peers %zu for %llu ns node %d, want %zu %llu %d",
+			 f->npeers_waiting, (unsigned long long)f->for_ns, (int)f->node, w->peers,
+			 (unsigned long long)w->for_ns, (int)w->node);
+		return 0;
+	}
+	if (w->text && strcmp(f->text, w->text) != 0) {
+		snprintf(why, size, "text '%s'", f->text);
+		return 0;
+	}
+	return 1;
+}
+
+/* A verdict as (kind, rank, comm): the judge's and detect_run's agree. */
+struct triple {
+	int kind;
+	int64_t rank;
+	uint64_t hash;
+};
+
+static int
+triple_cmp(const void *a, const void *b)
+{
+	const struct triple *x = a, *y = b;
+
+	if (x->kind != y->kind)
+		return x->kind - y->kind;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	return x->hash < y->hash ? -1 : x->hash > y->hash;
+}
+
+/*
+ * On the whole step given to detect_run as if one node, the hang and exit
+ * findings name the same (rank, communicator) pairs as its verdicts: the
+ * judge applies detect.c's rules, by groups instead of pairs of ranks.
+ */
+static int
+agrees_with_detect(const struct judge_finding *out, size_t n, char *why, size_t size)
+{
+	static struct detect_rank dr[NR];
+	struct detect_verdict v[32];
+	struct triple a[32], b[32];
+	size_t na = 0, nb = 0, i, k, nv;
+
+	for (i = 0; i < NR; i++)
+		dr[i] = rk[i].st;
+	nv = detect_run(dr, NR, NOW, T, v, 32);
+	for (i = 0; i < nv && i < 32; i++) {
+		b[nb].kind = v[i].kind == DETECT_EXITED ? JUDGE_EXITED :
+			     v[i].kind == DETECT_NOT_ENTERED ? JUDGE_NOT_ENTERED : JUDGE_GPU_STUCK;
+		b[nb].rank = v[i].rank;
+		b[nb++].hash = v[i].comm_hash;
+	}
+	for (i = 0; i < n; i++) {
+		if (out[i].kind != JUDGE_EXITED && out[i].kind != JUDGE_NOT_ENTERED &&
+		    out[i].kind != JUDGE_GPU_STUCK)
+			continue;
+		for (k = 0; k < out[i].nculprits && na < 32; k++) {
+			a[na].kind = (int)out[i].kind;
+			a[na].rank = out[i].culprits[k];
+			a[na++].hash = out[i].comm_hash;
+		}
+	}
+	qsort(a, na, sizeof(a[0]), triple_cmp);
+	qsort(b, nb, sizeof(b[0]), triple_cmp);
+	for (i = 0; i < na && i < nb && triple_cmp(&a[i], &b[i]) == 0; i++)
+		;
+	if (na == nb && i == na)
+		return 1;
+	snprintf(why, size, "judge %zu, detect %zu; first difference at %zu", na, nb, i);
+	return 0;
+}
+
+static void
+run_cases(void)
+{
+	static struct judge_finding out[8];
+	size_t i, k, n;
+	pl_err_t err;
+
+	for (i = 0; i < NCASES; i++) {
+		struct judge_state *s = judge_state_new(NR, &err);
+		char why[400] = "";
+		int good;
+
+		cases[i].setup();
+		memset(out, 0, sizeof(out));
+		n = s ? judge_run(&step, rk, NR, NOW, &par, s, out, 8) : 0;
+		good = s && n == cases[i].n;
+		if (!good)
+			snprintf(why, sizeof(why), "%zu findings, want %zu%s%s", n, cases[i].n,
+				 n ? ": " : "", n ? out[0].text : "");
+		for (k = 0; good && k < n; k++)
+			good = same(&out[k], &cases[i].f[k], why, sizeof(why));
+		if (!ok(good, "%s", cases[i].name))
+			diag("  finding %zu: %s", k ? k - 1 : 0, why);
+		if (!c_lost(cases[i].setup) && !ok(agrees_with_detect(out, n, why, sizeof(why)),
+						  "%s: as detect_run names it", cases[i].name))
+			diag("  %s", why);
+		judge_state_free(s);
+	}
+}
+
+/* ---- the slow-rank rule over rounds ------------------------------------- */
+
+/* Rank r's window in comm kind: mean wait and gap in us, done advanced. */
+static void
+window(int r, int kind, uint64_t wait_us, uint64_t gap_us, uint64_t done)
+{
+	struct detect_comm *c = cm(r, kind);
+
+	c->nwait = 32;
+	c->wait_sum_ns = 32 * wait_us * US;
+	c->gap_sum_ns = 32 * gap_us * US;
+	c->colls = c->done = done;
+	c->seq = done - 1;
+}
+
+/*
+ * Rank 5 (tp 1, dp 2, pp 0; node 1 GPU 1) slow in round `k`, with done
+ * advanced by `fresh` each round:
+ *   TP {4,5}: 4 waits 700 us (gap 9300), 5 waits 100 (gap 9900):
+ *     lead(5) = (700 - 100) / 10000 = 0.06, lead(4) = -0.06;
+ *   DP {1,3,5,7}: 1, 3, 7 wait 3400 us (gap 36600), 5 200 (gap 39800):
+ *     lead(5) = (3400 - 200) / 40000 = 0.08;
+ *   its TP peer 4 arrives at DP {0,2,4,6} as late: lead(4) there 0.08,
+ *     but -0.06 in TP: not named;
+ *   its PP peer 13 is held by it through the pipeline: DP {9,11,13,15}
+ *     the same as 5's, lead 0.08, TP {12,13} equal: one group against
+ *     5's two; not named;
+ *   4's PP peer 12 likewise in DP {8,10,12,14}: its pipeline peer 4 is
+ *     held (it waits in TP); not named.
+ * Its smallest lead is 0.06 >= the margin 0.05; it costs most in DP (0.08).
+ */
+static void
+slow_round(int k, int slow)
+{
+	uint64_t d = 1000 + (uint64_t)k * 40;
+	int r;
+
+	healthy();
+	for (r = 0; r < NR; r++) {
+		window(r, C_TP, 100, 9900, 4 * d);
+		window(r, C_DP, 1000, 39000, d);
+	}
+	if (!slow)
+		return;
+	window(4, C_TP, 700, 9300, 4 * d);
+	window(5, C_TP, 100, 9900, 4 * d);
+	for (r = 0; r < 8; r++)
+		window(r, C_DP, r == 4 || r == 5 ? 200 : 3400, r == 4 || r == 5 ? 39800 : 36600, d);
+	for (r = 8; r < 16; r++)
+		window(r, C_DP, r == 12 || r == 13 ? 200 : 3400, r == 12 || r == 13 ? 39800 : 36600,
+		       d);
+}
+
+static size_t
+slow_run(struct judge_state *s, int k, struct judge_finding *out, size_t max)
+{
+	return judge_run(&step, rk, NR, NOW + (uint64_t)k * S, &par, s, out, max);
+}
+
+static void
+slow_test(void)
+{
+	struct judge_finding out[4];
+	struct judge_state *s;
+	pl_err_t err;
+	size_t n;
+	int k, r, named_at = -1, others = 0;
+
+	/* Named in round 3 (rounds 0-2 qualify: 3 rounds, 2 s since round
+	 * 0), not before. */
+	s = judge_state_new(NR, &err);
+	for (k = 0; k < 6; k++) {
+		slow_round(k, 1);
+		n = slow_run(s, k, out, 4);
+		if (n && named_at < 0)
+			named_at = k;
+		others += n > 1 || (n == 1 && (out[0].kind != JUDGE_SLOW || out[0].culprits[0] != 5));
+	}
+	is_int(named_at, 2, "slow: rank 5 named in the 3rd qualifying round (3 rounds, 2 s), not before");
+	is_int(others, 0, "slow: nothing else named (not its TP peer 4, not the PP peers 12, 13)");
+	slow_round(6, 1);
+	n = slow_run(s, 6, out, 4);
+	ok(n == 1 && out[0].kind == JUDGE_SLOW, "slow: still named in round 6");
+	is_str(out[0].group, "DP group 1 of PP stage 0", "slow: the group where it costs most");
+	ok(out[0].cost_frac > 0.0799 && out[0].cost_frac < 0.0801 && out[0].since_ns == NOW &&
+	   out[0].for_ns == 6 * S && out[0].npeers_waiting == 3 && out[0].node == 1,
+	   "slow: cost 0.08 (its DP peers' excess wait over their cycle), since round 0");
+	is_str(out[0].text, "DP group 1 of PP stage 0: rank 5 on node1 GPU 1 is slow: its 3 "
+	       "peers lose 8.0 % of their time waiting on it, for 6.0 s", "slow: the line");
+	is_double(judge_state_lead(s, 5), 0.08, 1e-9, "slow: its score is its largest lead (DP)");
+	ok(judge_state_lead(s, 4) == 0 && judge_state_lead(s, 12) == 0 &&
+	   judge_state_lead(s, 13) == 0, "slow: its TP peer and the PP peers score 0");
+	/* Its TP lead grows past the DP one (4 waits 1300 us): the finding
+	 * stays about DP (an alert keeps its fingerprint). */
+	slow_round(7, 1);
+	window(4, C_TP, 1300, 8700, 4 * (1000 + 7 * 40));
+	n = slow_run(s, 7, out, 4);
+	ok(n == 1 && strcmp(out[0].group, "DP group 1 of PP stage 0") == 0 &&
+	   out[0].cost_frac > 0.0799 && out[0].cost_frac < 0.0801 &&
+	   judge_state_lead(s, 5) > 0.1199 && judge_state_lead(s, 5) < 0.1201,
+	   "slow: TP now leads more (0.12, its score), the finding stays about DP (0.08)");
+	/* A healthy round ends it (the finding resolves). */
+	slow_round(8, 0);
+	is_int(slow_run(s, 8, out, 4), 0, "slow: a healthy round: no finding");
+	judge_state_free(s);
+
+	/* A one-round spike, then healthy: never named. */
+	s = judge_state_new(NR, &err);
+	n = 0;
+	for (k = 0; k < 8; k++) {
+		slow_round(k, k == 3 || k == 6);
+		n += slow_run(s, k, out, 4);
+	}
+	is_int(n, 0, "slow: one-round spikes are never named");
+	judge_state_free(s);
+
+	/* Rounds without new completions do not count: with rounds 1 and 2
+	 * the same windows as round 0, rank 5 is named in round 4. */
+	s = judge_state_new(NR, &err);
+	named_at = -1;
+	for (k = 0; k < 6; k++) {
+		slow_round(k == 1 || k == 2 ? 0 : k - 2 < 0 ? 0 : k - 2, 1);
+		n = slow_run(s, k, out, 4);
+		if (n && named_at < 0)
+			named_at = k;
+	}
+	is_int(named_at, 4, "slow: rounds with no new completions do not count");
+	judge_state_free(s);
+
+	/* A hang (rank 12 stopped) resets the streaks: the slow rank is not
+	 * named in the round of the hang nor right after. */
+	s = judge_state_new(NR, &err);
+	others = 0;
+	for (k = 0; k < 5; k++) {
+		slow_round(k, 1);
+		if (k == 1)
+			in_coll(13, C_TP, 4 * (1000 + 40) + 1, NOW + S - 70 * S);
+		n = slow_run(s, k, out, 4);
+		if (k == 1)
+			others += !(n == 1 && out[0].kind == JUDGE_NOT_ENTERED);
+		else if (k < 4)
+			others += n != 0;
+		else
+			others += !(n == 1 && out[0].kind == JUDGE_SLOW);
+	}
+	is_int(others, 0, "slow: a round with a hang resets the streak (named again in round 4)");
+	judge_state_free(s);
+
+	/* TP group {4,5} slow as a whole: 4 and 5 lead in their DP groups
+	 * (0.08), not in TP (equal), their pipeline peers 12, 13 lead
+	 * nowhere.  Not a slow rank: nothing named. */
+	s = judge_state_new(NR, &err);
+	n = 0;
+	for (k = 0; k < 6; k++) {
+		uint64_t d = 1000 + (uint64_t)k * 40;
+
+		slow_round(k, 0);
+		for (r = 0; r < 8; r++)
+			window(r, C_DP, r == 4 || r == 5 ? 200 : 3400, r == 4 || r == 5 ? 39800 : 36600,
+			       d);
+		n += slow_run(s, k, out, 4);
+	}
+	ok(n == 0 && judge_state_lead(s, 4) == 0 && judge_state_lead(s, 5) == 0,
+	   "slow: a TP group slow as a whole leads only in DP: no slow rank named");
+	judge_state_free(s);
+
+	/* Smoothed by halves: named in round 2 as before (the leads are the
+	 * same every round); after it, healthy rounds halve its lead: 0.04
+	 * (still at least 0.025: named), then 0.02 (resolved). */
+	par.slow_smooth = 0.5;
+	s = judge_state_new(NR, &err);
+	for (k = 0; k < 3; k++) {
+		slow_round(k, 1);
+		n = slow_run(s, k, out, 4);
+	}
+	slow_round(3, 0);
+	n = slow_run(s, 3, out, 4);
+	ok(n == 1 && out[0].kind == JUDGE_SLOW && out[0].cost_frac > 0.0399 &&
+	   out[0].cost_frac < 0.0401, "smoothed: one healthy round halves the lead (0.04), still named");
+	slow_round(4, 0);
+	is_int(slow_run(s, 4, out, 4), 0, "smoothed: the next one (0.02) resolves it");
+	judge_state_free(s);
+	par.slow_smooth = 1;
+}
+
+/* ---- bounded output ------------------------------------------------------- */
+
+static void
+bounded_test(void)
+{
+	struct judge_finding out[3];
+	struct judge_state *s;
+	pl_err_t err;
+	size_t n;
+	int r;
+
+	healthy();
+	for (r = 0; r < 8; r++) {
+		rk[r].st.exited = 1;
+		rk[r].st.exit_known = 1;
+		rk[r].st.exit_status = (r + 1) << 8;
+		rk[r].st.exit_ns = NOW - S;
+	}
+	s = judge_state_new(NR, &err);
+	n = judge_run(&step, rk, NR, NOW, &par, s, out, 3);
+	is_int(n, 8, "max 3: all 8 exits counted");
+	ok(out[0].culprits[0] == 0 && out[1].culprits[0] == 1 && out[2].culprits[0] == 2 &&
+	   out[2].exit_status == 3 << 8, "max 3: the first three written, by rank");
+	is_int(judge_run(&step, rk, NR, NOW, &par, s, NULL, 0), 8, "max 0: counted, none written");
+	is_int(judge_run(&step, rk, 0, NOW, &par, s, out, 3), 0, "no ranks: no finding");
+	judge_state_free(s);
+	ok(judge_state_new(0, &err) == NULL && strstr(err.text, "world 0") != NULL,
+	   "a world of 0 is refused, naming it");
+
+	/* More ranks than the state's world: those beyond are not judged. */
+	healthy();
+	rk[12].st.exited = 1;
+	rk[12].st.exit_known = 1;
+	rk[12].st.exit_status = 1 << 8;
+	s = judge_state_new(8, &err);
+	is_int(judge_run(&step, rk, NR, NOW, &par, s, out, 3), 0,
+	       "16 ranks given to a state of 8: rank 12's exit is beyond it");
+	judge_state_free(s);
+
+	/* A lost node without a name, never heard from. */
+	healthy();
+	nodes[2].lost = 1;
+	nodes[2].last_ns = 0;
+	nodes[2].name = NULL;
+	s = judge_state_new(NR, &err);
+	n = judge_run(&step, rk, NR, NOW, &par, s, out, 3);
+	is_str(n == 1 ? out[0].text : "", "world: node 2 (name unknown) lost: no summary yet; its 4 "
+	       "ranks unknown", "a lost node without a name, never heard from");
+	nodes[2].name = "node2";
+	judge_state_free(s);
+}
+
+/* A DP group of 40 ranks, 20 missing: 16 named, 20 counted. */
+static void
+many_culprits_test(void)
+{
+	static struct judge_rank big[40];
+	struct judge_step st = step;
+	struct judge_finding out[2];
+	struct judge_state *s;
+	pl_err_t err;
+	int r;
+
+	st.world = 40;
+	st.nodes = NULL;
+	st.nnodes = 0;
+	st.size[JUDGE_TP] = 1;
+	st.size[JUDGE_DP] = 40;
+	st.size[JUDGE_PP] = 1;
+	memset(big, 0, sizeof(big));
+	for (r = 0; r < 40; r++) {
+		struct detect_comm *c = &big[r].st.comm[0];
+
+		big[r].st.job_id = 77;
+		big[r].st.rank = r;
+		big[r].node = (uint32_t)(r / 10);
+		big[r].gpu = r % 10;
+		big[r].co[JUDGE_DP] = (uint32_t)r;
+		big[r].present = 1;
+		big[r].st.ncomm = 1;
+		c->hash = 0x2000;
+		snprintf(c->name, sizeof(c->name), "dp");
+		c->nranks = 40;
+		c->flags = DETECT_GPU;
+		c->colls = r % 2 ? 7 : 8;
+		c->seq = c->colls - 1;
+		snprintf(c->func, sizeof(c->func), "AllReduce");
+		c->done = 7;
+		c->ch_inflight = r % 2 ? 0 : 2;
+		c->enter_ns = c->progress_ns = NOW - 80 * S;
+	}
+	s = judge_state_new(40, &err);
+	ok(judge_run(&st, big, 40, NOW, &par, s, out, 2) == 1 && out[0].nculprits == 16 &&
+	   out[0].ncul_total == 20 && out[0].culprits[15] == 31 && out[0].npeers_waiting == 20,
+	   "20 missing ranks: 16 named, 20 counted, 20 peers waiting");
+	is_str(out[0].text, "world: ranks 1 on an unknown node GPU 1, 3 on an unknown node GPU 3, "
+	       "5 on an unknown node GPU 5 and 17 more never entered AllReduce #7; 20 peers "
+	       "waiting 80 s", "the line names the first three and counts the rest");
+	judge_state_free(s);
+}
+
+/* ---- group names ---------------------------------------------------------- */
+
+static void
+name_is(const struct judge_step *st, const uint32_t (*co)[JUDGE_NAXES], size_t n,
+	const char *name, const char *want, const char *what)
+{
+	char out[JUDGE_GROUP_LEN];
+
+	judge_group_name(st, co, n, name, out, sizeof(out));
+	is_str(out, want, "group name: %s", what);
+}
+
+static void
+names_test(void)
+{
+	/* tp2 dp4 pp2 (co: tp, cp, ep, dp, pp): rank 5 = tp 1, dp 2, pp 0;
+	 * rank 13 = tp 1, dp 2, pp 1. */
+	static const uint32_t tp45[2][5] = { { 0, 0, 0, 2, 0 }, { 1, 0, 0, 2, 0 } };
+	static const uint32_t dp5[4][5] = {
+		{ 1, 0, 0, 0, 0 }, { 1, 0, 0, 1, 0 }, { 1, 0, 0, 2, 0 }, { 1, 0, 0, 3, 0 }
+	};
+	static const uint32_t pp5[2][5] = { { 1, 0, 0, 2, 0 }, { 1, 0, 0, 2, 1 } };
+	static const uint32_t one[1][5] = { { 1, 0, 0, 2, 1 } };
+	uint32_t world[16][5];
+	/* tp2 cp2 dp2 (rank = tp + 2 cp + 4 dp): rank 5 = tp 1, cp 0, dp 1;
+	 * its CP group {5, 7}. */
+	struct judge_step cps = step;
+	static const uint32_t cp5[2][5] = { { 1, 0, 0, 1, 0 }, { 1, 1, 0, 1, 0 } };
+	/* tp2 ep2 dp4 pp2 (expert dp = dp / 2): rank 5 = tp 1, dp 2 (ep 0,
+	 * edp 1), pp 0.  Its EP group {5, 7} (dp 2, 3: ep 0, 1), its EDP
+	 * group {1, 5} (dp 0, 2: edp 0, 1). */
+	struct judge_step eps = step;
+	static const uint32_t ep5[2][5] = { { 1, 0, 0, 2, 0 }, { 1, 0, 1, 3, 0 } };
+	static const uint32_t edp5[2][5] = { { 1, 0, 0, 0, 0 }, { 1, 0, 0, 2, 0 } };
+	char small[12];
+	int r;
+
+	for (r = 0; r < 16; r++) {
+		memset(world[r], 0, sizeof(world[r]));
+		world[r][JUDGE_TP] = co_tp(r);
+		world[r][JUDGE_DP] = co_dp(r);
+		world[r][JUDGE_PP] = co_pp(r);
+	}
+	name_is(&step, tp45, 2, "tp", "TP group 2 of PP stage 0", "TP by name");
+	name_is(&step, tp45, 2, NULL, "TP group 2 of PP stage 0", "TP from coordinates");
+	name_is(&step, dp5, 4, "DP", "DP group 1 of PP stage 0", "DP by name (any case)");
+	name_is(&step, dp5, 4, "TENSOR_MODEL_PARALLEL_GROUP", "DP group 1 of PP stage 0",
+		"a name of other words: from coordinates");
+	name_is(&step, pp5, 2, "pp", "PP group 5", "PP: index tp + 2 dp, no stage");
+	name_is(&step, (const uint32_t (*)[5])world, 16, "", "world", "world from coordinates");
+	name_is(&step, tp45, 2, "world", "world", "world by name");
+	name_is(&step, tp45, 2, "tp-pp", "TP-PP group 2", "a composite name (model parallel)");
+	name_is(&step, one, 1, NULL, "group of 1 rank", "one member, no name");
+	name_is(&step, one, 1, "tp", "TP group 2 of PP stage 1", "one member present, by name");
+	cps.size[JUDGE_CP] = 2;
+	cps.size[JUDGE_DP] = 2;
+	cps.size[JUDGE_PP] = 1;
+	name_is(&cps, cp5, 2, NULL, "CP group 3", "CP: index tp + 2 dp, pp 1 has no stage");
+	eps.size[JUDGE_EP] = 2;
+	name_is(&eps, ep5, 2, NULL, "EP group 3 of PP stage 0",
+		"EP from coordinates: index tp + 2 edp (Megatron's expert groups)");
+	name_is(&eps, ep5, 2, "ep", "EP group 3 of PP stage 0", "EP by name");
+	name_is(&eps, edp5, 2, "edp", "EDP group 1 of PP stage 0", "expert DP: index tp + 2 ep");
+	judge_group_name(&step, tp45, 2, "tp", small, sizeof(small));
+	is_str(small, "TP group...", "group name: cut to the buffer, ending in ...");
+}
+
+int
+main(void)
+{
+	judge_params_default(&par);
+	par.stall_threshold_ns = STALL;
+	par.slow_rounds = 3;
+	par.slow_persist_ns = 2 * S;
+	par.slow_margin = 0.05;
+	par.slow_margin_off = 0.025;
+	par.slow_smooth = 1;
+	plan(2 * (int)NCASES - NLOST + 16 + 7 + 2 + 15);
+	run_cases();
+	slow_test();
+	bounded_test();
+	many_culprits_test();
+	names_test();
+	return done_testing();
+}
