@@ -25,8 +25,10 @@
 
 #include "client.h"
 #include "layoutd.h"
+#include "layoutd_alert.h"
 #include "layoutd_conn.h"
 #include "layoutd_curl.h"
+#include "layoutd_peer.h"
 #include "layoutd_steps.h"
 #include "layoutd_watch.h"
 
@@ -79,7 +81,10 @@ usage(FILE *f)
 		"  --hwloc-check WHAT   compare this node with the map: live, no, or an hwloc XML\n"
 		"\n"
 		"Endpoints: GET /v1/health, GET /v1/topology, POST /v1/placement, GET /v1/steps,\n"
-		"GET /v1/watch, POST /v1/watch/tasks, POST /v1/watch/exit.\n"
+		"GET /v1/watch, POST /v1/watch/tasks, POST /v1/watch/exit, GET /v1/alerts,\n"
+		"GET /metrics (Prometheus text format).\n"
+		"With peer_listen: GET /v1/watch/step on a step's leader, and POST /v1/peer/summary\n"
+		"and GET /v1/watch/step on the peer listener (munge credentials).\n"
 		"SIGHUP reloads config and map (the old ones stay when the new ones fail);\n"
 		"SIGTERM and SIGINT exit cleanly.\n",
 		LD_DEFAULT_SOCKET, ld_default_conf(), ld_conf_keys());
@@ -286,9 +291,21 @@ main(int argc, char **argv)
 	d.curl = ld_curl_new(d.base, &err);
 	if (!d.curl)
 		goto out;
+	d.peers = ld_peer_new(&d);
+	if (!d.peers) {
+		pl_err_set(&err, "out of memory, or the munge worker thread cannot start");
+		goto out;
+	}
+	d.alerts = ld_alert_new(&d);
+	if (!d.alerts) {
+		pl_err_set(&err, "out of memory");
+		goto out;
+	}
+	ld_peer_set_findings_cb(d.peers, ld_alert_findings);
 	ld_http_apply(&d);
 	ld_http_setup(&d, d.http);
-	if (ld_listen_unix(&d, &ls, &err) < 0 || ld_listen_tcp(&d, &ls, &err) < 0)
+	if (ld_listen_unix(&d, &ls, &err) < 0 || ld_listen_tcp(&d, &ls, &err) < 0 ||
+	    ld_peer_listen(d.peers, &err) < 0)
 		goto out;
 
 	if (d.cur->conf.pidfile[0]) {
@@ -334,7 +351,13 @@ out:
 	if (d.http)
 		evhttp_free(d.http);
 	ld_conns_free(d.conns);
+	/* Before the HTTP client: it cancels its deliveries there. */
+	ld_peer_free(d.peers);
+	d.peers = NULL;
+	/* The HTTP client first: no delivery callback runs after it. */
 	ld_curl_free(d.curl);
+	d.curl = NULL;
+	ld_alert_free(d.alerts);
 	ld_watch_free(d.watch);
 	if (d.base)
 		event_base_free(d.base);

@@ -13,7 +13,12 @@
  *   layoutd_steps.c   the ring of recorded steps (layoutd_steps.h)
  *   layoutd_watch.c   the node's watched ranks: records, detection
  *                     (layoutd_watch.h)
+ *   layoutd_peer.c    the job-wide view: node summaries to each step's
+ *                     leader over TCP with munge, the leader's view, the
+ *                     judge, failover (layoutd_peer.h)
  *   layoutd_curl.c    non-blocking HTTP POSTs on the loop (layoutd_curl.h)
+ *   layoutd_alert.c   alerts out of the judge's findings, optional drain
+ *                     (layoutd_alert.h)
  *   layoutd_metrics.c GET /metrics (Prometheus text format)
  *   layoutd_http.c    routing, replies and the handlers
  *
@@ -48,6 +53,22 @@
 #define LD_DEFAULT_HANG_THRESHOLD_S 60L
 #define LD_DEFAULT_WATCH_MAX_STEPS 64L
 #define LD_DEFAULT_WATCH_MAX_TASKS 256L
+#define LD_DEFAULT_PEER_PORT 6830
+#define LD_DEFAULT_PEER_FAIL_INTERVALS 3L
+#define LD_DEFAULT_PEER_TIMEOUT_MS 2000L
+#define LD_DEFAULT_PEER_MAX_CONNECTIONS 4096L
+#define LD_DEFAULT_PEER_MAX_RANKS 65536L
+#define LD_DEFAULT_MUNGE_TTL_S 10L
+#define LD_DEFAULT_ALERT_RESEND_S 60L
+#define LD_DEFAULT_ALERT_RETRIES 10L
+#define LD_DEFAULT_ALERT_QUEUE_MAX 1024L
+#define LD_DEFAULT_ALERT_TIMEOUT_MS 5000L
+#define LD_DEFAULT_DRAIN_MAX_PER_HOUR 1L
+#define LD_DEFAULT_SCONTROL "/usr/bin/scontrol"
+
+/* peer_listen besides a port. */
+#define LD_PEER_LISTEN_NO (-1)		/* no peer listener, no summaries sent */
+#define LD_PEER_LISTEN_AUTO (-2)	/* the map's addr/peer_port, else 0.0.0.0:peer_port */
 
 /* What a TCP caller, which has no credentials, may do. */
 enum ld_tcp_access {
@@ -82,6 +103,26 @@ struct ld_conf {
 	long watch_max_tasks;		/* registered tasks per step */
 	char watch_dir[LD_PATH];	/* the step directories (the plugin's watch_dir) */
 	long watch_leftover_s;		/* idle this long, a step directory is left over */
+	/* the peers (layoutd_peer.c) */
+	int peer_port;			/* other nodes' layoutd, when the map has no port */
+	int peer_listen;		/* LD_PEER_LISTEN_* or a port (0 = any free one) */
+	char peer_host[LD_PATH];	/* its address when a port is given */
+	char munge_socket[LD_PATH];	/* "" = libmunge's default */
+	long munge_ttl_s;		/* what a credential made here lives */
+	long peer_fail_intervals;	/* failed deliveries in a row before a failover */
+	long peer_lost_s;		/* silent this long, a node is lost; 0 = auto */
+	long peer_timeout_ms;		/* one delivery, whole */
+	long peer_max_connections;	/* on the peer listener */
+	long peer_max_ranks;		/* ranks in one step this node leads */
+	char alertmanager_url[LD_PATH];	/* comma-separated Alertmanager URLs; "" none */
+	char webhook_url[LD_PATH];	/* comma-separated webhook URLs; "" none */
+	long alert_resend_s;		/* a firing alert is sent again this often */
+	long alert_retries;		/* tries after the first, with back-off */
+	long alert_queue_max;		/* alert messages queued at most */
+	long alert_timeout_ms;		/* one delivery, connection included */
+	bool drain;			/* drain the culprit's node in Slurm */
+	long drain_max_per_hour;	/* drains at most in any hour */
+	char scontrol[LD_PATH];		/* the scontrol the drain runs */
 };
 
 /* One setting from the command line: applied after the file, so it wins. */
@@ -237,10 +278,12 @@ int ld_write_small_file(const char *path, const char *text, pl_err_t *err);
 
 struct event_base;
 struct evhttp;
+struct ld_alerts;
 struct ld_conns;
 struct ld_curl;
 struct ld_steps;
 struct ld_watch;
+struct ld_peers;
 
 struct ld {
 	struct ld_load *cur;
@@ -251,7 +294,9 @@ struct ld {
 	struct ld_conns *conns;		/* layoutd_conn.c */
 	struct ld_steps *steps;		/* layoutd_steps.c */
 	struct ld_watch *watch;		/* layoutd_watch.c */
+	struct ld_peers *peers;		/* layoutd_peer.c */
 	struct ld_curl *curl;		/* layoutd_curl.c: the loop's HTTP client */
+	struct ld_alerts *alerts;	/* layoutd_alert.c */
 	struct timespec start;		/* CLOCK_MONOTONIC */
 	unsigned long requests;
 	unsigned long reloads;

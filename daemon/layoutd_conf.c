@@ -27,7 +27,10 @@
 
 enum kind {
 	K_PATH, K_SOCKET, K_MODE, K_GROUP, K_TCP, K_TCP_ACCESS, K_NODE, K_LOG, K_HWLOC, K_USER,
-	K_MS, K_SIZE, K_HEADER, K_COUNT, K_WATCH_MS, K_HANG, K_WSTEPS, K_WTASKS, K_WDIR, K_LEFTOVER
+	K_MS, K_SIZE, K_HEADER, K_COUNT, K_WATCH_MS, K_HANG, K_WSTEPS, K_WTASKS, K_WDIR, K_LEFTOVER,
+	K_PEER_PORT, K_PEER_LISTEN, K_MUNGE_SOCKET, K_MUNGE_TTL, K_PEER_FAIL, K_PEER_LOST,
+	K_PEER_TIMEOUT, K_PEER_CONNS, K_PEER_RANKS,
+	K_URLS, K_RESEND, K_RETRIES, K_AQUEUE, K_ATIMEOUT, K_DRAIN, K_DRAIN_MAX, K_SCONTROL
 };
 
 struct key {
@@ -62,6 +65,24 @@ static const struct key keys[] = {
 	{ "watch_max_tasks", K_WTASKS, 0, 0 },
 	{ "watch_dir", K_WDIR, STR(watch_dir) },
 	{ "watch_leftover_s", K_LEFTOVER, 0, 0 },
+	{ "peer_port", K_PEER_PORT, 0, 0 },
+	{ "peer_listen", K_PEER_LISTEN, 0, 0 },
+	{ "munge_socket", K_MUNGE_SOCKET, STR(munge_socket) },
+	{ "munge_ttl_s", K_MUNGE_TTL, 0, 0 },
+	{ "peer_fail_intervals", K_PEER_FAIL, 0, 0 },
+	{ "peer_lost_s", K_PEER_LOST, 0, 0 },
+	{ "peer_timeout_ms", K_PEER_TIMEOUT, 0, 0 },
+	{ "peer_max_connections", K_PEER_CONNS, 0, 0 },
+	{ "peer_max_ranks", K_PEER_RANKS, 0, 0 },
+	{ "alertmanager_url", K_URLS, STR(alertmanager_url) },
+	{ "webhook_url", K_URLS, STR(webhook_url) },
+	{ "alert_resend_s", K_RESEND, 0, 0 },
+	{ "alert_retries", K_RETRIES, 0, 0 },
+	{ "alert_queue_max", K_AQUEUE, 0, 0 },
+	{ "alert_timeout_ms", K_ATIMEOUT, 0, 0 },
+	{ "drain", K_DRAIN, 0, 0 },
+	{ "drain_max_per_hour", K_DRAIN_MAX, 0, 0 },
+	{ "scontrol", K_SCONTROL, STR(scontrol) },
 };
 
 static const char *const tcp_access_names[] = { "read-only", "query", "trusted" };
@@ -74,7 +95,10 @@ ld_conf_keys(void)
 	return "map, socket, socket_mode, socket_group, tcp, tcp_access, port_file, node_name, "
 	       "log, pidfile, hwloc_check, slurm_user, request_timeout_ms, max_body, max_header, "
 	       "max_connections, watch_interval_ms, hang_threshold_s, watch_max_steps, watch_max_tasks, "
-	       "watch_dir, watch_leftover_s";
+	       "watch_dir, watch_leftover_s, peer_port, peer_listen, munge_socket, munge_ttl_s, "
+	       "peer_fail_intervals, peer_lost_s, peer_timeout_ms, peer_max_connections, peer_max_ranks, "
+	       "alertmanager_url, webhook_url, alert_resend_s, alert_retries, alert_queue_max, "
+	       "alert_timeout_ms, drain, drain_max_per_hour, scontrol";
 }
 
 const char *
@@ -101,6 +125,20 @@ ld_conf_defaults(struct ld_conf *c)
 	c->watch_max_tasks = LD_DEFAULT_WATCH_MAX_TASKS;
 	snprintf(c->watch_dir, sizeof(c->watch_dir), "%s", DEFAULT_WATCH_DIR);
 	c->watch_leftover_s = DEFAULT_WATCH_LEFTOVER_S;
+	c->peer_port = LD_DEFAULT_PEER_PORT;
+	c->peer_listen = LD_PEER_LISTEN_NO;
+	c->munge_ttl_s = LD_DEFAULT_MUNGE_TTL_S;
+	c->peer_fail_intervals = LD_DEFAULT_PEER_FAIL_INTERVALS;
+	c->peer_lost_s = 0;
+	c->peer_timeout_ms = LD_DEFAULT_PEER_TIMEOUT_MS;
+	c->peer_max_connections = LD_DEFAULT_PEER_MAX_CONNECTIONS;
+	c->peer_max_ranks = LD_DEFAULT_PEER_MAX_RANKS;
+	c->alert_resend_s = LD_DEFAULT_ALERT_RESEND_S;
+	c->alert_retries = LD_DEFAULT_ALERT_RETRIES;
+	c->alert_queue_max = LD_DEFAULT_ALERT_QUEUE_MAX;
+	c->alert_timeout_ms = LD_DEFAULT_ALERT_TIMEOUT_MS;
+	c->drain_max_per_hour = LD_DEFAULT_DRAIN_MAX_PER_HOUR;
+	snprintf(c->scontrol, sizeof(c->scontrol), "%s", LD_DEFAULT_SCONTROL);
 	c->tcp_access = LD_TCP_READ_ONLY;
 	c->slurm_uid = -1;
 }
@@ -159,6 +197,32 @@ set_tcp(struct ld_conf *c, const char *value, pl_err_t *err)
 	return 0;
 }
 
+/* peer_listen: "no", "auto", or [HOST:]PORT with HOST defaulting to every
+ * address (the peers are other hosts), PORT 0 any free one. */
+static int
+set_peer_listen(struct ld_conf *c, const char *value, pl_err_t *err)
+{
+	struct ld_conf t;
+	pl_err_t terr;
+
+	if (strcmp(value, "no") == 0 || strcmp(value, "auto") == 0) {
+		c->peer_listen = value[0] == 'n' ? LD_PEER_LISTEN_NO : LD_PEER_LISTEN_AUTO;
+		c->peer_host[0] = '\0';
+		return 0;
+	}
+	memset(&t, 0, sizeof(t));
+	pl_err_clear(&terr);
+	if (set_tcp(&t, value, &terr) < 0)
+		return pl_err_set(err, "expected no, auto (the map's address and peer port of this "
+				  "node, else 0.0.0.0:peer_port) or [HOST:]PORT (HOST default 0.0.0.0, "
+				  "PORT 0-65535)");
+	if (!strchr(value, ':'))
+		snprintf(t.tcp_host, sizeof(t.tcp_host), "0.0.0.0");
+	snprintf(c->peer_host, sizeof(c->peer_host), "%s", t.tcp_host);
+	c->peer_listen = t.tcp_port;
+	return 0;
+}
+
 /* An absolute path without '.', '..' or empty parts and not / itself: the
  * sweep removes step directories inside it, so it must say plainly which
  * directory that is. */
@@ -179,6 +243,40 @@ plain_dir(const char *s)
 		p = e;
 	}
 	return true;
+}
+
+/* Up to 8 comma-separated http:// or https:// URLs, without blanks or
+ * quotes inside one. */
+static int
+set_urls(char *dst, size_t size, const char *value, pl_err_t *err)
+{
+	const char *p = value;
+	int n = 0;
+
+	while (*p) {
+		size_t len, lead;
+
+		lead = strspn(p, " \t");
+		p += lead;
+		len = strcspn(p, ",");
+		while (len && (p[len - 1] == ' ' || p[len - 1] == '\t'))
+			len--;
+		if (!len)
+			return pl_err_set(err, "an empty URL in the list (expected URLs separated by ',')");
+		if ((len < 8 || strncmp(p, "http://", 7) != 0 || !p[7] || p[7] == '/') &&
+		    (len < 9 || strncmp(p, "https://", 8) != 0 || !p[8] || p[8] == '/'))
+			return pl_err_set(err, "'%.*s' is not an http:// or https:// URL with a host, "
+					  "e.g. http://127.0.0.1:9093", len > 80 ? 80 : (int)len, p);
+		if (strcspn(p, " \t\"'\\") < len)
+			return pl_err_set(err, "'%.*s': a blank, quote or backslash in a URL",
+					  len > 80 ? 80 : (int)len, p);
+		if (++n > 8)
+			return pl_err_set(err, "more than 8 URLs");
+		p += strcspn(p, ",");
+		if (*p == ',')
+			p++;
+	}
+	return set_string(dst, size, value, err);
 }
 
 static int
@@ -218,6 +316,7 @@ ld_conf_set(struct ld_conf *c, const char *key, const char *value, pl_err_t *err
 	const struct key *k = NULL;
 	char check[LD_PATH];
 	const char *p;
+	pl_err_t verr;
 	size_t i;
 
 	for (i = 0; i < NKEYS; i++)
@@ -225,6 +324,7 @@ ld_conf_set(struct ld_conf *c, const char *key, const char *value, pl_err_t *err
 			k = &keys[i];
 	if (!k)
 		return pl_err_set(err, "unknown key '%.64s' (accepted: %s)", key, ld_conf_keys());
+	pl_err_clear(&verr);
 	if (!*value)
 		return pl_err_set(err, "empty value");
 	for (p = value; *p; p++)
@@ -304,6 +404,67 @@ ld_conf_set(struct ld_conf *c, const char *key, const char *value, pl_err_t *err
 		return set_string(c->watch_dir, sizeof(c->watch_dir), value, err);
 	case K_LEFTOVER:
 		return set_number(&c->watch_leftover_s, value, false, 10, 604800, err);
+	case K_PEER_PORT: {
+		long port;
+
+		if (set_number(&port, value, false, 1, 65535, err) < 0)
+			return -1;
+		c->peer_port = (int)port;
+		return 0;
+	}
+	case K_PEER_LISTEN:
+		return set_peer_listen(c, value, err);
+	case K_MUNGE_SOCKET:
+		if (value[0] != '/')
+			return pl_err_set(err, "expected the absolute path of munged's socket, e.g. "
+					  "/run/munge/munge.socket.2");
+		return set_string(c->munge_socket, sizeof(c->munge_socket), value, err);
+	case K_MUNGE_TTL:
+		return set_number(&c->munge_ttl_s, value, false, 1, 3600, err);
+	case K_PEER_FAIL:
+		return set_number(&c->peer_fail_intervals, value, false, 1, 100, err);
+	case K_PEER_LOST:
+		if (strcmp(value, "auto") == 0) {
+			c->peer_lost_s = 0;
+			return 0;
+		}
+		if (set_number(&c->peer_lost_s, value, false, 1, 86400, &verr) < 0)
+			return pl_err_set(err, "expected auto (3 watch intervals, at least 5 s) or "
+					  "seconds from 1 to 86400");
+		return 0;
+	case K_PEER_TIMEOUT:
+		return set_number(&c->peer_timeout_ms, value, false, 100, 60000, err);
+	case K_PEER_CONNS:
+		return set_number(&c->peer_max_connections, value, false, 1, 1000000, err);
+	case K_PEER_RANKS:
+		return set_number(&c->peer_max_ranks, value, false, 1, 16777216, err);
+	case K_URLS:
+		if (strcmp(value, "no") == 0) {
+			((char *)c + k->off)[0] = '\0';
+			return 0;
+		}
+		return set_urls((char *)c + k->off, k->size, value, err);
+	case K_RESEND:
+		return set_number(&c->alert_resend_s, value, false, 1, 86400, err);
+	case K_RETRIES:
+		return set_number(&c->alert_retries, value, false, 0, 100, err);
+	case K_AQUEUE:
+		return set_number(&c->alert_queue_max, value, false, 1, 65536, err);
+	case K_ATIMEOUT:
+		return set_number(&c->alert_timeout_ms, value, false, 100, 600000, err);
+	case K_DRAIN:
+		if (strcmp(value, "yes") == 0 || strcmp(value, "no") == 0) {
+			c->drain = value[0] == 'y';
+			return 0;
+		}
+		return pl_err_set(err, "expected yes (drain the node of a hung, stuck or exited rank) or no");
+	case K_DRAIN_MAX:
+		return set_number(&c->drain_max_per_hour, value, false, 0, 1000, err);
+	case K_SCONTROL:
+		if (value[0] != '/')
+			return pl_err_set(err, "expected the absolute path of scontrol, e.g. %s",
+					  LD_DEFAULT_SCONTROL);
+		return set_string(c->scontrol, sizeof(c->scontrol), value, err);
 	}
 	return pl_err_set(err, "unhandled key '%s'", key);
 }

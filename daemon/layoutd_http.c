@@ -20,7 +20,9 @@
 
 #include "buf.h"
 #include "layoutd.h"
+#include "layoutd_alert.h"
 #include "layoutd_conn.h"
+#include "layoutd_peer.h"
 #include "layoutd_steps.h"
 #include "layoutd_watch.h"
 
@@ -361,7 +363,14 @@ do_watch(struct ld *d, struct evhttp_request *req, const struct caller *who)
 	reply_json(req, 200, ld_watch_json(d->watch, who->trusted, who->peer.uid));
 }
 
-/* ---- GET /metrics ---- */
+/* GET /v1/watch/step: the whole step, on its leader (layoutd_peer.c). */
+static void
+do_watch_step(struct ld *d, struct evhttp_request *req, const struct caller *who)
+{
+	ld_peer_step_reply(d->peers, req, who->trusted, who->peer.uid);
+}
+
+/* ---- GET /metrics, GET /v1/alerts ---- */
 
 static void
 do_metrics(struct ld *d, struct evhttp_request *req, const struct caller *who)
@@ -371,6 +380,13 @@ do_metrics(struct ld *d, struct evhttp_request *req, const struct caller *who)
 
 	ld_reply(req, 200, LD_CT_PROMETHEUS, text, len);
 	free(text);
+}
+
+static void
+do_alerts(struct ld *d, struct evhttp_request *req, const struct caller *who)
+{
+	reply_json(req, 200, d->alerts ? ld_alert_json(d->alerts, who->trusted, who->peer.uid) :
+		   NULL);
 }
 
 /* ---- routing ---- */
@@ -395,8 +411,10 @@ static const struct route {
 	{ "/v1/placement", EVHTTP_REQ_POST, ACCESS_QUERY, do_placement },
 	{ "/v1/steps", EVHTTP_REQ_GET | EVHTTP_REQ_HEAD, ACCESS_TRUSTED_TCP, do_steps },
 	{ "/v1/watch", EVHTTP_REQ_GET | EVHTTP_REQ_HEAD, ACCESS_TRUSTED_TCP, do_watch },
+	{ "/v1/watch/step", EVHTTP_REQ_GET | EVHTTP_REQ_HEAD, ACCESS_TRUSTED_TCP, do_watch_step },
 	{ "/v1/watch/tasks", EVHTTP_REQ_POST, ACCESS_ROOT, do_watch_tasks },
 	{ "/v1/watch/exit", EVHTTP_REQ_POST, ACCESS_ROOT, do_watch_exit },
+	{ "/v1/alerts", EVHTTP_REQ_GET | EVHTTP_REQ_HEAD, ACCESS_TRUSTED_TCP, do_alerts },
 };
 
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))

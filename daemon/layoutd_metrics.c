@@ -9,8 +9,8 @@
  * connections), its own watched ranks (per step, per rank and per
  * communicator: collectives entered and completed, the last one's seq,
  * how long since the rank last entered one), the watch's counters, and
- * and, as they come, the links to the other nodes' daemons and the alerts
- * of the steps it leads.  Cardinality is
+ * the links to the other nodes' daemons (layoutd_peer.h), the alerts and
+ * the steps it leads (layoutd_alert.c).  Cardinality is
  * bounded by the configuration: at most watch_max_steps steps of
  * watch_max_tasks ranks with PLW_MAX_COMMS communicators each, labelled
  * by job, step, rank and communicator, never by collective.  The node
@@ -28,7 +28,9 @@
 
 #include "buf.h"
 #include "layoutd.h"
+#include "layoutd_alert.h"
 #include "layoutd_conn.h"
+#include "layoutd_peer.h"
 #include "layoutd_watch.h"
 
 /* A label value or a HELP text as the format wants it. */
@@ -347,6 +349,49 @@ watch_metrics(struct ld *d, struct buf *b)
 	json_decref(w);
 }
 
+/* ---- the links between the nodes' daemons ---- */
+
+static void
+peer_metrics(struct ld *d, struct buf *b)
+{
+	struct ld_peer_stats st;
+	int r;
+
+	ld_peer_stats(d->peers, &st);
+	ld_metric_family(b, "parallel_layout_peer_summaries_received_total", "counter",
+			 "Node summaries that came from other nodes' layoutd (this node leads "
+			 "their steps), by result: accepted, refused.");
+	ld_metric(b, "parallel_layout_peer_summaries_received_total", (double)st.accepted,
+		  "result", "accepted", NULL);
+	ld_metric(b, "parallel_layout_peer_summaries_received_total",
+		  (double)(st.received >= st.accepted ? st.received - st.accepted : 0), "result",
+		  "refused", NULL);
+	ld_metric_family(b, "parallel_layout_peer_refusals_total", "counter",
+			 "Summaries (and requests on the peer listener) refused, by reason.");
+	for (r = 0; r < LD_NREFUSE; r++)
+		ld_metric(b, "parallel_layout_peer_refusals_total", (double)st.refused[r], "reason",
+			  ld_peer_refusal_name((enum ld_peer_refusal)r), NULL);
+	ld_metric_family(b, "parallel_layout_peer_summaries_handed_in_total", "counter",
+			 "This node's own summaries of the steps it leads, taken in directly.");
+	ld_metric(b, "parallel_layout_peer_summaries_handed_in_total", (double)st.handed_in, NULL);
+	ld_metric_family(b, "parallel_layout_peer_summaries_sent_total", "counter",
+			 "This node's summaries sent to its steps' leaders, by result: delivered, "
+			 "failed.");
+	ld_metric(b, "parallel_layout_peer_summaries_sent_total", (double)st.sent, "result",
+		  "delivered", NULL);
+	ld_metric(b, "parallel_layout_peer_summaries_sent_total", (double)st.send_failures,
+		  "result", "failed", NULL);
+	ld_metric_family(b, "parallel_layout_peer_failovers_total", "counter",
+			 "Times a step's summaries went past its leader to the next node.");
+	ld_metric(b, "parallel_layout_peer_failovers_total", (double)st.failovers, NULL);
+	ld_metric_family(b, "parallel_layout_peer_led_steps", "gauge",
+			 "Steps this node leads now (acting for a lost leader included).");
+	ld_metric(b, "parallel_layout_peer_led_steps", (double)st.led_steps, NULL);
+	ld_metric_family(b, "parallel_layout_peer_nodes_lost", "gauge",
+			 "Nodes of the steps led here whose summaries stopped.");
+	ld_metric(b, "parallel_layout_peer_nodes_lost", (double)st.nodes_lost, NULL);
+}
+
 char *
 ld_metrics_text(struct ld *d, size_t *len)
 {
@@ -355,6 +400,10 @@ ld_metrics_text(struct ld *d, size_t *len)
 
 	daemon_metrics(d, &b);
 	watch_metrics(d, &b);
+	if (d->peers)
+		peer_metrics(d, &b);
+	if (d->alerts)
+		ld_alert_metrics(d->alerts, &b);
 	*len = b.len;
 	text = buf_take(&b);
 	return text;

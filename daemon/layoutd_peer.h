@@ -137,14 +137,21 @@ void ld_peer_tick(struct ld_peers *p);
 json_t *ld_peer_json(const struct ld_peers *p);
 
 /*
- * GET /v1/watch/step for job.step: the whole step (every rank with node,
- * GPU, NIC, coordinates and communicators, every node's state, the
- * findings) when this node leads it.  all: the caller may see every job;
- * else only uid's.  Returns 200 with *out (caller frees), or 403/404/500
- * with err (naming the step's leader when this node knows it) and *out
- * NULL.
+ * GET /v1/watch/step for job.step: the whole step (every node's state,
+ * the findings, and the ranks from rank `from` on, at most count of them,
+ * each with node, GPU, NIC, coordinates and communicators) when this node
+ * leads it.  all: the caller may see every job; else only uid's.  Returns
+ * 200 with *out (caller frees), or 404/500 with err (naming the step's
+ * leader when this node knows it) and *out NULL.
  */
-int ld_peer_step_json(const struct ld_peers *p, uint64_t job, uint64_t step, bool all, long uid,
-		      json_t **out, pl_err_t *err);
+int ld_peer_step_json(const struct ld_peers *p, uint64_t job, uint64_t step, uint64_t from,
+		      size_t count, bool all, long uid, json_t **out, pl_err_t *err);
+
+struct evhttp_request;
+
+/* GET /v1/watch/step?job=J&step=S[&from=RANK&count=N] on layoutd's own
+ * listeners, whose caller is known (all: root or slurm_user; else uid):
+ * the one reply. */
+void ld_peer_step_reply(const struct ld_peers *p, struct evhttp_request *req, bool all, long uid);
 
 #endif

@@ -56,6 +56,7 @@
 #include "buf.h"
 #include "detect.h"
 #include "layoutd.h"
+#include "layoutd_peer.h"
 #include "layoutd_watch.h"
 #include "procstat.h"
 #include "reader.h"
@@ -1101,6 +1102,8 @@ ld_watch_sample(struct ld_watch *w)
 				   LD_MAX_VERDICTS);
 	w->nverd = w->verd_total < LD_MAX_VERDICTS ? w->verd_total : LD_MAX_VERDICTS;
 	log_changes(w);
+	if (w->d->peers)
+		ld_peer_tick(w->d->peers);
 }
 
 /* ---- what the peers take of the watch --------------------------------------- */
@@ -1512,15 +1515,16 @@ rec_state_name(enum rec_state s)
 	}
 }
 
-static json_t *
-comm_json(const struct detect_comm *m, uint64_t now)
+json_t *
+ld_watch_comm_json(const struct detect_comm *m, uint64_t now)
 {
 	char n[PL_CLIP_BUF], f[PL_CLIP_BUF], h[24];
 	bool gpu = m->flags & DETECT_GPU;
 	bool inflight = gpu ? m->done < m->colls : false;
 
 	snprintf(h, sizeof(h), "%016" PRIx64, m->hash);
-	return json_pack("{s:s, s:s, s:i, s:i, s:b, s:b, s:b, s:I, s:{s:s, s:I, s:f}, s:o, s:b, s:o, s:I}",
+	return json_pack("{s:s, s:s, s:i, s:i, s:b, s:b, s:b, s:I, s:{s:s, s:I, s:f}, s:o, s:b, s:o, s:I, "
+			 "s:{s:i, s:f, s:f}}",
 			 "name", pl_clip(m->name, n, sizeof(n)), "hash", h, "rank", (int)m->rank,
 			 "nranks", (int)m->nranks, "gpu_recorded", gpu,
 			 "busy", (m->flags & DETECT_BUSY) != 0, "finalized", (m->flags & DETECT_FINAL) != 0,
@@ -1530,7 +1534,9 @@ comm_json(const struct detect_comm *m, uint64_t now)
 			 "completed", gpu ? json_integer((json_int_t)m->done) : json_null(),
 			 "in_flight", inflight,
 			 "in_flight_s", inflight ? json_real(age_s(now, m->progress_ns)) : json_null(),
-			 "channels_in_flight", (json_int_t)m->ch_inflight);
+			 "channels_in_flight", (json_int_t)m->ch_inflight,
+			 "window", "completions", (int)m->nwait, "wait_s", (double)m->wait_sum_ns / 1e9,
+			 "gap_s", (double)m->gap_sum_ns / 1e9);
 }
 
 static json_t *
@@ -1544,7 +1550,7 @@ task_json(const struct wtask *t, uint64_t now)
 	for (a = 0; co && a < NAXES; a++)
 		json_object_set_new(co, axes[a], json_integer(t->coords[a]));
 	for (i = 0; comms && (t->rs == REC_OK || t->rs == REC_BUSY) && i < t->sum.ncomm; i++)
-		json_array_append_new(comms, comm_json(&t->sum.comm[i], now));
+		json_array_append_new(comms, ld_watch_comm_json(&t->sum.comm[i], now));
 	o = json_pack("{s:I, s:I, s:I, s:s, s:o, s:s, s:b, s:o, s:s, s:o, s:o, s:i, s:s}",
 		      "task", (json_int_t)t->task, "rank", (json_int_t)t->rank,
 		      "pid", (json_int_t)t->pid, "node", pl_clip(t->node, cl, sizeof(cl)),
@@ -1625,7 +1631,7 @@ ld_watch_json(const struct ld_watch *w, bool all, long uid)
 						       "tasks", tasks, "verdicts", verd,
 						       "step", decl_json(s->decl)));
 	}
-	return steps ? json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:I, s:I, s:I, s:o}",
+	return steps ? json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:I, s:I, s:I, s:o, s:o}",
 				 "interval_ms", (json_int_t)c->watch_interval_ms,
 				 "hang_threshold_s", (json_int_t)c->hang_threshold_s,
 				 "samples", (json_int_t)w->samples,
@@ -1636,5 +1642,6 @@ ld_watch_json(const struct ld_watch *w, bool all, long uid)
 				 "leftover_s", (json_int_t)c->watch_leftover_s,
 				 "sweeps", (json_int_t)w->sweeps,
 				 "leftovers_removed", (json_int_t)w->leftovers,
-				 "steps", steps) : NULL;
+				 "steps", steps,
+				 "peer", w->d->peers ? ld_peer_json(w->d->peers) : json_null()) : NULL;
 }

@@ -97,6 +97,12 @@ long ld_watch_step_find(const struct ld_watch *w, uint64_t job, uint64_t step);
 size_t ld_watch_step_ranks(const struct ld_watch *w, size_t i, struct detect_rank *ranks,
 			   struct sum_rank_info *info, size_t max);
 
+struct detect_comm;
+
+/* One communicator's state as GET /v1/watch shows it (times as ages
+ * against now).  NULL when out of memory. */
+json_t *ld_watch_comm_json(const struct detect_comm *m, uint64_t now);
+
 /* GET /v1/watch: every step when all, else those of uid.  NULL when out of
  * memory. */
 json_t *ld_watch_json(const struct ld_watch *w, bool all, long uid);

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * layoutd's alerts: the judge's findings on the steps this node leads
+ * (layoutd_peer.h's findings callback) become alerts (lib/watch/alerts.h:
+ * fire, re-send every alert_resend_s while firing, resolve when the
+ * finding is gone or the step ends), delivered without blocking the loop
+ * (layoutd_curl.h) to every alertmanager_url (Alertmanager API v2, POST
+ * /api/v2/alerts) and webhook_url (a JSON body with a one-line "text"),
+ * with retries and back-off, through a bounded queue whose drops are
+ * counted and logged.  Optionally (drain = yes) the node of a hung, stuck
+ * or exited rank is drained in Slurm through scontrol, in a child the loop
+ * never waits for, at most drain_max_per_hour times an hour.
+ * GET /v1/alerts shows the open and the last resolved alerts, GET /metrics
+ * the counters.  The settings are read where they are used, so a reload
+ * (SIGHUP) applies to the next message; what is queued stays queued.
+ */
+#ifndef PL_LAYOUTD_ALERT_H
+#define PL_LAYOUTD_ALERT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+struct buf;
+struct ld;
+struct ld_alerts;
+struct ld_step_view;
+struct judge_finding;
+
+/* Open alerts kept at once (lib/watch/alerts.h's table); more are counted
+ * as overflow and logged. */
+#define LD_ALERT_MAX_OPEN 4096
+
+/* The alerts of d (its settings from d->cur->conf, deliveries through
+ * d->curl, the drain's children on d->base).  NULL when out of memory.
+ * Free with ld_alert_free() after d->curl (no delivery callback then). */
+struct ld_alerts *ld_alert_new(struct ld *d);
+void ld_alert_free(struct ld_alerts *a);
+
+/*
+ * The findings of one judge round of a step this node leads (the
+ * signature of layoutd_peer.h's ld_findings_cb; register it with
+ * ld_peer_set_findings_cb).  v->final resolves every open alert of the
+ * step.  Uses d->alerts.
+ */
+void ld_alert_findings(struct ld *d, const struct ld_step_view *v,
+		       const struct judge_finding *f, size_t n, uint64_t now_ns);
+
+/* GET /v1/alerts: the open and the last resolved alerts (every job's when
+ * all, else uid's), the targets and the delivery counters.  NULL when out
+ * of memory. */
+json_t *ld_alert_json(const struct ld_alerts *a, bool all, long uid);
+
+/* The alerts' families of GET /metrics, appended to b. */
+void ld_alert_metrics(const struct ld_alerts *a, struct buf *b);
+
+#endif
