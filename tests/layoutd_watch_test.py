@@ -108,6 +108,13 @@ class Daemon:
         return http_request(self.sock, "POST", path,
                             body if isinstance(body, str) else json.dumps(body))
 
+    def get_json(self, path):
+        try:
+            st, _, body = http_request(self.sock, "GET", path)
+            return st, json.loads(body)
+        except (OSError, ValueError):
+            return None, None
+
     def watch(self):
         try:
             st, _, body = http_request(self.sock, "GET", "/v1/watch")
@@ -553,7 +560,22 @@ def registration_keys(d, tmp):
         r = post(9204, 0, 0, step=step_decl(big, world=65536, tp=8, dp=4096, pp=2))
         is_eq(r[0], 200, "a step of 65536 nodes is accepted (%.2f s)" % (time.monotonic() - t0))
         is_eq((d.step(9204) or {}).get("step", {}).get("nodes"), 65536, "and shown with its 65536 nodes")
-        for job in (9200, 9201, 9204):
+        # peer_listen = no (the default): a step of this node alone is led
+        # and judged here; one of several nodes is not, and that is said.
+        is_eq(post(9205, 0, 0, gpu=0, step=step_decl(["node1"], world=1, tp=1, dp=1, pp=1))[0],
+              200, "a step of this node alone")
+        v = wait_for(lambda: (lambda r: r[1] if r[0] == 200 else None)(
+            d.get_json("/v1/watch/step?job=9205&step=0")), 10, 0.1)
+        ok(v and v["role"] == "leader" and [(r["rank"], r["node"]) for r in v["ranks"]] ==
+           [(0, "node1")] and [(n["name"], n["state"]) for n in v["nodes"]] == [("node1", "self")],
+           "peer_listen = no: led and judged here all the same (%s)" % json.dumps(v)[:200])
+        st, j = d.get_json("/v1/watch/step?job=9200&step=0")
+        ok(st == 404 and "this node (node1) is its leader but leads it not (yet): peer_listen "
+           "= no, and the step spans several nodes" in str(j),
+           "a step of two nodes is not led here: 404 saying why (%s)" % str(j)[:200])
+        like(d.log_text(), "job 9200.0 spans 2 nodes, but peer_listen = no: this node neither "
+             "sends its summary nor leads the step", "and the log says why, once")
+        for job in (9200, 9201, 9204, 9205):
             for task in (0, 1):
                 d.post("/v1/watch/exit", {"job_id": job, "step_id": 0, "task": task, "status": 0})
     finally:

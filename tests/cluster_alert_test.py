@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""The job-wide watch end to end on a real Slurm: srun --parallel-layout
+runs nccl_driver on 4 nodes with a layoutd on each; the daemons find each
+other from the map (NodeAddr from scontrol, a peer port per node from the
+slurmd port), send their node summaries to the step's leader (the node of
+rank 0) over loopback TCP with munge credentials, and the leader judges the
+whole step and alerts a real Alertmanager and a webhook.  For each fault,
+on rank 13 (a node other than the leader's), the test reads Alertmanager's
+API and checks the exact culprit: rank, node, group; a healthy step raises
+nothing; an alert resolves when its step ends; with drain on, the culprit's
+node is drained in Slurm (and resumed by the test)."""
+import json
+import os
+import shutil
+import time
+
+from clusterlib import LabError, skip_all, unavailable
+from taplib import diag, done, is_eq, like, ok
+
+why = unavailable()
+PLUGIN = os.environ.get("PL_PLUGIN", "")
+DRIVER = os.environ.get("NCCL_DRIVER", "")
+HOOK = os.environ.get("PL_NCCL_HOOK", "")
+LAYOUTD = os.environ.get("LAYOUTD", "")
+if not why and not os.path.exists(PLUGIN):
+    why = "the SPANK plugin was not built (no spank.h at configure time)"
+if not why and not (os.path.exists(DRIVER) and os.path.exists(HOOK) and os.path.exists(LAYOUTD)):
+    why = "nccl_driver, the NCCL hook or layoutd was not built"
+if not why:
+    import amlib
+    if not amlib.ALERTMANAGER:
+        why = "no prometheus-alertmanager (apt-get install prometheus-alertmanager)"
+if why:
+    skip_all(why)
+
+from watchlab import WatchLab, rows_of
+
+THRESH = 5
+wl = WatchLab(PLUGIN, HOOK, DRIVER, LAYOUTD, threshold=THRESH, interval_ms=200)
+lab, am, hook = wl.lab, wl.am, wl.hook
+try:
+    wl.up()
+except (LabError, RuntimeError) as e:
+    ok(False, "the lab with a layoutd per node, peers on loopback TCP, Alertmanager and a webhook")
+    diag(e)
+    wl.down()
+    done()
+ok(True, "4 nodes, a layoutd on each (peers from the map: NodeAddr and slurmd port + 300, munge), "
+   "Alertmanager at %s, a webhook at %s" % (am.url, hook.url))
+ME = wl.user
+EXEC = wl.exec
+
+
+def bail(what, e):
+    ok(False, what)
+    diag(e)
+    wl.down()
+    done()
+
+
+def watched(args, until, timeout=120):
+    """wl.watched, with the first sighting in seconds since srun started."""
+    t0 = time.time()
+    rc, out, err, when, seen, _ = wl.watched(args, until, timeout=timeout)
+    return rc, out, err, when and when - t0, seen
+
+
+def ours(alerts, job):
+    return [a for a in alerts if a["labels"].get("job_id") == str(job)]
+
+
+last_job_id = wl.last_job_id
+STEP = ["-N4", "-n32", "--parallel-layout=tp8,pp4"]
+DRV = ["--compute-us", "20000"]
+
+# 1. A healthy step: nothing in Alertmanager, nothing at the webhook.
+before = last_job_id()
+rc, out, err, when, seen = watched(STEP + [EXEC] + DRV + ["--steps", "40", "--timeout", "30"],
+                                   lambda a: any(int(x["labels"].get("job_id", 0)) > before for x in a))
+is_eq(rc, 0, "a healthy step runs (exit 0)")
+rows = rows_of(out)
+is_eq(len(rows), 32, "32 tasks reported")
+ok(when is None, "a healthy step: no alert reached Alertmanager (%s)" %
+   [a["labels"] for a in seen][:3])
+time.sleep(1.5)
+is_eq([a for a in am.alerts() if int(a["labels"].get("job_id", 0)) > before], [],
+      "a healthy step: still none after it ended")
+is_eq(hook.got(), [], "a healthy step: the webhook got nothing")
+leader = [r["node"] for r in rows if r["rank"] == "0"]
+diag("leader (rank 0's node): %s" % leader)
+
+
+def fault_case(spec, alertname, what):
+    """Run the step with a fault on rank 13; the alert for it must name rank
+    13, its node (not the leader's), its group."""
+    before = last_job_id()
+    hook_n = len(hook.got())
+    rc, out, err, when, seen = watched(
+        STEP + [EXEC] + DRV + ["--steps", "40", "--timeout", "20", "--fault=" + spec],
+        lambda a: any(x["labels"].get("alertname") == alertname and
+                      int(x["labels"].get("job_id", 0)) > before for x in a))
+    rows = rows_of(out)
+    node13 = [r["node"] for r in rows if r["rank"] == "13"]
+    node0 = [r["node"] for r in rows if r["rank"] == "0"]
+    job = rows[0]["job"] if rows else "?"
+    ok(rc != 0 and node13 and node0 and node13 != node0,
+       "--fault=%s: the step fails (rc %d); rank 13 on %s, the leader (rank 0) on %s" % (spec, rc, node13, node0))
+    mine = [a for a in seen if a["labels"].get("alertname") == alertname and
+            a["labels"].get("job_id") == job]
+    diag("--fault=%s: in Alertmanager after %s s: %s" % (spec, when and round(when, 2),
+         [(a["labels"], a["annotations"].get("summary")) for a in seen]))
+    if not ok(len(mine) == 1, "--fault=%s: one %s alert for job %s reached Alertmanager (%s s after srun started)"
+              % (spec, alertname, job, when and round(when, 2))):
+        diag(lab.log_tail("layoutd.%s.log" % (node0[0] if node0 else "node1"), 30))
+        return job, None, node13
+    lab_ = mine[0]["labels"]
+    is_eq((lab_.get("rank"), lab_.get("node"), lab_.get("step"), lab_.get("user")),
+          ("13", node13[0], "0", ME), "--fault=%s: the culprit is rank 13 on %s (step 0, user %s)" % (spec, node13[0], ME))
+    if alertname != "ParallelLayoutRankExited":
+        like(lab_.get("group", ""), "TP group", "--fault=%s: the alert names rank 13's TP group (%s)"
+             % (spec, lab_.get("group")))
+    like(mine[0]["annotations"].get("summary", ""), "rank 13", "--fault=%s: the summary names rank 13: %r"
+         % (spec, mine[0]["annotations"].get("summary")))
+    is_eq(lab_.get("severity"), "critical", "--fault=%s: severity critical" % spec)
+    # Resolved once the step is over (the leader sends endsAt).
+    end = time.monotonic() + 20
+    while time.monotonic() < end and ours(am.alerts(), job):
+        time.sleep(0.2)
+    is_eq(ours(am.alerts(), job), [], "--fault=%s: the alert resolved after the step ended" % spec)
+    got = hook.got()[hook_n:]
+    states = sorted({b.get("status") for b in got if str(b.get("job_id", "")) == job or job in json.dumps(b)})
+    ok("firing" in states and "resolved" in states and all(b.get("text") for b in got),
+       "--fault=%s: the webhook got it firing and resolved, each with a one-line text (%s)" % (spec, states))
+    return job, when, node13
+
+
+for spec, name, what in (("stop:13:3", "ParallelLayoutHang", "stops entering"),
+                         ("stuck:13:3", "ParallelLayoutGpuStuck", "stuck on the GPU"),
+                         ("exit:13:5:7", "ParallelLayoutRankExited", "exits with 7")):
+    fault_case(spec, name, what)
+
+# 2. Drain on: the culprit's node drained in Slurm, once; the test resumes it.
+try:
+    wl.restart_layoutds(drain="yes", drain_max_per_hour=1,
+                        scontrol=shutil.which("scontrol") or "/usr/bin/scontrol")
+except LabError as e:
+    bail("layoutds restarted with drain on", e)
+job, when, node13 = fault_case("stop:13:3", "ParallelLayoutHang", "stops entering, drain on")
+rc, out, err = lab.run(["sinfo", "-h", "-N", "-o", "%N %T %E"], timeout=15)
+diag("sinfo: %s" % out.strip().replace("\n", "; "))
+drained = [l.split(None, 2) for l in out.splitlines() if len(l.split()) > 1 and "drain" in l.split()[1]]
+is_eq([d[0] for d in drained], node13, "drain on: rank 13's node, and only it, is drained in Slurm")
+if drained:
+    like(drained[0][2] if len(drained[0]) > 2 else "", "parallel-layout",
+         "drain on: the reason says who drained it (%s)" % (drained[0][2:],))
+    for d in drained:
+        rc, out, err = lab.run(["scontrol", "update", "nodename=" + d[0], "state=resume"], timeout=15)
+        is_eq(rc, 0, "the test resumes %s" % d[0])
+
+rc, err = wl.down()
+is_eq(rc, 0, "lab down")
+done()

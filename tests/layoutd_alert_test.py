@@ -1,0 +1,693 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""layoutd's alerts, end to end with real parts: a real Alertmanager
+(Debian's prometheus-alertmanager, on loopback, no gossip, a temporary
+config and storage), a small webhook receiver (http.server in a thread),
+a fake scontrol (a script in the test's directory that records its
+arguments) and the real layoutd (under valgrind when it can) leading a
+step of real nccl_driver ranks, registered as slurmstepd registers them
+(the node's first task brings the step, whose node list starts with this
+node, so this layoutd is its leader and judges it).
+
+A rank that stops entering its collectives becomes a ParallelLayoutHang
+alert in Alertmanager with the exact labels (alertname, severity, job_id,
+step, user, cluster, group, comm, node, rank) and annotations naming the
+rank's node, GPU, NIC and coordinates; the webhook gets it firing, again
+while it fires, and resolved, each with a one-line `text`; it resolves in
+Alertmanager when the step ends.  The first hang drains the node through
+the fake scontrol with the right arguments, the second is not drained
+(drain_max_per_hour 1).  With Alertmanager stopped, the alert is retried
+and arrives when it is back; with the queue full, a message is dropped,
+counted and logged.  GET /metrics passes `promtool check metrics`, the
+shipped alerting rules pass `promtool check rules` and a `promtool test
+rules` run, and every metric the Grafana dashboard asks for is one layoutd
+exports.  The expectations come from the faults injected and the layout,
+not from the daemon's code.
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+from amlib import ALERTMANAGER, Alertmanager, Webhook, free_port
+from taplib import (ETC, LAYOUTD, data, diag, done, http_request, is_eq, like, ok, run, skip,
+                    wait_for)
+
+DRIVER = os.environ.get("NCCL_DRIVER", "")
+HOOK = os.environ.get("PL_NCCL_HOOK", "")
+CTL = os.environ.get("LAYOUTCTL", "layoutctl")
+TP, DP = 2, 2
+WORLD = TP * DP
+THRESHOLD = 5
+RESEND = 3
+PROMTOOL = shutil.which("promtool")
+
+
+def am_alerts(am, **labels):
+    """Alertmanager's active alerts whose labels include these."""
+    return [a for a in am.alerts() if all(a["labels"].get(k) == v for k, v in labels.items())]
+
+
+class Hook(Webhook):
+    """The webhook receiver, its bodies filtered."""
+
+    def __init__(self):
+        super().__init__()
+        self.start()
+
+    def select(self, pred=lambda b: True):
+        return [b for b in self.got() if isinstance(b, dict) and pred(b)]
+
+
+class World:
+    """WORLD nccl_driver ranks of job `job` (tp2 dp2, one node)."""
+
+    def __init__(self, tmp, job, args):
+        self.dir = tempfile.mkdtemp(prefix="a%d." % job, dir=tmp)
+        self.wdir = os.path.join(self.dir, "watch")
+        os.mkdir(self.wdir, 0o700)
+        self.job = job
+        self.procs = []
+        for r in range(WORLD):
+            env = {k: v for k, v in os.environ.items()
+                   if not k.startswith(("PARALLEL_LAYOUT", "NCCL_", "SLURM"))}
+            env.update({
+                "RANK": str(r), "WORLD_SIZE": str(WORLD), "LOCAL_RANK": str(r),
+                "PARALLEL_LAYOUT_TP": str(TP), "PARALLEL_LAYOUT_PP": "1",
+                "PARALLEL_LAYOUT_DP": str(DP), "PARALLEL_LAYOUT_CP": "1",
+                "SLURM_JOB_ID": str(job), "SLURM_STEP_ID": "0", "SLURM_PROCID": str(r),
+                "NCCL_PROFILER_PLUGIN": HOOK, "PARALLEL_LAYOUT_WATCH_DIR": self.wdir,
+            })
+            with open(os.path.join(self.dir, "err.%d" % r), "w") as err:
+                self.procs.append(subprocess.Popen(
+                    [DRIVER, "--sync-dir", self.dir, "--channels", "2", "--layers", "2",
+                     "--timeout", "120"] + args, env=env, stdout=subprocess.DEVNULL,
+                    stderr=err))
+
+    def record(self, r):
+        path = os.path.join(self.wdir, "plw-%d.0.%d.%d" % (self.job, r, self.procs[r].pid))
+        return path if wait_for(lambda: os.path.exists(path), 20) else None
+
+    def register(self, d):
+        sts = []
+        for r in range(WORLD):
+            reg = {"job_id": self.job, "step_id": 0, "task": r, "rank": r,
+                   "pid": self.procs[r].pid, "uid": 0, "node": "node1",
+                   "coords": {"tp": r % TP, "cp": 0, "ep": 0, "dp": r // TP, "pp": 0},
+                   "gpu": r, "nic": "mlx5_%d" % r,
+                   "record": self.record(r) or os.path.join(self.wdir, "missing")}
+            if r == 0:
+                reg["step"] = {"world": WORLD, "layout": {"tp": TP, "cp": 1, "ep": 1, "dp": DP,
+                                                          "pp": 1}, "nodes": ["node1"]}
+            st = d.post("/v1/watch/tasks", reg)
+            if st[0] != 200:
+                diag("registration of rank %d: %d %s" % (r, st[0], st[2][:300]))
+            sts.append(st[0])
+        return sts
+
+    def close(self, d):
+        for r, p in enumerate(self.procs):
+            if p.poll() is None:
+                p.kill()
+            p.wait()
+            d.post("/v1/watch/exit", {"job_id": self.job, "step_id": 0, "task": r,
+                                      "status": (p.returncode & 0xff) << 8
+                                      if p.returncode >= 0 else -p.returncode})
+
+
+class Daemon:
+    def __init__(self, args, log, wrapper, sock):
+        self.log, self.sock = log, sock
+        with open(log, "ab") as lf:
+            self.p = subprocess.Popen(list(wrapper) + [LAYOUTD] + args, stdout=lf,
+                                      stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        self.up = wait_for(self._answers, 120)
+
+    def _answers(self):
+        if self.p.poll() is not None:
+            return True
+        try:
+            return http_request(self.sock, "GET", "/v1/health", timeout=2)[0] == 200
+        except OSError:
+            return False
+
+    def post(self, path, body):
+        return http_request(self.sock, "POST", path, json.dumps(body))
+
+    def get(self, path):
+        try:
+            return http_request(self.sock, "GET", path, timeout=20)
+        except OSError as e:
+            return None, {}, str(e)
+
+    def alerts(self):
+        st, _, body = self.get("/v1/alerts")
+        return json.loads(body) if st == 200 else {}
+
+    def metrics(self):
+        st, hdr, body = self.get("/metrics")
+        return st, hdr.get("content-type"), body
+
+    def log_text(self):
+        with open(self.log, errors="replace") as f:
+            return f.read()
+
+
+def metric(text, name, **labels):
+    """The value of the sample name{labels...} (those labels at least), or None."""
+    for line in text.splitlines():
+        if not line.startswith(name + "{") and not line.startswith(name + " "):
+            continue
+        m = re.match(r"([a-z_:]+)(?:\{(.*)\})? (\S+)$", line)
+        if not m or m.group(1) != name:
+            continue
+        got = dict(re.findall(r'([a-z_]+)="((?:[^"\\]|\\.)*)"', m.group(2) or ""))
+        if all(got.get(k) == v for k, v in labels.items()):
+            return float(m.group(3))
+    return None
+
+
+def families(text):
+    return set(re.findall(r"^# TYPE (\S+) ", text, re.M))
+
+
+PROMQL_WORDS = {"by", "without", "on", "ignoring", "group_left", "group_right", "and", "or",
+                "unless", "offset", "bool", "inf", "nan",
+                # aggregation operators, which may take their grouping first
+                "sum", "min", "max", "avg", "group", "stddev", "stdvar", "count",
+                "count_values", "bottomk", "topk", "quantile"}
+
+
+def promql_metrics(expr):
+    """The metric names a PromQL expression reads: strings, label matchers,
+    ranges, grouping lists and function names taken out."""
+    e = re.sub(r'"(?:[^"\\]|\\.)*"', '""', expr)
+    e = re.sub(r"\{[^}]*\}", "", e)
+    e = re.sub(r"\[[^\]]*\]", "", e)
+    e = re.sub(r"\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)", r"\1", e)
+    names = set()
+    for m in re.finditer(r"[A-Za-z_:][A-Za-z0-9_:]*", e):
+        word = m.group(0)
+        rest = e[m.end():].lstrip()
+        if word.lower() in PROMQL_WORDS or rest.startswith("("):
+            continue
+        if re.fullmatch(r"\d+[smhdwy]", word):
+            continue
+        names.add(word)
+    return names
+
+
+def dashboard_exprs(dash):
+    out = []
+
+    def walk(o):
+        if isinstance(o, dict):
+            for k, v in o.items():
+                if k == "expr" and isinstance(v, str):
+                    out.append(v)
+                elif k == "query" and isinstance(v, dict) and isinstance(v.get("query"), str):
+                    out.append(re.sub(r"^label_values\(([^,)]+).*$", r"\1", v["query"]))
+                else:
+                    walk(v)
+        elif isinstance(o, list):
+            for v in o:
+                walk(v)
+    walk(dash)
+    return out
+
+
+def check_etc(tmp, metrics_text):
+    """The shipped rules and dashboard against what layoutd exports."""
+    rules = os.path.join(ETC, "prometheus", "parallel-layout.rules.yml")
+    dash_path = os.path.join(ETC, "grafana", "parallel-layout.json")
+    fams = families(metrics_text)
+    if PROMTOOL:
+        p = subprocess.run([PROMTOOL, "check", "rules", rules], capture_output=True, text=True,
+                           timeout=60)
+        ok(p.returncode == 0 and "SUCCESS" in p.stdout,
+           "promtool check rules: the shipped alerting rules: %s" % p.stdout.strip()[-200:])
+        # The rules fire on series that call for them.  promtool compares
+        # the annotations too: a copy without them is tested, so the test
+        # does not repeat their text.
+        bare = os.path.join(tmp, "rules_bare.yml")
+        with open(rules) as f, open(bare, "w") as out:
+            skip_to = None
+            for line in f:
+                ind = len(line) - len(line.lstrip())
+                if skip_to is not None and (not line.strip() or ind > skip_to):
+                    continue
+                skip_to = None
+                if line.strip() == "annotations:":
+                    skip_to = ind
+                    continue
+                out.write(line)
+        test = os.path.join(tmp, "rules_test.yml")
+        with open(test, "w") as f:
+            f.write("""rule_files: [%s]
+evaluation_interval: 1m
+tests:
+  - interval: 1m
+    input_series:
+      - series: 'parallel_layout_alert_notifications_total{instance="n1",receiver="alertmanager",result="dropped"}'
+        values: '0 0 3 3 3'
+      - series: 'parallel_layout_alert_notifications_total{instance="n1",receiver="webhook",result="dropped"}'
+        values: '0 0 0 0 0'
+      - series: 'parallel_layout_rank_lag_seconds{instance="n1",job_id="7",step="0",rank="0"}'
+        values: '1 1 1 1 1'
+      - series: 'parallel_layout_rank_lag_seconds{instance="n2",job_id="7",step="0",rank="5"}'
+        values: '100 160 220 280 340'
+      - series: 'up{job="parallel-layout",instance="n3"}'
+        values: '1 0 0 0 0'
+    alert_rule_test:
+      - eval_time: 3m
+        alertname: ParallelLayoutAlertsLost
+        exp_alerts:
+          - exp_labels: {severity: critical, instance: n1, receiver: alertmanager, result: dropped}
+      - eval_time: 4m
+        alertname: ParallelLayoutRankLagging
+        exp_alerts:
+          - exp_labels: {severity: warning, instance: n2, job_id: "7", step: "0", rank: "5"}
+      - eval_time: 4m
+        alertname: ParallelLayoutDaemonDown
+        exp_alerts:
+          - exp_labels: {severity: warning, job: parallel-layout, instance: n3}
+""" % json.dumps(bare))
+        p = subprocess.run([PROMTOOL, "test", "rules", test], capture_output=True, text=True,
+                           timeout=60)
+        ok(p.returncode == 0 and "SUCCESS" in p.stdout,
+           "promtool test rules: alerts lost, a lagging rank and a daemon down fire on series "
+           "that call for them: %s" % (p.stdout + p.stderr).strip()[-600:])
+    else:
+        skip("promtool check rules", "promtool not installed (Debian: prometheus)")
+        skip("promtool test rules", "promtool not installed (Debian: prometheus)")
+    with open(rules) as f:
+        exprs = re.findall(r"expr:\s*(?:>-\s*\n)?((?:.*\n)*?)\s*(?:for|labels):", f.read())
+    used = set()
+    for e in exprs:
+        used |= promql_metrics(" ".join(e.split()))
+    used.discard("up")      # Prometheus' own
+    is_eq(sorted(used - fams), [], "every metric the rules read (%d) is one layoutd exports" %
+          len(used))
+    try:
+        with open(dash_path) as f:
+            dash = json.load(f)
+    except ValueError as e:
+        ok(False, "the Grafana dashboard is JSON: %s" % e)
+        return
+    exprs = dashboard_exprs(dash)
+    used = set()
+    for e in exprs:
+        used |= promql_metrics(e)
+    ok(len(exprs) >= 15 and all(promql_metrics(e) for e in exprs),
+       "the Grafana dashboard is JSON with %d queries, each reading a metric" % len(exprs))
+    is_eq(sorted(used - fams), [], "every metric the dashboard reads (%d) is one layoutd exports"
+          % len(used))
+
+
+def conf_checks(tmp, mapf):
+    for line, want in (("alertmanager_url = 127.0.0.1:9093",
+                        "alertmanager_url = 127.0.0.1:9093: '127.0.0.1:9093' is not an http:// "
+                        "or https:// URL with a host"),
+                       ("webhook_url = http://a/x,,http://b/y", "an empty URL in the list"),
+                       ("drain = maybe", "drain = maybe: expected yes"),
+                       ("alert_queue_max = 0", "alert_queue_max = 0: expected a whole number "
+                        "from 1 to 65536"),
+                       ("scontrol = scontrol", "expected the absolute path of scontrol")):
+        conf = os.path.join(tmp, "bad.conf")
+        with open(conf, "w") as f:
+            f.write("map = %s\nhwloc_check = no\nnode_name = node1\n%s\n" % (mapf, line))
+        p = subprocess.run([LAYOUTD, "-f", conf, "--check-config"], capture_output=True,
+                           text=True, timeout=60)
+        ok(p.returncode == 1 and want in p.stderr, "config '%s': refused, saying '%s' (%s)" %
+           (line, want, p.stderr.strip()[-200:]))
+
+
+def am_start(am):
+    try:
+        am.start()
+        return True
+    except RuntimeError as e:
+        diag(str(e))
+        return False
+
+
+def fingerprints(bodies):
+    return {b.get("fingerprint") for b in bodies}
+
+
+def main():
+    if not DRIVER or not HOOK or not os.path.exists(HOOK):
+        skip("layoutd alerts", "NCCL_DRIVER / PL_NCCL_HOOK not set")
+        return done()
+    if os.geteuid() != 0:
+        skip("layoutd alerts", "registrations are root's: run as root")
+        return done()
+    if not ALERTMANAGER:
+        skip("layoutd alerts", "prometheus-alertmanager not installed (Debian: "
+             "prometheus-alertmanager)")
+        return done()
+    tmp = tempfile.mkdtemp(prefix="ld-alert.")
+    os.chmod(tmp, 0o755)
+    hook = Hook()
+    am = Alertmanager(free_port())
+    worlds = []
+    d = None
+    try:
+        mapf = os.path.join(tmp, "map.json")
+        rc, _, err = run("topo", "build", "--slurm-topology", data("lab-topology.conf"),
+                         "--node", "8", "--name", "lab", "-o", mapf)
+        if not ok(rc == 0, "a map to serve"):
+            diag(err)
+            return done()
+        conf_checks(tmp, mapf)
+        if not ok(am_start(am), "Alertmanager starts on 127.0.0.1:%d" % am.port):
+            diag(am.log_text()[-2000:])
+            return done()
+        scontrol = os.path.join(tmp, "scontrol")
+        calls = os.path.join(tmp, "scontrol-calls")
+        os.mkdir(calls)
+        with open(scontrol, "w") as f:
+            f.write("#!/bin/sh\n# a stand-in for scontrol: its arguments, one per line\n"
+                    "printf '%%s\\n' \"$@\" > %s/call.$$\necho \"fake scontrol: $1 $2\"\n"
+                    % calls)
+        os.chmod(scontrol, 0o755)
+        sock = os.path.join(tmp, "ld.sock")
+        conf = os.path.join(tmp, "ld.conf")
+        wd = os.path.join(tmp, "watchdir")
+        os.mkdir(wd, 0o755)
+        base_conf = ("map = %s\nsocket = %s\nsocket_mode = 0666\nnode_name = node1\n"
+                     "hwloc_check = no\nwatch_interval_ms = 200\nhang_threshold_s = %d\n"
+                     "watch_dir = %s\nalertmanager_url = http://127.0.0.1:%d\n"
+                     "webhook_url = http://127.0.0.1:%d/hook\nalert_resend_s = %d\n"
+                     "alert_retries = 6\nalert_timeout_ms = 2000\n"
+                     "drain = yes\ndrain_max_per_hour = 1\nscontrol = %s\n" %
+                     (mapf, sock, THRESHOLD, wd, am.port, hook.port, RESEND, scontrol))
+        with open(conf, "w") as f:
+            f.write(base_conf)
+        vg = shutil.which("valgrind")
+        with open(LAYOUTD, "rb") as f:
+            exe = f.read()
+        why_not = ("valgrind not installed" if not vg else
+                   "layoutd is a wrapper script" if exe.startswith(b"#!") else
+                   "layoutd is built with AddressSanitizer" if b"__asan_init" in exe else None)
+        wrapper = [] if why_not else [vg, "--error-exitcode=99", "--leak-check=full",
+                                      "--errors-for-leak-kinds=definite", "-q"]
+        log = os.path.join(tmp, "ld.log")
+        d = Daemon(["-f", conf], log, wrapper, sock)
+        if not ok(d.up and d.p.poll() is None, "layoutd starts%s" %
+                  (" under valgrind" if wrapper else " (%s)" % why_not)):
+            diag(d.log_text())
+            return done()
+        a0 = d.alerts()
+        ok(a0.get("open") == [] and a0.get("recent") == [] and
+           [t["url"] for t in a0.get("targets", [])] ==
+           ["http://127.0.0.1:%d/api/v2/alerts" % am.port, "http://127.0.0.1:%d/hook" % hook.port]
+           and a0.get("drain", {}).get("enabled") is True,
+           "GET /v1/alerts: nothing open, the Alertmanager's API URL and the webhook, drain on")
+
+        # --- a hang: rank 2 stops entering its collectives at step 3 ---
+        job = 4201
+        w = World(tmp, job, ["--steps", "100000", "--compute-us", "1000", "--fault=stop:2:3"])
+        worlds.append(w)
+        is_eq(w.register(d), [200] * WORLD, "hang: every rank registered, the step led here")
+        t0 = time.monotonic()
+        got = wait_for(lambda: am_alerts(am, alertname="ParallelLayoutHang", job_id=str(job)),
+                       THRESHOLD + 40, 0.25)
+        took = time.monotonic() - t0
+        diag("the hang reached Alertmanager %.1f s after the registration (threshold %d s)" %
+             (took, THRESHOLD))
+        want = {"tp": {"group": "TP group 1"}, "dp": {"group": "DP group 0"}}
+        base = {"alertname": "ParallelLayoutHang", "severity": "critical", "job_id": str(job),
+                "step": "0", "user": "root", "cluster": "lab", "node": "node1", "rank": "2"}
+        # one per communicator whose peers wait on rank 2 (TP, and DP
+        # where its DP peer reached that collective first)
+        open_hangs = [x for x in d.alerts().get("open", []) if x["job_id"] == job and
+                      x["alertname"] == "ParallelLayoutHang"]
+        got = wait_for(lambda: len(am_alerts(am, alertname="ParallelLayoutHang",
+                                             job_id=str(job))) >= len(open_hangs) and
+                       am_alerts(am, alertname="ParallelLayoutHang", job_id=str(job)), 10, 0.2) \
+            or got
+        labels = [a["labels"] for a in got]
+        ok(len(got) == len(open_hangs) and any(l.get("comm") == "tp" for l in labels),
+           "hang: Alertmanager holds every hang alert layoutd has open (%d), the TP one among "
+           "them" % len(open_hangs))
+        ok(got and all(l.get("comm") in want and
+                       l == dict(base, comm=l["comm"], **want[l["comm"]]) for l in labels),
+           "hang: in Alertmanager with exactly the labels alertname, severity, job_id, step, "
+           "user, cluster, group, comm, node, rank=2: %s" % json.dumps(labels))
+        ann = got[0]["annotations"] if got else {}
+        ok("rank 2" in ann.get("summary", "") and
+           "rank 2 on node1 GPU 2 NIC mlx5_2 (tp 0 cp 0 ep 0 dp 1 pp 0)" in
+           ann.get("description", ""),
+           "hang: the annotations: the finding's line, and the rank's node, GPU, NIC and "
+           "coordinates: %s" % json.dumps(ann)[:600])
+        like(ann.get("description", ""), "Since 20", "hang: the description says since when (UTC)")
+        ok(got and got[0].get("endsAt", "") > got[0].get("startsAt", "") and
+           got[0].get("status", {}).get("state") == "active",
+           "hang: active, with endsAt after startsAt (%s .. %s)" %
+           (got[0].get("startsAt") if got else None, got[0].get("endsAt") if got else None))
+        fired = hook.select(lambda b: b.get("status") == "firing" and
+                         b.get("labels", {}).get("job_id") == str(job))
+        ok(fired and all(b["text"].startswith("[FIRING] ParallelLayoutHang critical, job %d.0 "
+                                                "(root, cluster lab): " % job) and
+                         "\n" not in b["text"] for b in fired),
+           "hang: the webhook got it firing, with a one-line text: %s" %
+           (fired[0]["text"] if fired else None))
+        ok(fired and fired[0].get("alertname") == "ParallelLayoutHang" and
+           fired[0].get("culprits", [{}])[0].get("nic") == "mlx5_2" and fired[0].get("startsAt"),
+           "hang: and the alert's fields beside it (alertname, culprits, startsAt)")
+        # re-sent while it fires
+        fp = fired[0]["fingerprint"] if fired else None
+        n0 = len(hook.select(lambda b: b.get("fingerprint") == fp))
+        wait_for(lambda: len(hook.select(lambda b: b.get("fingerprint") == fp)) >= n0 + 2,
+                 4 * RESEND + 10, 0.25)
+        again = hook.select(lambda b: b.get("fingerprint") == fp)
+        ok(len(again) >= n0 + 2 and all(b["status"] == "firing" for b in again) and
+           again[-1]["endsAt"] > again[0]["endsAt"] and
+           again[-1]["startsAt"] == again[0]["startsAt"],
+           "hang: re-sent every alert_resend_s (%d s) while it fires, endsAt moving on, "
+           "startsAt kept (%d messages)" % (RESEND, len(again)))
+        diag("the webhook's messages: %s" % [(b["status"], b["startsAt"], b["endsAt"])
+                                             for b in again])
+        # drained through the fake scontrol
+        wait_for(lambda: os.listdir(calls), 20, 0.2)
+        cl = sorted(os.listdir(calls))
+        args = open(os.path.join(calls, cl[0])).read().splitlines() if cl else []
+        is_eq(args, ["update", "nodename=node1", "state=drain",
+                     "reason=parallel-layout: job %d.0 rank 2 not-entered" % job],
+              "drain: scontrol update nodename=node1 state=drain reason=\"parallel-layout: "
+              "job %d.0 rank 2 not-entered\"" % job)
+        wait_for(lambda: "drain: node node1 drained" in d.log_text(), 20, 0.2)
+        like(d.log_text(), "drain: node node1 drained (parallel-layout: job %d.0 rank 2 "
+             "not-entered): fake scontrol: update nodename=node1" % job,
+             "drain: logged with what scontrol said")
+        # GET /v1/alerts, layoutctl alerts
+        a1 = d.alerts()
+        op = [x for x in a1.get("open", []) if x["job_id"] == job]
+        ok(op and op[0]["status"] == "firing" and op[0]["culprits"][0]["gpu"] == 2 and
+           op[0]["labels"]["rank"] == "2" and op[0]["sends"] >= 2,
+           "GET /v1/alerts: open, its culprit's GPU, labels and sends: %s" %
+           json.dumps(op[:1])[:500])
+        p = subprocess.run([CTL, "alerts", "--socket", sock], capture_output=True, text=True,
+                           timeout=60)
+        ok(p.returncode == 0 and "ParallelLayoutHang" in p.stdout and "%d.0" % job in p.stdout
+           and re.search(r"open alerts: [12]\n", p.stdout),
+           "layoutctl alerts: the open hang in the table:\n%s" % p.stdout[:1200])
+        p = subprocess.run([CTL, "alerts", "%d.0" % job, "--json", "--socket", sock],
+                           capture_output=True, text=True, timeout=60)
+        try:
+            j = json.loads(p.stdout)
+        except ValueError:
+            j = {}
+        ok(p.returncode == 0 and j.get("open") and all(x["job_id"] == job for x in j["open"]),
+           "layoutctl alerts JOB.STEP --json: the job's alerts as the daemon's JSON")
+        p = subprocess.run([CTL, "alerts", "1x", "--socket", sock], capture_output=True,
+                           text=True, timeout=60)
+        ok(p.returncode == 2 and "expected JOBID or JOBID.STEP" in p.stderr,
+           "layoutctl alerts of a malformed job: usage error saying what is accepted")
+        # /metrics
+        st, ctype, text = d.metrics()
+        ok(st == 200 and ctype == "text/plain; version=0.0.4; charset=utf-8",
+           "GET /metrics: 200, text/plain; version=0.0.4")
+        if PROMTOOL:
+            p = subprocess.run([PROMTOOL, "check", "metrics"], input=text, capture_output=True,
+                               text=True, timeout=60)
+            ok(p.returncode == 0, "promtool check metrics: no error, no lint (%d lines): %s" %
+               (len(text.splitlines()), (p.stdout + p.stderr).strip()[:600]))
+        else:
+            skip("promtool check metrics", "promtool not installed (Debian: prometheus)")
+        nhang = len([x for x in d.alerts().get("open", [])
+                     if x["alertname"] == "ParallelLayoutHang"])
+        ok(nhang >= 1 and metric(text, "parallel_layout_alerts_open",
+                                 alertname="ParallelLayoutHang") == nhang,
+           "metrics: the open hang alerts (%d)" % nhang)
+        ok((metric(text, "parallel_layout_alert_notifications_total", receiver="alertmanager",
+                   result="sent") or 0) >= 1 and
+           (metric(text, "parallel_layout_alert_notifications_total", receiver="webhook",
+                   result="sent") or 0) >= 3,
+           "metrics: messages sent to Alertmanager and the webhook counted")
+        is_eq(metric(text, "parallel_layout_drains_total", result="ok"), 1.0,
+              "metrics: one drain")
+        ok(metric(text, "parallel_layout_rank_lag_seconds", job_id=str(job), rank="2") >
+           metric(text, "parallel_layout_rank_lag_seconds", job_id=str(job), rank="3") and
+           (metric(text, "parallel_layout_rank_collectives_entered_total", job_id=str(job),
+                   rank="3", comm="tp") or 0) > 0,
+           "metrics: rank 2 lags its TP peer; collectives entered per rank and communicator")
+        ok(metric(text, "parallel_layout_led_step_ranks", job_id=str(job)) == WORLD and
+           metric(text, "parallel_layout_led_step_lag_max_seconds", job_id=str(job)) >= THRESHOLD,
+           "metrics: the led step's ranks and its longest lag")
+        check_etc(tmp, text)
+
+        # --- resolved when the step ends ---
+        w.close(d)
+
+        def resolved_msgs():
+            return hook.select(lambda b: b.get("status") == "resolved" and
+                               b.get("alertname") == "ParallelLayoutHang" and
+                               b.get("labels", {}).get("job_id") == str(job))
+        wait_for(lambda: fingerprints(fired) <= fingerprints(resolved_msgs()), 30, 0.1)
+        t_res = time.monotonic()
+        # The resolve reaches Alertmanager with the webhook's (endsAt now,
+        # while a firing alert's is 3 x alert_resend_s ahead).
+        gone = wait_for(lambda: not am_alerts(am, alertname="ParallelLayoutHang",
+                                              job_id=str(job)), 2 * RESEND + 10, 0.1)
+        ok(gone and time.monotonic() - t_res < RESEND,
+           "resolved: the hang leaves Alertmanager's active alerts as soon as it is resolved "
+           "(%.1f s after the webhook heard; a firing alert's endsAt is %d s ahead)" %
+           (time.monotonic() - t_res, 3 * RESEND))
+        res = resolved_msgs()
+        ok(res and all(b["text"].startswith("[RESOLVED] ParallelLayoutHang") for b in res) and
+           all(b["startsAt"] < b["endsAt"] for b in res) and
+           fingerprints(fired) <= fingerprints(res) and
+           len(res) == len(fingerprints(res)),
+           "resolved: the webhook got each alert resolved once more, the same fingerprint: %s" %
+           (res[0]["text"] if res else None))
+        a2 = d.alerts()
+        ok(not [x for x in a2.get("open", []) if x["job_id"] == job and
+                x["alertname"] == "ParallelLayoutHang"] and
+           [x for x in a2.get("recent", []) if x["job_id"] == job and x["status"] == "resolved"
+            and x["resolved_at"] and x["alertname"] == "ParallelLayoutHang"],
+           "GET /v1/alerts: no longer open, among the recently resolved")
+        like(d.log_text(), "alert resolved: ParallelLayoutHang job %d.0" % job,
+             "resolved: logged")
+        # the ranks killed at the step's end are exits, and no reason to drain
+        ok(wait_for(lambda: "drain: job %d.0 exited: not drained, the rank ended with signal 9, "
+                    "as Slurm ends a step" % job in d.log_text(), 10, 0.2) or
+           "alert fired: ParallelLayoutRankExited critical job %d.0" % job not in d.log_text(),
+           "drain: a rank killed by SIGKILL (as a cancelled step's are) is not drained for")
+
+        # --- Alertmanager down: retried, delivered once it is back; the
+        #     second drain within the hour refused ---
+        am.stop()
+        job2 = 4202
+        w2 = World(tmp, job2, ["--steps", "100000", "--compute-us", "1000", "--fault=stop:1:3"])
+        worlds.append(w2)
+        is_eq(w2.register(d), [200] * WORLD, "down: the second step registered")
+        wait_for(lambda: "alert fired: ParallelLayoutHang critical job %d.0" % job2 in
+                 d.log_text(), THRESHOLD + 40, 0.25)
+        ok(wait_for(lambda: re.search(r"alertmanager http://127\.0\.0\.1:%d/api/v2/alerts: "
+                                      r"alert \w+ \(firing\) not delivered \(try 1 of 7\): .*"
+                                      r"trying again in 1 s" % am.port, d.log_text()), 20, 0.25),
+           "down: the failed delivery is logged, with the next try")
+        time.sleep(4)
+        st, _, text = d.metrics()
+        ok((metric(text, "parallel_layout_alert_notification_retries_total",
+                   receiver="alertmanager") or 0) >= 2,
+           "down: retried (%s so far)" % metric(text, "parallel_layout_alert_notification_retries_total",
+                                                 receiver="alertmanager"))
+        ok(am_start(am), "down: Alertmanager back on the same port")
+        t1 = time.monotonic()
+        back = wait_for(lambda: am_alerts(am, alertname="ParallelLayoutHang", job_id=str(job2)), 90,
+                        0.25)
+        ok(back and all(x["labels"]["rank"] == "1" and x["labels"]["node"] == "node1"
+                        for x in back),
+           "down: the alert arrives once Alertmanager is back (%.1f s later), rank 1 on node1"
+           % (time.monotonic() - t1))
+        wait_for(lambda: "delivered after" in d.log_text(), 20, 0.25)
+        like(d.log_text(), "delivered after", "down: the late delivery is logged")
+        wait_for(lambda: "drain_max_per_hour 1" in d.log_text(), 10, 0.2)
+        is_eq(len(os.listdir(calls)), 1, "drain: the second hang within the hour is not drained")
+        like(d.log_text(), "drain: node node1 not drained for job %d.0 not-entered: 1 drains in "
+             "the last hour (drain_max_per_hour 1)" % job2, "drain: and says so")
+        w2.close(d)
+
+        def settled():
+            a = d.alerts()
+            return not [x for x in a.get("open", []) if x["job_id"] == job2] and \
+                a.get("queue", {}).get("length") == 0
+        ok(wait_for(settled, 60, 0.25), "down: the second step ended, its alerts resolved and "
+           "delivered (the queue empty)")
+
+        # --- a full queue: a message dropped, counted and logged ---
+        with open(conf, "w") as f:
+            f.write(base_conf + "alert_queue_max = 1\n")
+        am.stop()
+        reloads = d.log_text().count("reload")
+        d.p.send_signal(signal.SIGHUP)
+        wait_for(lambda: d.log_text().count("reload") > reloads, 20, 0.2)
+        _, _, before = d.metrics()
+        drop0 = metric(before, "parallel_layout_alert_notifications_total", receiver="webhook",
+                       result="dropped")
+        mark = len(d.log_text())
+        job3 = 4203
+        w3 = World(tmp, job3, ["--steps", "100000", "--compute-us", "1000",
+                               "--fault=exit:3:3:9"])
+        worlds.append(w3)
+        is_eq(w3.register(d), [200] * WORLD, "full: the third step registered")
+        # slurmstepd reports the exit (and reaps the task, so no zombie
+        # stands for it)
+        is_eq(w3.procs[3].wait(30), 9, "full: the driver's rank 3 exits 9")
+        is_eq(d.post("/v1/watch/exit", {"job_id": job3, "step_id": 0, "task": 3,
+                                        "status": 9 << 8})[0], 200, "full: its exit reported")
+        fired3 = wait_for(lambda: re.search(r"alert fired: ParallelLayoutRankExited critical job "
+                                            r"%d\.0 \((\w+)\)" % job3, d.log_text()[mark:]),
+                          THRESHOLD + 40, 0.25)
+        if not ok(fired3, "full: rank 3's exit fires"):
+            diag(d.log_text()[mark:][-3000:])
+        fp3 = fired3.group(1) if fired3 else "?"
+        ok(wait_for(lambda: "alerts: alert %s (firing) to webhook http://127.0.0.1:%d/hook "
+                    "dropped: the queue is full (alert_queue_max)" % (fp3, hook.port)
+                    in d.log_text()[mark:], 10, 0.25),
+           "full: with Alertmanager down and alert_queue_max 1 (its message waiting), the "
+           "webhook's message is dropped and logged")
+        _, _, text = d.metrics()
+        ok(metric(text, "parallel_layout_alert_notifications_total", receiver="webhook",
+                  result="dropped") > drop0,
+           "full: counted in parallel_layout_alert_notifications_total{result=\"dropped\"}")
+        ok(not hook.select(lambda b: b.get("fingerprint") == fp3),
+           "full: and the webhook never got it")
+        a3 = d.alerts()
+        ok([x for x in a3.get("open", []) + a3.get("recent", []) if x["fingerprint"] == fp3 and
+            x["labels"]["rank"] == "3"],
+           "full: the alert itself is kept here all the same (rank 3 exited)")
+        w3.close(d)
+        ok(d.p.poll() is None, "the daemon is alive and serving")
+    finally:
+        for w in worlds:
+            for p in w.procs:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+        if d and d.p.poll() is None:
+            d.p.send_signal(signal.SIGTERM)
+            try:
+                rc = d.p.wait(120)
+            except subprocess.TimeoutExpired:
+                d.p.kill()
+                rc = d.p.wait()
+            ok(rc == 0, "layoutd exits 0 after SIGTERM%s (rc %d)" %
+               (", valgrind found no error and no definite leak" if d.up else "", rc))
+            if rc != 0:
+                diag(d.log_text()[-4000:])
+        am.cleanup()
+        hook.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+    return done()
+
+
+if __name__ == "__main__":
+    main()

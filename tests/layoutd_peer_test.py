@@ -1,0 +1,708 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""layoutd's peers: three real daemons on loopback TCP, each thinking it is
+a node (node1-3, all at 127.0.0.1 with a port each, as the map says: the
+emulated cluster's way, `topo build --slurm-nodes --peer-port slurmd+K`,
+and peer_listen = auto), a private munged, nccl_driver ranks registered
+as slurmstepd would on the three nodes with the step's node order (node1
+first: it hosts rank 0 and leads).  A node the map lacks is reached by its
+name and peer_port (a fourth daemon, "localhost").  The leader
+(under valgrind) shows every rank of the step with node, GPU, NIC and
+coordinates; summaries that are forged, replayed, unauthenticated, made
+by a user, not summaries, stale or for a node outside the step are
+refused, logged and counted; peers that send half a request, or nothing,
+do not hold the leader up (placements and views are timed meanwhile); a
+rank stopped on a follower is named by the leader with its node; the
+leader stopped, the followers go to the next node within
+peer_fail_intervals, which reports the leader lost; the leader back, the
+view is rebuilt from the next summaries and the stand-in lets go.
+"""
+import hashlib
+import http.client
+import json
+import os
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+from taplib import (LAYOUTD, data, diag, done, http_request, is_eq, like, ok, run, skip,
+                    wait_for)
+
+DRIVER = os.environ.get("NCCL_DRIVER", "")
+HOOK = os.environ.get("PL_NCCL_HOOK", "")
+NOBODY = 65534
+TP, DP, PP = 2, 2, 2
+WORLD = TP * DP * PP
+NODES = ["node1", "node2", "node3"]
+HOST = "127.0.0.1"
+RANKS = {0: [0, 1, 2, 3], 1: [4, 5], 2: [6, 7]}     # node index -> ranks
+INTERVAL_MS = 200
+FAIL_INTERVALS = 3
+LOST_S = 5.0            # auto: max(3 intervals, 5 s)
+THRESHOLD = 5
+JOB = 4242
+
+
+def coords(r):
+    return {"tp": r % TP, "cp": 0, "ep": 0, "dp": (r // TP) % DP, "pp": r // (TP * DP)}
+
+
+# ---- the summary format (lib/watch/summary.h), for hand-made summaries ----
+
+SUM_MAGIC = 0x31304d5553574c50
+
+
+def summary(node, job, step, ranks, seq=1, boot=7, uid=0, world=WORLD, sizes=(TP, 1, 1, DP, PP)):
+    """A node summary with no communicators: ranks is a list of rank numbers."""
+    now = time.monotonic_ns()
+    body = b""
+    for r in ranks:
+        c = coords(r)
+        body += struct.pack("<qqQii5IBBH32sII", r, 1000 + r, 0, 0, -1,
+                            c["tp"], c["cp"], c["ep"], c["dp"], c["pp"], 0, 0, 0, b"", 0, 0)
+    total = 168 + len(body)
+    head = struct.pack("<QII64sQQQQQQIII5III", SUM_MAGIC, 1, total, node.encode(), job, step,
+                       now, time.time_ns(), seq, boot, uid, INTERVAL_MS, world, *sizes,
+                       len(ranks), 0)
+    return head + body
+
+
+def sha(b):
+    return hashlib.sha256(b).hexdigest()
+
+
+class Munged:
+    """A private munged (root, foreground), as the lab starts its own."""
+
+    def __init__(self, tmp):
+        d = os.path.join(tmp, "munge")
+        os.mkdir(d, 0o755)
+        os.mkdir(os.path.join(d, "key"), 0o700)
+        self.key = os.path.join(d, "key", "munge.key")
+        with open(self.key, "wb") as f:
+            f.write(os.urandom(1024))
+        os.chmod(self.key, 0o400)
+        self.sock = os.path.join(d, "munge.socket")
+        self.log = os.path.join(d, "munged.log")
+        self.p = subprocess.Popen(
+            ["munged", "-F", "-f", "--socket=" + self.sock, "--key-file=" + self.key,
+             "--pid-file=" + os.path.join(d, "munged.pid"), "--log-file=" + self.log,
+             "--seed-file=" + os.path.join(d, "key", "munged.seed")],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        self.up = wait_for(lambda: self.p.poll() is not None or os.path.exists(self.sock), 20)
+
+    def cred(self, payload, uid=0, ttl=60):
+        """A credential of payload made by uid (0 or NOBODY)."""
+        def drop():
+            if uid:
+                os.setgroups([])
+                os.setgid(uid)
+                os.setuid(uid)
+        p = subprocess.run(["munge", "-S", self.sock, "-s", payload, "-t", str(ttl)],
+                           capture_output=True, text=True, preexec_fn=drop, timeout=20)
+        return p.stdout.strip()
+
+    def stop(self):
+        if self.p.poll() is None:
+            self.p.terminate()
+            self.p.wait(timeout=20)
+
+
+def peer_call(host, port, method, path, body=None, cred=None, timeout=10):
+    """(status, body text) of one request on a peer listener."""
+    conn = http.client.HTTPConnection(host, port, timeout=timeout)
+    try:
+        hdr = {"Content-Type": "application/octet-stream"} if body is not None else {}
+        if cred is not None:
+            hdr["X-PL-Munge"] = cred
+        conn.request(method, path, body=body, headers=hdr)
+        r = conn.getresponse()
+        return r.status, r.read().decode("utf-8", "replace")
+    finally:
+        conn.close()
+
+
+class Daemon:
+    """A layoutd for node `name`, its peer listener as the map says
+    (listen auto) or at listen; peer_port for the nodes the map lacks."""
+
+    def __init__(self, tmp, name, mapf, munged, port, peer_port, listen="auto", wrapper=()):
+        self.name, self.port = name, port
+        self.sock = os.path.join(tmp, "ld-%s.sock" % name)
+        self.log = os.path.join(tmp, "ld-%s.log" % name)
+        self.conf = os.path.join(tmp, "ld-%s.conf" % name)
+        wd = os.path.join(tmp, "wd-%s" % name)
+        os.makedirs(wd, 0o755, exist_ok=True)
+        with open(self.conf, "w") as f:
+            f.write("map = %s\nsocket = %s\nsocket_mode = 0666\nnode_name = %s\n"
+                    "hwloc_check = no\nwatch_interval_ms = %d\nhang_threshold_s = %d\n"
+                    "watch_dir = %s\npeer_listen = %s\npeer_port = %d\nmunge_socket = %s\n"
+                    "peer_fail_intervals = %d\nrequest_timeout_ms = 2000\nlog = %s\n" %
+                    (mapf, self.sock, name, INTERVAL_MS, THRESHOLD, wd, listen, peer_port,
+                     munged.sock, FAIL_INTERVALS, self.log))
+        self.wrapper = list(wrapper)
+        self.start()
+
+    def start(self):
+        self.p = subprocess.Popen(self.wrapper + [LAYOUTD, "-f", self.conf],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
+                                  stdin=subprocess.DEVNULL)
+        self.up = wait_for(self._answers, 120)
+        return self.up and self.p.poll() is None
+
+    def _answers(self):
+        if self.p.poll() is not None:
+            return True
+        try:
+            return http_request(self.sock, "GET", "/v1/health", timeout=2)[0] == 200 and \
+                "listening on http://%s:%d" % (HOST, self.port) in (self.log_text() or "")
+        except OSError:
+            return False
+
+    def post(self, path, body):
+        return http_request(self.sock, "POST", path, json.dumps(body))
+
+    def get(self, path, timeout=10):
+        try:
+            st, _, body = http_request(self.sock, "GET", path, timeout=timeout)
+        except OSError:
+            return None, None
+        try:
+            return st, json.loads(body)
+        except ValueError:
+            return st, body
+
+    def view(self, job=JOB):
+        st, j = self.get("/v1/watch/step?job=%d&step=0" % job)
+        return j if st == 200 else None
+
+    def peer(self):
+        st, j = self.get("/v1/watch")
+        return (j or {}).get("peer") if st == 200 else None
+
+    def refused(self, why):
+        return ((self.peer() or {}).get("refused") or {}).get(why)
+
+    def stop(self, sig=signal.SIGTERM):
+        if self.p.poll() is None:
+            self.p.send_signal(sig)
+        return self.p.wait(timeout=120)
+
+    def log_text(self):
+        try:
+            with open(self.log, errors="replace") as f:
+                return f.read()
+        except OSError:
+            return ""
+
+
+class World:
+    """WORLD nccl_driver ranks of job `job`, records in a temp dir."""
+
+    def __init__(self, tmp, job, args):
+        self.dir = tempfile.mkdtemp(prefix="w%d." % job, dir=tmp)
+        self.wdir = os.path.join(self.dir, "watch")
+        os.mkdir(self.wdir, 0o700)
+        self.job = job
+        self.procs = []
+        for r in range(WORLD):
+            env = {k: v for k, v in os.environ.items()
+                   if not k.startswith(("PARALLEL_LAYOUT", "NCCL_", "SLURM"))}
+            env.update({
+                "RANK": str(r), "WORLD_SIZE": str(WORLD), "LOCAL_RANK": str(r),
+                "PARALLEL_LAYOUT_TP": str(TP), "PARALLEL_LAYOUT_PP": str(PP),
+                "PARALLEL_LAYOUT_DP": str(DP), "PARALLEL_LAYOUT_CP": "1",
+                "SLURM_JOB_ID": str(job), "SLURM_STEP_ID": "0", "SLURM_PROCID": str(r),
+                "NCCL_PROFILER_PLUGIN": HOOK, "PARALLEL_LAYOUT_WATCH_DIR": self.wdir,
+            })
+            with open(os.path.join(self.dir, "err.%d" % r), "w") as err:
+                self.procs.append(subprocess.Popen(
+                    [DRIVER, "--sync-dir", self.dir, "--channels", "2", "--layers", "2",
+                     "--timeout", "120"] + args, env=env, stdout=subprocess.DEVNULL,
+                    stderr=err))
+
+    def record(self, r):
+        pid = self.procs[r].pid
+        path = os.path.join(self.wdir, "plw-%d.0.%d.%d" % (self.job, r, pid))
+        return path if wait_for(lambda: os.path.exists(path), 20) else None
+
+    def register(self, daemons, order=(0, 1, 2), pause=0.0):
+        """Each node's ranks with its daemon, the node's first task with the
+        step; the nodes in `order`, pause seconds apart."""
+        sts = []
+        for k in order:
+            ranks = RANKS[k]
+            if k != order[0]:
+                time.sleep(pause)
+            for i, r in enumerate(ranks):
+                reg = {"job_id": self.job, "step_id": 0, "task": i, "rank": r,
+                       "pid": self.procs[r].pid, "uid": 0, "node": NODES[k],
+                       "coords": coords(r), "gpu": i, "nic": "mlx5_%d" % i,
+                       "record": self.record(r) or os.path.join(self.wdir, "missing")}
+                if i == 0:
+                    reg["step"] = {"world": WORLD, "layout": {"tp": TP, "cp": 1, "ep": 1,
+                                                              "dp": DP, "pp": PP},
+                                   "nodes": NODES}
+                sts.append(daemons[k].post("/v1/watch/tasks", reg)[0])
+        return sts
+
+    def close(self, daemons):
+        for k, ranks in RANKS.items():
+            for i, r in enumerate(ranks):
+                p = self.procs[r]
+                if p.poll() is None:
+                    p.kill()
+                p.wait()
+                if daemons[k].p.poll() is None:
+                    daemons[k].post("/v1/watch/exit", {"job_id": self.job, "step_id": 0,
+                                                       "task": i, "status": 9})
+
+
+def free_ports(n):
+    """n consecutive TCP ports free on 127.0.0.1."""
+    for _ in range(50):
+        s = socket.socket()
+        s.bind((HOST, 0))
+        base = s.getsockname()[1]
+        s.close()
+        good = base + n < 65536
+        for port in range(base, base + n):
+            t = socket.socket()
+            try:
+                t.bind((HOST, port))
+            except OSError:
+                good = False
+            t.close()
+        if good:
+            return base
+    return None
+
+
+def peer_map(tmp, base):
+    """The lab's map with node1-3 at 127.0.0.1, ports base, base+1, base+2
+    (scontrol's listing of them, --peer-port slurmd+0)."""
+    nodes = os.path.join(tmp, "scontrol-nodes.txt")
+    with open(nodes, "w") as f:
+        for k, n in enumerate(NODES):
+            f.write("NodeName=%s Arch=x86_64 CPUTot=8 NodeAddr=%s NodeHostName=vm Port=%d "
+                    "State=IDLE Partitions=main\n" % (n, HOST, base + k))
+    mapf = os.path.join(tmp, "map.json")
+    rc, _, err = run("topo", "build", "--slurm-topology", data("lab-topology.conf"),
+                     "--node", "8", "--name", "lab", "--slurm-nodes", nodes,
+                     "--peer-port", "slurmd+0", "-o", mapf)
+    if rc != 0:
+        diag(err)
+    return mapf if rc == 0 else None
+
+
+def timed(fn, n):
+    """The longest of n calls of fn (seconds) and whether all returned true."""
+    worst, good = 0.0, True
+    for _ in range(n):
+        t0 = time.monotonic()
+        good = bool(fn()) and good
+        worst = max(worst, time.monotonic() - t0)
+    return worst, good
+
+
+def refusals(m, a):
+    """Every kind of bad summary, at the leader a."""
+    path = "/v1/peer/summary"
+    good = summary("node-x", 7777, 0, [0, 1])
+    outside = summary("node-x", JOB, 0, [0])
+
+    def counted(why, before):
+        return wait_for(lambda: (a.refused(why) or 0) == before + 1, 5)
+
+    cases = [
+        # name, body, credential, status, reason, log text
+        ("unauthenticated (no X-PL-Munge)", good, None, 401, "unauthenticated",
+         "no X-PL-Munge header"),
+        ("forged (the credential of another payload)", good, m.cred(sha(b"another body")), 403,
+         "checksum", "payload is not the SHA-256 of the body"),
+        ("made by a user (munge_encode as nobody)", good, m.cred(sha(good), uid=NOBODY), 403,
+         "uid", "is uid %d's: want root's or slurm_user's" % NOBODY),
+        ("not a credential", good, "MUNGE:garbage:", 403, "credential",
+         "the munge credential is refused"),
+        ("garbage body", b"\x00garbage" * 20, m.cred(sha(b"\x00garbage" * 20)), 422, "summary",
+         "POST /v1/peer/summary: node summary"),
+        ("for a node outside the step", outside, m.cred(sha(outside)), 409, "step",
+         "node node-x is not one of the step's 3 nodes"),
+    ]
+    for name, body, cred, status, why, text in cases:
+        before = a.refused(why) or 0
+        st, reply = peer_call(HOST, a.port, "POST", path, body, cred)
+        ok(st == status and counted(why, before),
+           "%s: %d, counted as %s (%s: %s)" % (name, status, why, st, reply[:200]))
+        like(a.log_text(), "refused (%s, %d)" % (why, status), "%s: logged" % name)
+        like(reply, text, "%s: the answer says why" % name)
+    # the same request twice: the second is a replay
+    cred = m.cred(sha(good))
+    st1, r1 = peer_call(HOST, a.port, "POST", path, good, cred)
+    before = a.refused("replayed") or 0
+    st2, r2 = peer_call(HOST, a.port, "POST", path, good, cred)
+    ok(st1 == 200 and st2 == 403 and counted("replayed", before) and "Replayed" in r2,
+       "replayed: accepted once (%s), the same request again refused (%s: %s)" %
+       (st1, st2, r2[:200]))
+    like(a.log_text(), "refused (replayed, 403)", "replayed: logged")
+    # a new credential for the same summary: not newer than the one held
+    before = a.refused("stale") or 0
+    st, r = peer_call(HOST, a.port, "POST", path, good, m.cred(sha(good)))
+    ok(st == 409 and counted("stale", before) and "is not newer than 1" in r,
+       "stale: the same summary with a fresh credential: 409 (%s)" % r[:200])
+    newer = summary("node-x", 7777, 0, [0, 1], seq=2)
+    is_eq(peer_call(HOST, a.port, "POST", path, newer, m.cred(sha(newer)))[0], 200,
+          "a newer summary from the same node is taken")
+    other = summary("node-y", 7777, 0, [1])
+    st, r = peer_call(HOST, a.port, "POST", path, other, m.cred(sha(other)))
+    ok(st == 409 and "rank 1 is node node-x's" in r,
+       "a rank another live node holds: refused (%s)" % r[:200])
+    st, r = peer_call(HOST, a.port, "GET", path)
+    is_eq(st, 405, "GET /v1/peer/summary: 405")
+    st, r = peer_call(HOST, a.port, "GET", "/v1/health")
+    ok(st == 404 and "/v1/peer/summary, /v1/watch/step" in r,
+       "the peer listener serves nothing else: 404 naming what it serves")
+    v = a.view(7777)
+    is_eq(sorted((r["rank"], r["node"]) for r in (v or {}).get("ranks", [])),
+          [(0, "node-x"), (1, "node-x")],
+          "the hand-made step's view holds what was accepted, nothing refused")
+
+
+def slow_peers(a, b, m):
+    """Peers that stop mid-request or send nothing: the leader serves on."""
+    silent, half = [], []
+    for _ in range(30):
+        s = socket.create_connection((HOST, a.port))
+        silent.append(s)
+    body = summary("node-z", 7778, 0, [0])
+    for _ in range(10):
+        s = socket.create_connection((HOST, a.port))
+        s.sendall(b"POST /v1/peer/summary HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n"
+                  b"X-PL-Munge: %s\r\n\r\n" % (len(body), m.cred(sha(body)).encode()) +
+                  body[:len(body) // 2])
+        half.append(s)
+    s = socket.create_connection((HOST, a.port))
+    s.sendall(b"POST /v1/peer/summary HTTP/1.1\r\nHost: x\r\nContent-Le")
+    half.append(s)
+    t0 = time.monotonic()
+    req = json.dumps({"spec": "tp4,dp2", "nodes": [{"name": "node1", "ntasks": 8}]})
+    worst_p, good_p = timed(lambda: http_request(a.sock, "POST", "/v1/placement", req)[0] == 200,
+                            20)
+    worst_v, good_v = timed(lambda: a.view() is not None, 10)
+    path = "/v1/watch/step?job=%d&step=0" % JOB
+    worst_t, good_t = timed(lambda: peer_call(HOST, a.port, "GET", path,
+                                              cred=m.cred("GET " + path))[0] == 200, 5)
+    v = a.view() or {}
+    fresh = [n for n in v.get("nodes", []) if n["state"] == "ok" and n["last_s"] < 1.5]
+    ok(good_p and worst_p < 1.0, "with 30 silent and 11 half-sent requests open: 20 "
+       "placements answered, the slowest in %.3f s (valgrind included)" % worst_p)
+    ok(good_v and worst_v < 1.0, "and 10 views of the step, the slowest in %.3f s" % worst_v)
+    ok(good_t and worst_t < 2.0, "and 5 views over the peer listener (munge-checked), the "
+       "slowest in %.3f s" % worst_t)
+    is_eq(len(fresh), 2, "the followers' summaries keep coming meanwhile (%s)" %
+          [(n["name"], n["last_s"]) for n in v.get("nodes", [])])
+    closed = 0
+    end = time.monotonic() + 10
+    for s in silent + half:
+        s.settimeout(max(0.1, end - time.monotonic()))
+        try:
+            closed += s.recv(4096) == b""
+        except OSError:
+            pass
+        s.close()
+    ok(closed >= len(silent) + len(half) - 1, "the leader closed %d of the %d stalled "
+       "connections by request_timeout_ms (%.1f s after they stalled)" %
+       (closed, len(silent) + len(half), time.monotonic() - t0))
+    ok(a.p.poll() is None and a.view() is not None, "the leader is alive and serving")
+
+
+def fallback(tmp, c, lh):
+    """A leader the map does not name: reached by its name and peer_port.
+    node3 registers a one-rank step whose leader is "localhost"."""
+    sleeper = subprocess.Popen(["sleep", "600"])
+    try:
+        reg = {"job_id": 9300, "step_id": 0, "task": 0, "rank": 1, "pid": sleeper.pid,
+               "uid": 0, "node": NODES[2], "coords": {"tp": 1, "cp": 0, "ep": 0, "dp": 0, "pp": 0},
+               "record": os.path.join(tmp, "no-record"), "gpu": 3, "nic": "mlx5_3",
+               "step": {"world": 2, "layout": {"tp": 2, "cp": 1, "ep": 1, "dp": 1, "pp": 1},
+                        "nodes": ["localhost", NODES[2]]}}
+        is_eq(c.post("/v1/watch/tasks", reg)[0], 200, "fallback: node3 registers a step led by "
+              "localhost, a node the map lacks")
+        v = wait_for(lambda: lh.view(9300), 10, 0.1)
+        ok(v and [(r["rank"], r["node"], r["gpu"]) for r in v["ranks"]] == [(1, NODES[2], 3)] and
+           v["role"] == "unordered",
+           "fallback: localhost's layoutd, at localhost:peer_port, has node3's rank (it knows "
+           "no order of the step: unordered): %s" % json.dumps(v)[:300])
+        c.post("/v1/watch/exit", {"job_id": 9300, "step_id": 0, "task": 0, "status": 0})
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
+def conf_checks(tmp, mapf):
+    for line, want in (("peer_listen = yes", "expected no, auto (the map's address and peer port"),
+                       ("peer_listen = 1.2.3.4:70000", "expected no, auto"),
+                       ("peer_port = 0", "peer_port = 0: expected a whole number from 1 to 65535"),
+                       ("peer_fail_intervals = 0", "expected a whole number from 1 to 100"),
+                       ("peer_lost_s = soon", "expected auto (3 watch intervals, at least 5 s)"),
+                       ("munge_socket = munge.sock", "expected the absolute path of munged's"),
+                       ("munge_ttl_s = 0", "munge_ttl_s = 0: expected a whole number from 1"),
+                       ("peer_timeout_ms = 5", "expected a whole number from 100 to 60000"),
+                       ("peer_max_ranks = 0", "expected a whole number from 1 to 16777216")):
+        conf = os.path.join(tmp, "bad.conf")
+        with open(conf, "w") as f:
+            f.write("map = %s\nhwloc_check = no\nnode_name = node1\n%s\n" % (mapf, line))
+        p = subprocess.run([LAYOUTD, "-f", conf, "--check-config"], capture_output=True,
+                           text=True, timeout=60)
+        ok(p.returncode == 1 and want in p.stderr, "config '%s': refused, saying '%s' (%s)" %
+           (line, want, p.stderr.strip()[-200:]))
+
+
+def main():
+    if not DRIVER or not HOOK or not os.path.exists(HOOK):
+        skip("layoutd peers", "NCCL_DRIVER / PL_NCCL_HOOK not set")
+        return done()
+    if os.geteuid() != 0:
+        skip("layoutd peers", "registrations and munged are root's: run as root")
+        return done()
+    if not shutil.which("munged") or not shutil.which("munge"):
+        skip("layoutd peers", "munged and munge not installed (Debian: munge)")
+        return done()
+    tmp = tempfile.mkdtemp(prefix="ld-peer.")
+    os.chmod(tmp, 0o755)
+    m = lh = None
+    ds = []
+    worlds = []
+    try:
+        base = free_ports(4)
+        mapf = peer_map(tmp, base)
+        if not ok(mapf is not None, "a map with the three nodes' addresses and peer ports"):
+            return done()
+        with open(mapf) as f:
+            mj = json.load(f)
+        is_eq(sorted((n["name"], n.get("addr"), n.get("peer_port")) for n in mj["nodes"]
+                     if n["name"] in NODES),
+              [(n, HOST, base + k) for k, n in enumerate(NODES)], "node1-3 at %s:%d-%d" %
+              (HOST, base, base + 2))
+        conf_checks(tmp, mapf)
+        m = Munged(tmp)
+        if not ok(m.up and m.p.poll() is None, "a private munged runs"):
+            return done()
+        vg = shutil.which("valgrind")
+        with open(LAYOUTD, "rb") as f:
+            exe = f.read()
+        why_not = ("valgrind not installed" if not vg else
+                   "layoutd is a wrapper script" if exe.startswith(b"#!") else
+                   "layoutd is built with AddressSanitizer" if b"__asan_init" in exe else None)
+        wrapper = [] if why_not else [vg, "--error-exitcode=99", "--leak-check=full",
+                                      "--errors-for-leak-kinds=definite", "-q"]
+        fb = base + 3       # peer_port: for a node the map lacks
+        ds = [Daemon(tmp, NODES[0], mapf, m, base, fb, wrapper=wrapper),
+              Daemon(tmp, NODES[1], mapf, m, base + 1, fb, wrapper=wrapper),
+              Daemon(tmp, NODES[2], mapf, m, base + 2, fb),
+              Daemon(tmp, "localhost", mapf, m, fb, fb, listen="%s:%d" % (HOST, fb))]
+        a, b, c, lh = ds
+        if not ok(all(d.up and d.p.poll() is None for d in ds),
+                  "four layoutds listen for peers on %s:%d-%d, node1-3 where the map says "
+                  "(peer_listen = auto)%s" % (HOST, base, fb, " (the leader and its stand-in "
+                                              "under valgrind)" if wrapper else "")):
+            for d in ds:
+                diag(d.log_text()[-1500:])
+            return done()
+        ds = ds[:3]
+        fallback(tmp, c, lh)
+        lh.stop()
+
+        # --- the whole step on its leader ---
+        w = World(tmp, JOB, ["--steps", "100000", "--compute-us", "3000"])
+        worlds.append(w)
+        is_eq(w.register(ds), [200] * WORLD, "every rank registered with its node's layoutd, "
+              "each node's first task with the step's node order")
+
+        def whole():
+            v = a.view()
+            return v if v and len(v["ranks"]) == WORLD and all(r["comms"] for r in v["ranks"]) \
+                else None
+        t0 = time.monotonic()
+        v = wait_for(whole, 30, 0.2)
+        ok(v is not None, "the leader shows all %d ranks of the 3 nodes with their "
+           "communicators, %.1f s after registration" % (WORLD, time.monotonic() - t0))
+        v = v or a.view() or {"ranks": [], "nodes": []}
+        want = [(r, NODES[k], i, "mlx5_%d" % i, coords(r))
+                for k, rs in RANKS.items() for i, r in enumerate(rs)]
+        is_eq([(r["rank"], r["node"], r["gpu"], r["nic"], r["coords"]) for r in v["ranks"]],
+              want, "each rank with its node, GPU, NIC and coordinates")
+        is_eq([(n["name"], n["state"]) for n in v["nodes"]],
+              [(NODES[0], "self"), (NODES[1], "ok"), (NODES[2], "ok")],
+              "the nodes in the step's order: the leader itself, two followers heard from")
+        ok(v.get("role") == "leader" and v.get("leader") == NODES[0] and
+           v.get("world") == WORLD and v.get("layout") == {"tp": TP, "cp": 1, "ep": 1, "dp": DP,
+                                                           "pp": PP},
+           "role leader, its layout and world")
+        names = sorted({cm["name"] for r in v["ranks"] for cm in r["comms"]})
+        ok({"tp", "dp"} <= set(names), "the ranks' communicators come along (%s)" % names)
+        time.sleep(3)
+        v = a.view() or {}
+        is_eq(v.get("findings"), [], "a healthy step: no finding on the leader")
+        st, j = a.get("/v1/watch/step?job=%d&step=0&from=3&count=2" % JOB)
+        ok(st == 200 and [r["rank"] for r in j["ranks"]] == [3, 4] and j["ranks_next"] == 5 and
+           j["ranks_total"] == WORLD and j["ranks_from"] == 3,
+           "a page of ranks: from=3&count=2 gives ranks 3 and 4, the next page from 5")
+        for q in ("&count=0", "&count=1025", "&from=x", "&rank=1", "&job=1"):
+            st, j = a.get("/v1/watch/step?job=%d&step=0%s" % (JOB, q))
+            ok(st == 400 and "optionally &from=RANK&count=N" in str(j),
+               "GET /v1/watch/step with %s: 400 saying what is accepted" % q[1:])
+        st, j = b.get("/v1/watch/step?job=%d&step=0" % JOB)
+        ok(st == 404 and "ask its leader, %s" % NODES[0] in str(j),
+           "a follower does not lead it, and names the leader (%s)" % str(j)[:200])
+        pb = b.peer() or {}
+        snd = (pb.get("sending") or [{}])[0]
+        ok(snd.get("target") == NODES[0] and snd.get("links", [{}])[0].get("sent", 0) > 5 and
+           pb.get("send_failures") == 0, "the follower delivers to the leader: %s" %
+           json.dumps(snd)[:300])
+        path = "/v1/watch/step?job=%d&step=0" % JOB
+        st, r = peer_call(HOST, a.port, "GET", path, cred=m.cred("GET " + path))
+        ok(st == 200 and len(json.loads(r)["ranks"]) == WORLD,
+           "GET /v1/watch/step over the peer listener with a root credential of the request "
+           "line: the whole step (%d)" % st)
+        st, r = peer_call(HOST, a.port, "GET", path)
+        is_eq(st, 401, "without a credential: 401")
+        st, r = peer_call(HOST, a.port, "GET", path, cred=m.cred("GET " + path, uid=NOBODY))
+        ok(st == 404 and "for uid %d" % NOBODY in r,
+           "with a user's credential: not shown to another user (%d: %s)" % (st, r[:120]))
+        st, r = peer_call(HOST, a.port, "GET", path, cred=m.cred("GET /v1/watch/step"))
+        is_eq(st, 403, "with the credential of another request line: 403")
+
+        # --- what is refused ---
+        refusals(m, a)
+        slow_peers(a, b, m)
+
+        # --- a rank stopped on a follower: named by the leader ---
+        w.close(ds)
+        s = World(tmp, JOB + 1, ["--steps", "100000", "--compute-us", "3000",
+                                 "--fault=stop:5:20"])
+        worlds.append(s)
+        is_eq(s.register(ds), [200] * WORLD, "stop: rank 5 (on %s) will stop entering" %
+              NODES[1])
+
+        def named():
+            f = (a.view(JOB + 1) or {}).get("findings") or []
+            return [x for x in f if x["kind"] == "not-entered" and 5 in x["culprits"]]
+        t0 = time.monotonic()
+        f = wait_for(named, THRESHOLD + 30, 0.2)
+        ok(f and f[0]["node"] == NODES[1] and f[0]["for_s"] > THRESHOLD,
+           "stop: the leader names rank 5 on node %s as not entering, %.1f s on: %s" %
+           (NODES[1], time.monotonic() - t0, json.dumps(f)[:400]))
+        like(a.log_text(), "job %d.0 finding (not-entered)" % (JOB + 1), "stop: logged")
+        s.close(ds)
+
+        # --- failover: the leader stops ---
+        w = World(tmp, JOB + 2, ["--steps", "100000", "--compute-us", "3000"])
+        worlds.append(w)
+        is_eq(w.register(ds, order=(1, 2, 0), pause=1.0), [200] * WORLD,
+              "a third step, registered on the followers a second before the leader")
+        ok(wait_for(lambda: len((a.view(JOB + 2) or {}).get("ranks", [])) == WORLD, 30, 0.2),
+           "the leader has it whole")
+        v = a.view(JOB + 2) or {}
+        is_eq((v.get("role"), [n["name"] for n in v.get("nodes", [])]), ("leader", NODES),
+              "the leader led it on the followers' summaries before its own registration, then "
+              "took the step's node order from it")
+        like(a.log_text(), "job %d.0: its node order is registered here now: leader %s" %
+             (JOB + 2, NODES[0]), "and says so")
+        t0 = time.monotonic()
+        rc = a.stop()
+        t_stop = time.monotonic() - t0
+        if wrapper:
+            is_eq(rc, 0, "the leader stopped: valgrind found no errors, no definite leaks")
+        t0 = time.monotonic()
+
+        def taken_over():
+            v = b.view(JOB + 2)
+            return v if v and v["role"] == "acting" and \
+                sorted(r["rank"] for r in v["ranks"] if r["present"]) == [4, 5, 6, 7] else None
+        v = wait_for(taken_over, 20, 0.05)
+        took = time.monotonic() - t0
+        ok(v is not None and took < (FAIL_INTERVALS + 3) * INTERVAL_MS / 1000.0 + 1.0,
+           "failover: %s (nodes[1]) leads in place of the leader with the ranks of both "
+           "followers, %.2f s after the leader stopped (%d failed intervals of %d ms)" %
+           (NODES[1], took, FAIL_INTERVALS, INTERVAL_MS))
+        snd = [x for x in (c.peer() or {}).get("sending", []) if x["job_id"] == JOB + 2]
+        ok(snd and snd[0]["target"] == NODES[1], "failover: %s sends to %s now" %
+           (NODES[2], NODES[1]))
+        like(c.log_text(), "summaries go to %s (nodes[1]): the nodes before it failed %d "
+             "deliveries in a row (the leader %s: " % (NODES[1], FAIL_INTERVALS, NODES[0]),
+             "failover: logged by the follower, with why")
+
+        def lost():
+            v = b.view(JOB + 2) or {}
+            f = [x for x in v.get("findings", []) if x["kind"] == "node-lost"]
+            st = [n["state"] for n in v.get("nodes", []) if n["name"] == NODES[0]]
+            return f if st == ["lost"] and f and f[0]["node"] == NODES[0] else None
+        f = wait_for(lost, LOST_S + 10, 0.2)
+        ok(f is not None, "failover: the stand-in reports %s lost, %.1f s after it stopped "
+           "(peer_lost_s %.0f): %s" % (NODES[0], time.monotonic() - t0 + t_stop, LOST_S,
+                                       json.dumps(f)[:300]))
+        like(b.log_text(), "node %s lost" % NODES[0], "failover: logged by the stand-in")
+
+        # --- the leader back: the view is rebuilt from the next summaries ---
+        t0 = time.monotonic()
+        ok(a.start(), "the leader starts again%s" % (" under valgrind" if wrapper else ""))
+        t_up = time.monotonic() - t0
+
+        def rebuilt():
+            v = a.view(JOB + 2)
+            return v if v and sorted(r["rank"] for r in v["ranks"] if r["present"]) == \
+                [4, 5, 6, 7] else None
+        t0 = time.monotonic()
+        v = wait_for(rebuilt, 20, 0.1)
+        ok(v is not None and time.monotonic() - t0 < 10 * INTERVAL_MS / 1000.0 + 2,
+           "restart: the leader has the followers' ranks again %.2f s after it answered "
+           "(%.1f s to start)" % (time.monotonic() - t0, t_up))
+        ok(v and [n["state"] for n in v["nodes"]] == ["ok", "ok"],
+           "restart: both followers heard from (its own ranks' registrations went with it)")
+        ok(wait_for(lambda: [x["target"] for x in (b.peer() or {}).get("sending", [])
+                             if x["job_id"] == JOB + 2] == [NODES[0]], 10, 0.1) and
+           wait_for(lambda: [x["target"] for x in (c.peer() or {}).get("sending", [])
+                             if x["job_id"] == JOB + 2] == [NODES[0]], 10, 0.1),
+           "restart: both followers send to the leader again")
+        like(c.log_text(), "job %d.0: summaries go to the leader %s again" % (JOB + 2, NODES[0]),
+             "restart: logged by the follower")
+        t0 = time.monotonic()
+        ok(wait_for(lambda: b.view(JOB + 2) is None, LOST_S + 10, 0.2),
+           "restart: the stand-in lets go of the step %.1f s later" % (time.monotonic() - t0))
+        like(b.log_text(), "job %d.0: no longer led here" % (JOB + 2), "and says so")
+        w.close(ds)
+        rc = a.stop()
+        if wrapper:
+            is_eq(rc, 0, "valgrind: no errors, no definite leaks in the restarted leader")
+        else:
+            skip("valgrind run", why_not)
+        is_eq(b.stop(), 0, "%s exits 0 after SIGTERM%s" %
+              (b.name, " (valgrind: no errors, no definite leaks)" if wrapper else ""))
+        is_eq(c.stop(), 0, "%s exits 0 after SIGTERM" % c.name)
+    finally:
+        for w in worlds:
+            for p in w.procs:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+        for d in ds + ([lh] if lh else []):
+            if d.p.poll() is None:
+                d.p.kill()
+                d.p.wait()
+        if m:
+            m.stop()
+        if os.environ.get("PL_KEEP_TMP"):
+            diag("kept " + tmp)
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return done()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
