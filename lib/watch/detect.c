@@ -224,8 +224,28 @@ victim(const struct detect_rank *ranks, size_t n, size_t i, const struct detect_
 	return held;
 }
 
+/* Whether rank r waits, or is stuck on the GPU, past the threshold in a
+ * communicator other than the one with this hash. */
+static int
+held_elsewhere(const struct detect_rank *r, uint64_t hash, uint64_t now, uint64_t thr)
+{
+	uint32_t k;
+
+	for (k = 0; k < r->ncomm && k < PLW_MAX_COMMS; k++) {
+		const struct detect_comm *o = &r->comm[k];
+
+		if (o->hash != hash && usable(o) && (waiting(o, now, thr) || gpu_stuck(o, now, thr)))
+			return 1;
+	}
+	return 0;
+}
+
 /* Whether the comm of rank i with c's hash has a local member that exited
- * or lags (then its peers' stuck kernels are the effect). */
+ * or lags, or that is in none of its operations but held past the
+ * threshold in another communicator (a pipeline stage whose TP group waits
+ * on a rank stuck in its own transfer: p2p operations count no
+ * collectives, so no lag shows): then its peers' stuck kernels are the
+ * effect. */
 static int
 comm_has_cause(const struct detect_rank *ranks, size_t n, size_t i,
 	       const struct detect_comm *c, uint64_t now, uint64_t thr)
@@ -239,6 +259,9 @@ comm_has_cause(const struct detect_rank *ranks, size_t n, size_t i,
 		if (!m)
 			continue;
 		if (ranks[j].exited || lagging(ranks, n, j, m, now, thr, &peer, &pc))
+			return 1;
+		if (!waiting(m, now, thr) && !gpu_stuck(m, now, thr) &&
+		    held_elsewhere(&ranks[j], c->hash, now, thr))
 			return 1;
 	}
 	return 0;

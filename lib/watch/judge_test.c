@@ -380,6 +380,30 @@ c_node_lost_holds(void)
 	in_coll(15, C_DP, 51, NOW - 70 * S);
 }
 
+/*
+ * Pipelines of p2p transfers (PP communicators count no collectives): the
+ * transfer of PP group {3, 11} never completes (both kernels in flight 71
+ * s), so 3 never enters TP #201, where its TP peer 2 waits; 2 is then
+ * absent from its own PP transfer with 10, whose kernel waits 69 s.  Only
+ * the transfer that holds the others is named: PP group {2, 10} waits on a
+ * member held in TP.
+ */
+static void
+c_pp_held(void)
+{
+	int r;
+
+	healthy();
+	for (r = 0; r < NR; r++)
+		done_at(r, C_PP, 0, NOW - S);
+	in_coll(3, C_PP, 1, NOW - 71 * S);
+	in_coll(11, C_PP, 1, NOW - 71 * S);
+	in_coll(10, C_PP, 1, NOW - 69 * S);
+	in_coll(2, C_TP, 201, NOW - 70 * S);
+	for (r = 0; r < NR; r++)
+		cm(r, C_PP)->colls = 0;
+}
+
 /* Whether case setup is about lost nodes (detect.c knows no nodes). */
 static int c_lost(void (*setup)(void));
 
@@ -425,6 +449,9 @@ static const struct tcase cases[] = {
 	{ "a cycle of waits: both named", c_cycle, 2,
 	  { { JUDGE_NOT_ENTERED, "TP group 0 of PP stage 0", { 1 }, 1, 1, 70 * S, 0, NULL },
 	    { JUDGE_NOT_ENTERED, "TP group 0 of PP stage 0", { 0 }, 1, 1, 70 * S, 0, NULL } } },
+	{ "a stuck p2p transfer holds a TP group, whose pipeline partner waits: only it is named",
+	  c_pp_held, 1,
+	  { { JUDGE_GPU_STUCK, "PP group 3", { 3, 11 }, 2, 0, 71 * S, 0, NULL } } },
 	{ "GPU stuck in TP group 2 of PP stage 0", c_gpu_stuck, 1,
 	  { { JUDGE_GPU_STUCK, "TP group 2 of PP stage 0", { 4, 5 }, 2, 0, 71 * S, 1,
 	      "TP group 2 of PP stage 0: AllReduce #200 stuck on the GPU 71 s, kernels still "
