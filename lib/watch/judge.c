@@ -93,6 +93,7 @@ struct judge_state {
 	uint32_t (*co)[JUDGE_NAXES]; /* a group's coordinates */
 	uint32_t *rgrp;		/* per input rank: its smallest group */
 	uint8_t *nstuck, *nheld; /* per input rank: entries flagged so */
+	uint8_t *nbusy;		/* per input rank: entries waiting or stuck */
 	struct js_slow *slow;	/* per global rank */
 	struct js_smooth *sm;	/* per global rank and slot */
 };
@@ -147,6 +148,7 @@ judge_state_free(struct judge_state *s)
 	free(s->rgrp);
 	free(s->nstuck);
 	free(s->nheld);
+	free(s->nbusy);
 	free(s->slow);
 	free(s->sm);
 	free(s);
@@ -177,10 +179,11 @@ judge_state_new(uint32_t world, pl_err_t *err)
 	s->rgrp = calloc(world, sizeof(*s->rgrp));
 	s->nstuck = calloc(world, 1);
 	s->nheld = calloc(world, 1);
+	s->nbusy = calloc(world, 1);
 	s->slow = calloc(world, sizeof(*s->slow));
 	s->sm = calloc(s->cap, sizeof(*s->sm));
 	if (!s->sm || !s->ent || !s->grp || !s->wt || !s->vw || !s->vc || !s->pw || !s->pc || !s->co ||
-	    !s->rgrp || !s->nstuck || !s->nheld || !s->slow)
+	    !s->rgrp || !s->nstuck || !s->nheld || !s->nbusy || !s->slow)
 		goto oom;
 	return s;
 oom:
@@ -630,8 +633,12 @@ count_flags(struct round *r)
 
 	memset(r->s->nstuck, 0, r->n);
 	memset(r->s->nheld, 0, r->n);
+	memset(r->s->nbusy, 0, r->n);
 	for (i = 0; i < r->nent; i++) {
 		const struct js_entry *e = &r->s->ent[i];
+
+		if ((e->flags & (E_WAITING | E_STUCK)) && r->s->nbusy[e->ix] < 255)
+			r->s->nbusy[e->ix]++;
 
 		if ((e->flags & E_STUCK) && r->s->nstuck[e->ix] < 255)
 			r->s->nstuck[e->ix]++;
@@ -867,9 +874,30 @@ stuck_findings(struct round *r, size_t g)
 	}
 }
 
+/* Whether a live member of group gr is in none of gr's collectives but in
+ * flight past the threshold in another communicator: gr's stuck kernels
+ * wait on a rank held elsewhere (a pipeline stage whose TP group waits on
+ * a rank stuck in its own transfer), the effect of a cause there. */
+static int
+member_held_elsewhere(const struct round *r, const struct js_group *gr)
+{
+	size_t i;
+
+	for (i = gr->first; i < gr->first + gr->n; i++) {
+		const struct js_entry *e = &r->s->ent[i];
+
+		if (ent_rank(r, e)->exited || (e->flags & (E_WAITING | E_STUCK)))
+			continue;
+		if (r->s->nbusy[e->ix] > 0)
+			return 1;
+	}
+	return 0;
+}
+
 /* Stuck kernels where the group has no cause of its own (a member that
- * exited or lags, members missing while a node is lost); when nothing at
- * all was found, every stuck kernel. */
+ * exited or lags, members missing while a node is lost, a member held in
+ * another communicator); when nothing at all was found, every stuck
+ * kernel. */
 static void
 gpu_stuck_all(struct round *r)
 {
@@ -887,7 +915,8 @@ gpu_stuck_all(struct round *r)
 			const struct js_group *gr = &r->s->grp[g];
 
 			if (pass == 0 && (gr->any_exited || gr->any_lagger ||
-					  (gr->missing && r->any_lost)))
+					  (gr->missing && r->any_lost) ||
+					  member_held_elsewhere(r, gr)))
 				continue;
 			for (i = gr->first; i < gr->first + gr->n; i++)
 				if (r->s->ent[i].flags & E_STUCK)
