@@ -22,8 +22,9 @@
  * times; another 4xx is not retried.  A message that finds the queue full
  * is dropped, counted and logged; so is one that gives up.
  *
- * Drain (drain = yes): the first firing of a hang, a stuck collective or
- * an exit whose culprits are all on one node runs `scontrol update
+ * Drain (drain = yes): a hang, a stuck collective or an exit whose
+ * culprits are all on one node, still firing at its first re-send
+ * (alert_resend_s after it fired: a transient finding drains nothing), runs `scontrol update
  * nodename=N state=drain reason="parallel-layout: job J.S rank R KIND"`
  * in a child whose output comes back through a pipe event; after its end
  * of file the child is reaped with WNOHANG on a short timer, and killed
@@ -114,6 +115,7 @@ struct ainfo {
 	json_t *culprits;
 	uint64_t starts_real_ns;	/* startsAt, fixed when it fires */
 	bool acting;			/* fired by an acting leader */
+	bool drain_tried;		/* the drain was considered for it */
 };
 
 /* A step this node leads, for /metrics. */
@@ -1102,7 +1104,7 @@ drains_last_hour(const struct ld_alerts *a, uint64_t now)
 	return n;
 }
 
-/* On a first firing: drain the culprits' node when asked and allowed. */
+/* At an alert's first re-send: drain the culprits' node when asked and allowed. */
 static void
 maybe_drain(struct ld_alerts *a, const struct ld_step_view *v, const struct alert *al)
 {
@@ -1228,8 +1230,13 @@ on_event(void *arg, enum alert_action what, const struct alert *al)
 	else if (a->d->cur->conf.alertmanager_url[0] || a->d->cur->conf.webhook_url[0])
 		ld_ratelog(&a->d->log, &a->rl_drop, "alerts: out of memory: alert %016" PRIx64
 			   " is not sent", al->fp);
-	if (what == ALERT_FIRE && rd->v)
+	/* A drain waits for the first re-send: a finding that lasts only a
+	 * round or two (a downstream stage crossing the threshold with the
+	 * culprit, before the cascade rule sees the cause) drains nothing. */
+	if (what == ALERT_RESEND && rd->v && in && !in->drain_tried) {
+		in->drain_tried = true;
 		maybe_drain(a, rd->v, al);
+	}
 	if (what == ALERT_RESOLVE)
 		ainfo_retire(a, al->fp);
 }
