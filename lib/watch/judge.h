@@ -93,9 +93,32 @@
  * delays.
  *
  * The numbers, measured with bench/slowrank_measure (the real hook under
- * tests/nccl_driver, 8 ranks tp2 pp2 dp2 on one machine, rounds of 1 s,
- * records read with reader_read and detect_summarize):
- *   MEASUREMENTS
+ * tests/nccl_driver, 8 ranks tp2 pp2 dp2 on one 2-core machine, rounds of
+ * 1 s, records read with reader_read and detect_summarize, each run its
+ * own seed; steps of about 20 ms, or 1.7 s with --layers 16 --compute-us
+ * 30000):
+ *   - a 10 % slower rank (--fault slow:5:10, +-2 % jitter) leads its TP
+ *     peer by 0.04-0.05 a round (median; 0.012-0.09 in single rounds) and
+ *     its DP group by 0.026-0.043; the ranks it delays lead by up to 0.06
+ *     in DP and never qualified.  Named alone in 8 of 8 runs (5 with short
+ *     steps, 3 with long), after 20-22 s (target: 30 s), cost 4.0-4.9 %.
+ *     A 5 % slower rank leads by about 0.02, under the margin: not named
+ *     (2 runs).
+ *   - healthy, +-2 % jitter: single rounds lead by up to 0.034; 20 runs of
+ *     60 s, nothing named, no rank qualifying more than 4 rounds in a row.
+ *   - with 20 % one-step spikes (--spike 20:10: each rank one step in 10),
+ *     30 runs: nothing named, at most 2 rounds in a row.  With 1.7 s steps
+ *     a spike fills a TP window (a round's lead up to 0.18); --spike 20:20,
+ *     20 runs: nothing named, at most 8 rounds in a row (a spike every 5th
+ *     step, 2 runs replayed from their windows: at most 12).
+ *   Hence window 16 completions (half the ring: TP fills it in a second,
+ *   DP in 16 steps), margin 0.025 (off 0.0125), smoothing 0.3, and 20
+ *   rounds over 20 s: well above the longest healthy streak seen (12),
+ *   inside the 30 s target.  Spikes are told from a slow rank by time: a
+ *   slow step keeps its rank qualifying for about its own length plus the
+ *   smoothing's few rounds, so steps longer than about 15 s need a longer
+ *   slow_persist_ns (the numbers hold at other intervals: 20 s is what
+ *   counts, with at least 20 rounds of new completions).
  *
  * Group names (judge_finding.group) come from the members' coordinates
  * (co[], indexed by enum judge_axis) and the layout sizes.  The axes a
