@@ -340,7 +340,7 @@ for args, needle, name in (
         (lab_map + ["--slurm-nodes", twice], "twice.txt:5: node 'node1' is listed twice (also at line 1)",
          "a node listed twice"),
         (lab_map + ["--slurm-nodes", data("lab-topology.conf")],
-         "lab-topology.conf:1: '#' does not start a node's record (accepted: `scontrol show nodes -o` output",
+         ":1: '#' does not start a node's record (accepted: `scontrol show nodes -o` output",
          "a topology.conf given as --slurm-nodes"),
         (lab_map + ["--slurm-nodes", "/nonexistent/nodes.txt"], "/nonexistent/nodes.txt: cannot open",
          "a missing --slurm-nodes file"),
