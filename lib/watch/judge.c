@@ -639,7 +639,6 @@ count_flags(struct round *r)
 
 		if ((e->flags & (E_WAITING | E_STUCK)) && r->s->nbusy[e->ix] < 255)
 			r->s->nbusy[e->ix]++;
-
 		if ((e->flags & E_STUCK) && r->s->nstuck[e->ix] < 255)
 			r->s->nstuck[e->ix]++;
 		if ((e->flags & E_HELD) && r->s->nheld[e->ix] < 255)
