@@ -590,8 +590,8 @@ def main():
         wait_for(lambda: "alert fired: ParallelLayoutHang critical job %d.0" % job2 in
                  d.log_text(), THRESHOLD + 40, 0.25)
         ok(wait_for(lambda: re.search(r"alertmanager http://127\.0\.0\.1:%d/api/v2/alerts: "
-                                      r"alert \w+ \(firing\) not delivered \(try 1 of 7\): .*"
-                                      r"trying again in 1 s" % am.port, d.log_text()), 20, 0.25),
+                                      r"alert \w+ \(firing\) not delivered \(try \d+ of 7\): .*"
+                                      r"trying again in \d+ s" % am.port, d.log_text()), 30, 0.25),
            "down: the failed delivery is logged, with the next try")
         time.sleep(4)
         st, _, text = d.metrics()
