@@ -732,3 +732,144 @@ out:
 		memset(h, 0, sizeof(*h));
 	return rv;
 }
+
+/* ---- the batch ---------------------------------------------------------------- */
+
+int
+sum_batch_begin(struct buf *out, pl_err_t *err)
+{
+	uint8_t h[SUM_BATCH_HEADER_BYTES];
+
+	memset(h, 0, sizeof(h));
+	put64(h, SUM_BATCH_MAGIC);
+	put32(h + 8, SUM_BATCH_VERSION);
+	put64(h + 16, SUM_BATCH_HEADER_BYTES);
+	out->len = 0;
+	if (buf_add(out, h, sizeof(h)) < 0)
+		return pl_err_set(err, "summary batch: out of memory");
+	return 0;
+}
+
+size_t
+sum_batch_count(const struct buf *b)
+{
+	if (!b->s || b->len < SUM_BATCH_HEADER_BYTES)
+		return 0;
+	return get32((const uint8_t *)b->s + 12);
+}
+
+int
+sum_batch_add(struct buf *out, const void *sum, size_t len, uint64_t hold_ns, pl_err_t *err)
+{
+	uint8_t ih[SUM_BATCH_ITEM_BYTES];
+	size_t count = sum_batch_count(out);
+
+	if (out->len < SUM_BATCH_HEADER_BYTES)
+		return pl_err_set(err, "summary batch: not begun (sum_batch_begin)");
+	if (len < 1 || len > SUM_MAX_BYTES)
+		return pl_err_set(err, "summary batch: an item of %zu bytes: want 1 to %u", len,
+				  SUM_MAX_BYTES);
+	if (count >= SUM_BATCH_MAX_ITEMS)
+		return pl_err_set(err, "summary batch: full at %u items", SUM_BATCH_MAX_ITEMS);
+	if (out->len + SUM_BATCH_ITEM_BYTES + len > SUM_BATCH_MAX_BYTES)
+		return pl_err_set(err, "summary batch: %zu bytes more would pass its %u", len,
+				  SUM_BATCH_MAX_BYTES);
+	memset(ih, 0, sizeof(ih));
+	put64(ih, hold_ns > SUM_MAX_AGE_NS ? SUM_MAX_AGE_NS : hold_ns);
+	put32(ih + 8, (uint32_t)len);
+	if (buf_reserve(out, sizeof(ih) + len) < 0)
+		return pl_err_set(err, "summary batch: out of memory");
+	buf_add(out, ih, sizeof(ih));
+	buf_add(out, sum, len);
+	put32((uint8_t *)out->s + 12, (uint32_t)(count + 1));
+	put64((uint8_t *)out->s + 16, out->len);
+	return 0;
+}
+
+/* The batch header: its count, or -1. */
+static long
+batch_header(const uint8_t *p, size_t len, pl_err_t *err)
+{
+	uint64_t total;
+	uint32_t v, count;
+
+	if (!p || len < SUM_BATCH_HEADER_BYTES)
+		return pl_err_set(err, "summary batch: %zu bytes: want at least its %u-byte header",
+				  len, SUM_BATCH_HEADER_BYTES);
+	if (get64(p) != SUM_BATCH_MAGIC)
+		return pl_err_set(err, "summary batch: magic 0x%016" PRIx64 ": want 0x%016llx "
+				  "(\"PLWBAT01\")", get64(p), SUM_BATCH_MAGIC);
+	v = get32(p + 8);
+	if (v != SUM_BATCH_VERSION)
+		return pl_err_set(err, "summary batch: version %" PRIu32 ": this layoutd reads "
+				  "version %u", v, SUM_BATCH_VERSION);
+	count = get32(p + 12);
+	if (count < 1 || count > SUM_BATCH_MAX_ITEMS)
+		return pl_err_set(err, "summary batch: count %" PRIu32 ": want 1 to %u", count,
+				  SUM_BATCH_MAX_ITEMS);
+	total = get64(p + 16);
+	if (total != len || len > SUM_BATCH_MAX_BYTES)
+		return pl_err_set(err, "summary batch: total_size %" PRIu64 " for %zu bytes: want "
+				  "the two equal and at most %u", total, len, SUM_BATCH_MAX_BYTES);
+	return count;
+}
+
+int
+sum_batch_next(const void *data, size_t len, size_t *off, const void **sum, size_t *sumlen,
+	       uint64_t *hold_ns, pl_err_t *err)
+{
+	const uint8_t *p = data;
+	uint64_t hold;
+	uint32_t n;
+
+	if (*off == 0) {
+		if (batch_header(p, len, err) < 0)
+			return -1;
+		*off = SUM_BATCH_HEADER_BYTES;
+	}
+	if (*off == len)
+		return 0;
+	if (*off > len || len - *off < SUM_BATCH_ITEM_BYTES)
+		return pl_err_set(err, "summary batch: offset %zu: %zu bytes left, want an item's "
+				  "%u-byte header", *off, *off > len ? 0 : len - *off,
+				  SUM_BATCH_ITEM_BYTES);
+	hold = get64(p + *off);
+	n = get32(p + *off + 8);
+	if (hold > SUM_MAX_AGE_NS)
+		return pl_err_set(err, "summary batch: offset %zu: hold_ns %" PRIu64 ": want at most "
+				  "%" PRIu64, *off, hold, SUM_MAX_AGE_NS);
+	if (get32(p + *off + 12) != 0)
+		return pl_err_set(err, "summary batch: offset %zu: reserved 0x%08" PRIx32 ": want 0",
+				  *off, get32(p + *off + 12));
+	if (n < 1 || n > SUM_MAX_BYTES || n > len - *off - SUM_BATCH_ITEM_BYTES)
+		return pl_err_set(err, "summary batch: offset %zu: len %" PRIu32 " with %zu bytes "
+				  "left: want 1 to %u and within the batch", *off, n,
+				  len - *off - SUM_BATCH_ITEM_BYTES, SUM_MAX_BYTES);
+	*sum = p + *off + SUM_BATCH_ITEM_BYTES;
+	*sumlen = n;
+	*hold_ns = hold;
+	*off += SUM_BATCH_ITEM_BYTES + n;
+	return 1;
+}
+
+long
+sum_batch_check(const void *data, size_t len, pl_err_t *err)
+{
+	const void *s;
+	size_t off = 0, sl;
+	uint64_t hold;
+	long count, seen = 0;
+	int rv;
+
+	count = batch_header(data, len, err);
+	if (count < 0)
+		return -1;
+	while ((rv = sum_batch_next(data, len, &off, &s, &sl, &hold, err)) == 1)
+		seen++;
+	if (rv < 0)
+		return -1;
+	if (seen != count)
+		return pl_err_set(err, "summary batch: count %ld but %ld items in its %zu bytes",
+				  count, seen, len);
+	return count;
+}

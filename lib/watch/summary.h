@@ -168,4 +168,54 @@ int sum_decode(const void *data, size_t len, uint64_t recv_now_ns, struct sum_he
 	       struct detect_rank **ranks, struct sum_rank_info **info, size_t *n,
 	       pl_err_t *err);
 
+/*
+ * A batch: the summaries a relay forwards to the leader in one message
+ * (the fan-in of layoutd_peer.c), each with how long it waited at the
+ * relay so that the leader rebases its ages right.
+ *
+ *   header, SUM_BATCH_HEADER_BYTES (24):
+ *     0 magic u64 SUM_BATCH_MAGIC (the bytes "PLWBAT01")   8 version u32
+ *    12 count u32 (items)    16 total_size u64 (the whole batch)
+ *   then count items, each SUM_BATCH_ITEM_BYTES (16) and its bytes:
+ *     0 hold_ns u64 (at most SUM_MAX_AGE_NS)   8 len u32   12 reserved u32 (0)
+ *    16 the summary, len bytes (1 to SUM_MAX_BYTES; not checked here)
+ *
+ * The walk (sum_batch_next) checks the framing before handing out an
+ * item: the header, count 1 to SUM_BATCH_MAX_ITEMS, total_size equal to
+ * the length and at most SUM_BATCH_MAX_BYTES, each item's header and
+ * length inside the batch, nothing after the last.  Each summary is then
+ * the receiver's to decode (sum_decode) and refuse on its own.
+ */
+#define SUM_BATCH_MAGIC		0x3130544142574c50ULL	/* "PLWBAT01" little-endian */
+#define SUM_BATCH_VERSION	1u
+#define SUM_BATCH_HEADER_BYTES	24u
+#define SUM_BATCH_ITEM_BYTES	16u
+#define SUM_BATCH_MAX_ITEMS	1024u
+#define SUM_BATCH_MAX_BYTES	(16u << 20)
+
+/* Start a batch in out (emptied first).  0, or -1 (out of memory). */
+int sum_batch_begin(struct buf *out, pl_err_t *err);
+
+/* Add a summary of len bytes that has waited hold_ns.  0, or -1 with err
+ * when the batch would be full (items or bytes) or out of memory; out is
+ * then as it was. */
+int sum_batch_add(struct buf *out, const void *sum, size_t len, uint64_t hold_ns,
+		  pl_err_t *err);
+
+/* The number of items in a batch built with sum_batch_add. */
+size_t sum_batch_count(const struct buf *b);
+
+/*
+ * Walk a received batch of len bytes: *off 0 to start.  Returns 1 with the
+ * next item (*sum, *sumlen, *hold_ns) and *off moved past it, 0 at the
+ * end, -1 with err when the batch is malformed (where and what).  Call
+ * sum_batch_check first to refuse a malformed batch before taking any of
+ * its items.
+ */
+int sum_batch_next(const void *data, size_t len, size_t *off, const void **sum,
+		   size_t *sumlen, uint64_t *hold_ns, pl_err_t *err);
+
+/* The whole framing of a batch checked: its item count, or -1 with err. */
+long sum_batch_check(const void *data, size_t len, pl_err_t *err);
+
 #endif
