@@ -55,6 +55,8 @@
 #define LD_DEFAULT_WATCH_MAX_TASKS 256L
 #define LD_DEFAULT_PEER_PORT 6830
 #define LD_DEFAULT_PEER_FAIL_INTERVALS 3L
+#define LD_PEER_FANIN_AUTO (-1L)	/* peer_fanin = auto */
+#define LD_PEER_FANIN_MAX 1024L
 #define LD_DEFAULT_PEER_TIMEOUT_MS 2000L
 #define LD_DEFAULT_PEER_MAX_CONNECTIONS 4096L
 #define LD_DEFAULT_PEER_MAX_RANKS 65536L
@@ -114,6 +116,7 @@ struct ld_conf {
 	long peer_timeout_ms;		/* one delivery, whole */
 	long peer_max_connections;	/* on the peer listener */
 	long peer_max_ranks;		/* ranks in one step this node leads */
+	long peer_fanin;		/* relay width; 0 none (direct), LD_PEER_FANIN_AUTO */
 	char alertmanager_url[LD_PATH];	/* comma-separated Alertmanager URLs; "" none */
 	char webhook_url[LD_PATH];	/* comma-separated webhook URLs; "" none */
 	long alert_resend_s;		/* a firing alert is sent again this often */

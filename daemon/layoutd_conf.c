@@ -29,7 +29,7 @@ enum kind {
 	K_PATH, K_SOCKET, K_MODE, K_GROUP, K_TCP, K_TCP_ACCESS, K_NODE, K_LOG, K_HWLOC, K_USER,
 	K_MS, K_SIZE, K_HEADER, K_COUNT, K_WATCH_MS, K_HANG, K_WSTEPS, K_WTASKS, K_WDIR, K_LEFTOVER,
 	K_PEER_PORT, K_PEER_LISTEN, K_MUNGE_SOCKET, K_MUNGE_TTL, K_PEER_FAIL, K_PEER_LOST,
-	K_PEER_TIMEOUT, K_PEER_CONNS, K_PEER_RANKS,
+	K_PEER_TIMEOUT, K_PEER_CONNS, K_PEER_RANKS, K_PEER_FANIN,
 	K_URLS, K_RESEND, K_RETRIES, K_AQUEUE, K_ATIMEOUT, K_DRAIN, K_DRAIN_MAX, K_SCONTROL
 };
 
@@ -74,6 +74,7 @@ static const struct key keys[] = {
 	{ "peer_timeout_ms", K_PEER_TIMEOUT, 0, 0 },
 	{ "peer_max_connections", K_PEER_CONNS, 0, 0 },
 	{ "peer_max_ranks", K_PEER_RANKS, 0, 0 },
+	{ "peer_fanin", K_PEER_FANIN, 0, 0 },
 	{ "alertmanager_url", K_URLS, STR(alertmanager_url) },
 	{ "webhook_url", K_URLS, STR(webhook_url) },
 	{ "alert_resend_s", K_RESEND, 0, 0 },
@@ -97,6 +98,7 @@ ld_conf_keys(void)
 	       "max_connections, watch_interval_ms, hang_threshold_s, watch_max_steps, watch_max_tasks, "
 	       "watch_dir, watch_leftover_s, peer_port, peer_listen, munge_socket, munge_ttl_s, "
 	       "peer_fail_intervals, peer_lost_s, peer_timeout_ms, peer_max_connections, peer_max_ranks, "
+	       "peer_fanin, "
 	       "alertmanager_url, webhook_url, alert_resend_s, alert_retries, alert_queue_max, "
 	       "alert_timeout_ms, drain, drain_max_per_hour, scontrol";
 }
@@ -133,6 +135,7 @@ ld_conf_defaults(struct ld_conf *c)
 	c->peer_timeout_ms = LD_DEFAULT_PEER_TIMEOUT_MS;
 	c->peer_max_connections = LD_DEFAULT_PEER_MAX_CONNECTIONS;
 	c->peer_max_ranks = LD_DEFAULT_PEER_MAX_RANKS;
+	c->peer_fanin = LD_PEER_FANIN_AUTO;
 	c->alert_resend_s = LD_DEFAULT_ALERT_RESEND_S;
 	c->alert_retries = LD_DEFAULT_ALERT_RETRIES;
 	c->alert_queue_max = LD_DEFAULT_ALERT_QUEUE_MAX;
@@ -438,6 +441,17 @@ ld_conf_set(struct ld_conf *c, const char *key, const char *value, pl_err_t *err
 		return set_number(&c->peer_max_connections, value, false, 1, 1000000, err);
 	case K_PEER_RANKS:
 		return set_number(&c->peer_max_ranks, value, false, 1, 16777216, err);
+	case K_PEER_FANIN:
+		if (strcmp(value, "auto") == 0) {
+			c->peer_fanin = LD_PEER_FANIN_AUTO;
+			return 0;
+		}
+		if (set_number(&c->peer_fanin, value, false, 0, LD_PEER_FANIN_MAX, &verr) < 0 ||
+		    c->peer_fanin == 1)
+			return pl_err_set(err, "expected auto (none up to 64 nodes, else the square "
+					  "root of the step's nodes), 0 (none: every node sends to "
+					  "the leader) or a relay width from 2 to %ld", LD_PEER_FANIN_MAX);
+		return 0;
 	case K_URLS:
 		if (strcmp(value, "no") == 0) {
 			((char *)c + k->off)[0] = '\0';

@@ -384,6 +384,15 @@ peer_metrics(struct ld *d, struct buf *b)
 	ld_metric_family(b, "parallel_layout_peer_failovers_total", "counter",
 			 "Times a step's summaries went past its leader to the next node.");
 	ld_metric(b, "parallel_layout_peer_failovers_total", (double)st.failovers, NULL);
+	ld_metric_family(b, "parallel_layout_peer_relayed_total", "counter",
+			 "Members' summaries taken here as their relay, to go on in a batch.");
+	ld_metric(b, "parallel_layout_peer_relayed_total", (double)st.relayed, NULL);
+	ld_metric_family(b, "parallel_layout_peer_batches_received_total", "counter",
+			 "Batches of summaries that came from relays, and the summaries in them.");
+	ld_metric(b, "parallel_layout_peer_batches_received_total", (double)st.batches_in,
+		  "what", "batches", NULL);
+	ld_metric(b, "parallel_layout_peer_batches_received_total", (double)st.batch_items,
+		  "what", "summaries", NULL);
 	ld_metric_family(b, "parallel_layout_peer_led_steps", "gauge",
 			 "Steps this node leads now (acting for a lost leader included).");
 	ld_metric(b, "parallel_layout_peer_led_steps", (double)st.led_steps, NULL);

@@ -146,10 +146,19 @@ struct ld_lead {
 
 enum link_state { LINK_IDLE, LINK_ENCODING, LINK_POSTING };
 
+/* What a link posts: this node's summary to a leader, this node's summary
+ * to its relay, or (this node a relay) a batch of its own and its
+ * members' summaries to a leader. */
+enum link_kind { LINK_SUMMARY, LINK_RELAY, LINK_BATCH };
+static const char *const link_paths[3] = {
+	"/v1/peer/summary", "/v1/peer/relay", "/v1/peer/batch"
+};
+
 /* The deliveries of one step's summaries to one node. */
 struct plink {
 	uint64_t id;			/* for the worker's answer */
 	size_t k;			/* the node's place in the step's order */
+	enum link_kind kind;
 	char node[LD_PEER_NODE_LEN];
 	struct sstep *owner;
 	struct ld_peers *peers;
@@ -164,6 +173,15 @@ struct plink {
 	uint64_t ok_ns;
 };
 
+/* A member's summary held at its relay until the next batch. */
+struct held {
+	char node[LD_PEER_NODE_LEN];
+	uint64_t boot_id, msg_seq;
+	uint64_t recv_ns;
+	struct buf body;
+	bool full;			/* a summary waits (else the slot is free) */
+};
+
 /* This node's summaries of one step. */
 struct sstep {
 	struct sstep *next;
@@ -176,6 +194,10 @@ struct sstep {
 	bool final_sent;		/* the step ended and its last state went */
 	bool off_noted;			/* said that peer_listen = no keeps it home */
 	unsigned long mark;
+	/* as a relay: the members' summaries waiting for the next batch */
+	struct held *held;
+	size_t nheld, capheld, held_bytes;
+	struct buf batch;
 };
 
 /* What GET /v1/watch/step asks: the step and a page of its ranks. */
@@ -186,7 +208,7 @@ struct step_query {
 };
 
 enum mj_kind { MJ_ENCODE, MJ_DECODE };
-enum mj_what { MJ_SUMMARY, MJ_STEP };
+enum mj_what { MJ_SUMMARY, MJ_RELAY, MJ_BATCH, MJ_STEP };
 
 struct mjob {
 	struct mjob *next;
@@ -284,6 +306,45 @@ lost_ns(const struct ld_conf *c)
 	if (c->peer_lost_s > 0)
 		return (uint64_t)c->peer_lost_s * NS;
 	return (ms < 5000 ? 5000 : ms) * UINT64_C(1000000);
+}
+
+/*
+ * The fan-in.  With width w (peer_fanin; auto: none up to 64 nodes, else
+ * the square root of the step's nodes, rounded up), the step's order falls
+ * into groups of w: nodes[g*w] (g >= 1) relays for nodes[g*w+1 ..
+ * g*w+w-1]; group 0's nodes and the relays themselves send to the leader
+ * order as without a fan-in.  The leader then takes about 2*sqrt(N)
+ * messages a round instead of N-1.  Every node computes the same groups
+ * from the same order; a relay takes any node after it in the order, so
+ * nodes whose peer_fanin differs still deliver.
+ */
+static size_t
+fanin_width(const struct ld_conf *c, size_t nnodes)
+{
+	size_t w = 1;
+
+	if (c->peer_fanin >= 2)
+		return (size_t)c->peer_fanin;
+	if (c->peer_fanin == 0 || nnodes <= 64)
+		return 0;
+	while (w * w < nnodes)
+		w++;
+	return w;
+}
+
+/* Node me's relay, or SIZE_MAX: it sends to the leader order itself. */
+static size_t
+relay_of(size_t w, size_t me)
+{
+	if (w < 2 || me < w || me % w == 0)
+		return SIZE_MAX;
+	return me - me % w;
+}
+
+static bool
+is_relay(size_t w, size_t me)
+{
+	return w >= 2 && me >= w && me % w == 0;
 }
 
 /* Fill err and return the HTTP status. */
@@ -942,33 +1003,45 @@ out:
 
 /* ---- the peer listener: POST /v1/peer/summary, GET /v1/watch/step ---------- */
 
-static void
-summary_checked(struct ld_peers *p, struct mjob *j)
+/* The credential of a POST checked: munge, uid, the body's checksum.
+ * false: refused (and answered). */
+static bool
+post_credential_ok(struct ld_peers *p, struct mjob *j, const char *path)
 {
 	const struct ld_conf *c = &p->d->cur->conf;
 	enum ld_peer_refusal r;
-	pl_err_t err;
-	int status;
 
 	if (j->merr != EMUNGE_SUCCESS) {
 		r = j->merr == EMUNGE_CRED_REPLAYED ? LD_REFUSE_REPLAYED :
 		    j->merr == EMUNGE_CRED_EXPIRED || j->merr == EMUNGE_CRED_REWOUND ?
 		    LD_REFUSE_EXPIRED : LD_REFUSE_CRED;
-		refuse(p, j->req, j->from, r, 403, "POST /v1/peer/summary: the munge credential is "
-		       "refused: %s", j->why);
-		return;
+		refuse(p, j->req, j->from, r, 403, "POST %s: the munge credential is refused: %s",
+		       path, j->why);
+		return false;
 	}
 	if (j->uid != 0 && (c->slurm_uid < 0 || j->uid != c->slurm_uid)) {
-		refuse(p, j->req, j->from, LD_REFUSE_UID, 403, "POST /v1/peer/summary: the credential "
-		       "is uid %ld's: want root's or slurm_user's (%s)", j->uid,
+		refuse(p, j->req, j->from, LD_REFUSE_UID, 403, "POST %s: the credential is uid %ld's: "
+		       "want root's or slurm_user's (%s)", path, j->uid,
 		       c->slurm_user[0] ? c->slurm_user : "none set");
-		return;
+		return false;
 	}
 	if (!j->out || j->outlen != strlen(j->expect) || memcmp(j->out, j->expect, j->outlen) != 0) {
-		refuse(p, j->req, j->from, LD_REFUSE_CHECKSUM, 403, "POST /v1/peer/summary: the "
-		       "credential's payload is not the SHA-256 of the body (%s)", j->expect);
-		return;
+		refuse(p, j->req, j->from, LD_REFUSE_CHECKSUM, 403, "POST %s: the credential's "
+		       "payload is not the SHA-256 of the body (%s)", path, j->expect);
+		return false;
 	}
+	return true;
+}
+
+static void
+summary_checked(struct ld_peers *p, struct mjob *j)
+{
+	enum ld_peer_refusal r;
+	pl_err_t err;
+	int status;
+
+	if (!post_credential_ok(p, j, "/v1/peer/summary"))
+		return;
 	pl_err_clear(&err);
 	status = take_summary(p, j->body, j->len, j->recv_ns, false, false, &r, &err);
 	if (status != 200) {
@@ -979,6 +1052,213 @@ summary_checked(struct ld_peers *p, struct mjob *j)
 	reply_json(j->req, 200, json_pack("{s:s}", "status", "ok"));
 }
 
+static struct sstep *sstep_get(struct ld_peers *p, uint64_t job, uint64_t step);
+
+/* Where name is in watch step wi's order of n nodes, or SIZE_MAX. */
+static size_t
+order_index(struct ld_peers *p, size_t wi, size_t n, const char *name)
+{
+	size_t k;
+
+	for (k = 0; k < n; k++)
+		if (strcmp(ld_watch_step_node(p->d->watch, wi, k), name) == 0)
+			return k;
+	return SIZE_MAX;
+}
+
+/*
+ * A member's summary come to this node as its relay: checked whole
+ * (sum_decode), then held for the next batch, replacing an older one of
+ * the same node; taken in directly when this node leads the step itself
+ * (its own summaries reach no node before it).  The HTTP status, with
+ * err and *r.
+ */
+static int
+relay_take(struct ld_peers *p, struct mjob *j, enum ld_peer_refusal *r, pl_err_t *err)
+{
+	struct sum_rank_info *info = NULL;
+	struct detect_rank *ranks = NULL;
+	struct ld_watch_step ws;
+	struct sum_header h;
+	struct sstep *ss;
+	struct held *hd = NULL;
+	size_t n, me, from, i, need;
+	long wi;
+	int status = 409;
+
+	*r = LD_REFUSE_SUMMARY;
+	if (sum_decode(j->body, j->len, j->recv_ns, &h, &ranks, &info, &n, err) < 0)
+		return 422;
+	free(ranks);
+	free(info);
+	*r = LD_REFUSE_STEP;
+	wi = ld_watch_step_find(p->d->watch, h.job_id, h.step_id);
+	if (wi >= 0)
+		ld_watch_step_at(p->d->watch, (size_t)wi, &ws);
+	if (wi < 0 || !ws.known)
+		return fail(err, 409, "job %" PRIu64 ".%" PRIu64 " from node %s: the step is not "
+			    "registered on this node (yet), so it cannot relay it: send to the leader",
+			    h.job_id, h.step_id, h.node);
+	if (ws.uid != h.uid || ws.world != h.world || memcmp(ws.size, h.size, sizeof(ws.size)) != 0)
+		return fail(err, 409, "job %" PRIu64 ".%" PRIu64 " from node %s: uid %" PRIu32
+			    ", world %" PRIu32 " or layout other than the step registered here",
+			    h.job_id, h.step_id, h.node, h.uid, h.world);
+	me = order_index(p, (size_t)wi, ws.nnodes, ws.node);
+	from = order_index(p, (size_t)wi, ws.nnodes, h.node);
+	if (me == SIZE_MAX || from == SIZE_MAX || from <= me)
+		return fail(err, 409, "job %" PRIu64 ".%" PRIu64 ": node %s is %s the step's order "
+			    "after this node (%s), so this node does not relay for it", h.job_id,
+			    h.step_id, h.node, from == SIZE_MAX ? "not in" : "not", ws.node);
+	ss = sstep_get(p, h.job_id, h.step_id);
+	if (!ss)
+		return fail(err, 500, "out of memory");
+	if (ss->target == me) {
+		/* this node leads the step now: no node before it answers */
+		status = take_summary(p, j->body, j->len, j->recv_ns, false, false, r, err);
+		if (status == 200)
+			p->st.accepted++;
+		return status;
+	}
+	for (i = 0; i < ss->nheld && !hd; i++)
+		if (ss->held[i].full && strcmp(ss->held[i].node, h.node) == 0)
+			hd = &ss->held[i];
+	if (hd && hd->boot_id == h.boot_id && h.msg_seq <= hd->msg_seq) {
+		*r = LD_REFUSE_STALE;
+		return fail(err, 409, "job %" PRIu64 ".%" PRIu64 " from node %s: msg_seq %" PRIu64
+			    " is not newer than %" PRIu64 ", held to relay", h.job_id, h.step_id,
+			    h.node, h.msg_seq, hd->msg_seq);
+	}
+	/* room for every held summary and this node's own in one batch */
+	need = ss->held_bytes - (hd ? hd->body.len + SUM_BATCH_ITEM_BYTES : 0) + j->len +
+	       SUM_BATCH_ITEM_BYTES;
+	if (need > SUM_BATCH_MAX_BYTES - SUM_BATCH_HEADER_BYTES - SUM_BATCH_ITEM_BYTES -
+	    SUM_MAX_BYTES || (!hd && ss->nheld + 2 > SUM_BATCH_MAX_ITEMS)) {
+		*r = LD_REFUSE_BUSY;
+		return fail(err, 507, "job %" PRIu64 ".%" PRIu64 " from node %s: this relay holds "
+			    "%zu summaries of %zu bytes already, a batch's most: send to the "
+			    "leader", h.job_id, h.step_id, h.node, ss->nheld, ss->held_bytes);
+	}
+	if (!hd) {
+		for (i = 0; i < ss->nheld && ss->held[i].full; i++)
+			;
+		if (i == ss->nheld) {
+			if (ss->nheld == ss->capheld) {
+				size_t cap = ss->capheld ? 2 * ss->capheld : 8;
+				struct held *v = realloc(ss->held, cap * sizeof(*v));
+
+				if (!v)
+					return fail(err, 500, "out of memory");
+				memset(v + ss->capheld, 0, (cap - ss->capheld) * sizeof(*v));
+				ss->held = v;
+				ss->capheld = cap;
+			}
+			ss->nheld++;
+		}
+		hd = &ss->held[i];
+		copy_str(hd->node, sizeof(hd->node), h.node);
+	} else {
+		ss->held_bytes -= hd->body.len + SUM_BATCH_ITEM_BYTES;
+	}
+	hd->body.len = 0;
+	if (buf_add(&hd->body, j->body, j->len) < 0) {
+		buf_free(&hd->body);
+		hd->full = false;
+		return fail(err, 500, "out of memory");
+	}
+	hd->full = true;
+	hd->boot_id = h.boot_id;
+	hd->msg_seq = h.msg_seq;
+	hd->recv_ns = j->recv_ns;
+	ss->held_bytes += j->len + SUM_BATCH_ITEM_BYTES;
+	p->st.relayed++;
+	return 200;
+}
+
+static void
+relay_checked(struct ld_peers *p, struct mjob *j)
+{
+	enum ld_peer_refusal r;
+	pl_err_t err;
+	int status;
+
+	if (!post_credential_ok(p, j, "/v1/peer/relay"))
+		return;
+	pl_err_clear(&err);
+	status = relay_take(p, j, &r, &err);
+	if (status != 200) {
+		refuse(p, j->req, j->from, r, status, "POST /v1/peer/relay: %s", err.text);
+		return;
+	}
+	reply_json(j->req, 200, json_pack("{s:s}", "status", "ok"));
+}
+
+/*
+ * Every summary of a batch taken, each as if it had come alone, at the
+ * time it came to the relay (the batch's arrival less its hold).  An item
+ * refused is counted and logged on its own; the batch is answered 200
+ * when one item was taken, else with the first refusal.
+ */
+static int
+batch_take(struct ld_peers *p, const void *data, size_t len, uint64_t recv_ns, size_t *taken,
+	   size_t *refused, enum ld_peer_refusal *r, pl_err_t *err)
+{
+	const void *s;
+	size_t off = 0, sl;
+	uint64_t hold;
+	int status, first = 0;
+	enum ld_peer_refusal ir, fr = LD_REFUSE_SUMMARY;
+	pl_err_t ierr, ferr;
+
+	*taken = *refused = 0;
+	*r = LD_REFUSE_SUMMARY;
+	if (sum_batch_check(data, len, err) < 0)
+		return 422;
+	pl_err_clear(&ferr);
+	while (sum_batch_next(data, len, &off, &s, &sl, &hold, err) == 1) {
+		pl_err_clear(&ierr);
+		status = take_summary(p, s, sl, hold < recv_ns ? recv_ns - hold : 1, false, false,
+				      &ir, &ierr);
+		p->st.batch_items++;
+		if (status == 200) {
+			(*taken)++;
+			p->st.accepted++;
+			continue;
+		}
+		(*refused)++;
+		refuse(p, NULL, "a batch", ir, status, "an item of POST /v1/peer/batch: %s", ierr.text);
+		if (!first) {
+			first = status;
+			fr = ir;
+			ferr = ierr;
+		}
+	}
+	if (*taken || !first)
+		return 200;
+	*r = fr;
+	*err = ferr;
+	return first;
+}
+
+static void
+batch_checked(struct ld_peers *p, struct mjob *j)
+{
+	enum ld_peer_refusal r;
+	size_t taken, refused;
+	pl_err_t err;
+	int status;
+
+	if (!post_credential_ok(p, j, "/v1/peer/batch"))
+		return;
+	pl_err_clear(&err);
+	p->st.batches_in++;
+	status = batch_take(p, j->body, j->len, j->recv_ns, &taken, &refused, &r, &err);
+	if (status != 200) {
+		refuse(p, j->req, j->from, r, status, "POST /v1/peer/batch: %s", err.text);
+		return;
+	}
+	reply_json(j->req, 200, json_pack("{s:s, s:I, s:I}", "status", "ok",
+					  "taken", (json_int_t)taken, "refused", (json_int_t)refused));
+}
 
 static void
 step_checked(struct ld_peers *p, struct mjob *j)
@@ -1033,6 +1313,10 @@ on_wake(evutil_socket_t fd, short what, void *arg)
 			link_encoded(p, j);
 		else if (j->what == MJ_SUMMARY)
 			summary_checked(p, j);
+		else if (j->what == MJ_RELAY)
+			relay_checked(p, j);
+		else if (j->what == MJ_BATCH)
+			batch_checked(p, j);
 		else
 			step_checked(p, j);
 		mjob_free(j);
@@ -1060,25 +1344,29 @@ credential(struct evhttp_request *req)
 	return v && *v && strlen(v) <= CRED_MAX ? v : NULL;
 }
 
+/* POST path (a summary, a member's summary for its relay, or a batch):
+ * its credential to the worker, with the body's SHA-256 it must carry. */
 static void
-do_summary(struct ld_peers *p, struct evhttp_request *req, const char *from)
+do_post(struct ld_peers *p, struct evhttp_request *req, const char *from, enum mj_what what,
+	const char *path)
 {
 	struct evbuffer *in = evhttp_request_get_input_buffer(req);
 	size_t len = evbuffer_get_length(in);
 	char hex[SHA256_HEX_LEN];
 	const char *cred = credential(req);
+	const char *want = what == MJ_BATCH ? "a batch of node summaries" : "a node summary";
 	struct mjob *j;
 
 	p->st.received++;
 	if (!cred) {
-		refuse(p, req, from, LD_REFUSE_UNAUTH, 401, "POST /v1/peer/summary: no X-PL-Munge "
-		       "header of at most %d bytes: want a munge credential of root or slurm_user "
-		       "whose payload is the SHA-256 of the body, in lowercase hex", CRED_MAX);
+		refuse(p, req, from, LD_REFUSE_UNAUTH, 401, "POST %s: no X-PL-Munge header of at most "
+		       "%d bytes: want a munge credential of root or slurm_user whose payload is the "
+		       "SHA-256 of the body, in lowercase hex", path, CRED_MAX);
 		return;
 	}
-	if (len == 0) {
-		refuse(p, req, from, LD_REFUSE_REQUEST, 400, "POST /v1/peer/summary: empty body: want "
-		       "a node summary");
+	if (len == 0 || (what != MJ_BATCH && len > SUM_MAX_BYTES)) {
+		refuse(p, req, from, LD_REFUSE_REQUEST, len ? 413 : 400, "POST %s: %s body of %zu "
+		       "bytes: want %s", path, len ? "a" : "an empty", len, want);
 		return;
 	}
 	j = mjob_new(p, MJ_DECODE, cred);
@@ -1096,12 +1384,12 @@ do_summary(struct ld_peers *p, struct evhttp_request *req, const char *from)
 		reply_error(req, 500, "out of memory");
 		return;
 	}
-	j->what = MJ_SUMMARY;
+	j->what = what;
 	j->len = len;
 	j->req = req;
 	j->recv_ns = mono_ns();
 	copy_str(j->from, sizeof(j->from), from);
-	defer_to_worker(p, req, j, "POST /v1/peer/summary");
+	defer_to_worker(p, req, j, path);
 }
 
 /* "job=J&step=S", optionally "&from=RANK&count=N" (the page of ranks), in
@@ -1187,16 +1475,21 @@ on_peer_request(struct evhttp_request *req, void *arg)
 	enum evhttp_cmd_type m = evhttp_request_get_command(req);
 	char from[80], cl[PL_CLIP_BUF];
 	struct evkeyvalq *oh = evhttp_request_get_output_headers(req);
+	int k;
 
 	ld_conns_request_begin(p->conns, req);
 	req_from(req, from, sizeof(from));
-	if (path && strcmp(path, "/v1/peer/summary") == 0) {
+	for (k = 0; path && k < 3; k++)
+		if (strcmp(path, link_paths[k]) == 0)
+			break;
+	if (path && k < 3) {
 		if (m == EVHTTP_REQ_POST) {
-			do_summary(p, req, from);
+			do_post(p, req, from, k == LINK_RELAY ? MJ_RELAY : k == LINK_BATCH ? MJ_BATCH :
+				MJ_SUMMARY, link_paths[k]);
 		} else {
 			evhttp_add_header(oh, "Allow", "POST");
-			refuse(p, req, from, LD_REFUSE_REQUEST, 405, "/v1/peer/summary: method not "
-			       "allowed (allowed: POST)");
+			refuse(p, req, from, LD_REFUSE_REQUEST, 405, "%s: method not allowed (allowed: "
+			       "POST)", link_paths[k]);
 		}
 	} else if (path && strcmp(path, "/v1/watch/step") == 0) {
 		if (m == EVHTTP_REQ_GET) {
@@ -1208,7 +1501,8 @@ on_peer_request(struct evhttp_request *req, void *arg)
 		}
 	} else {
 		refuse(p, req, from, LD_REFUSE_REQUEST, 404, "no such endpoint on the peer listener: "
-		       "%s (endpoints: /v1/peer/summary, /v1/watch/step)",
+		       "%s (endpoints: /v1/peer/summary, /v1/peer/relay, /v1/peer/batch, "
+		       "/v1/watch/step)",
 		       pl_clip(path ? path : "/", cl, sizeof(cl)));
 	}
 	ld_conns_request_end(p->conns);
@@ -1238,18 +1532,23 @@ sstep_free(struct ld_peers *p, struct sstep *ss)
 	for (i = 0; i < ss->nlinks; i++)
 		link_free(p, ss->links[i]);
 	free(ss->links);
+	for (i = 0; i < ss->nheld; i++)
+		buf_free(&ss->held[i].body);
+	free(ss->held);
+	buf_free(&ss->batch);
 	free(ss);
 }
 
-/* The link of ss to node k (name), made when new.  NULL when out of memory. */
+/* The link of ss to node k (name) posting kind, made when new.  NULL when
+ * out of memory. */
 static struct plink *
-link_get(struct ld_peers *p, struct sstep *ss, size_t k, const char *name)
+link_get(struct ld_peers *p, struct sstep *ss, size_t k, const char *name, enum link_kind kind)
 {
 	struct plink **v, *ln;
 	size_t i;
 
 	for (i = 0; i < ss->nlinks; i++)
-		if (ss->links[i]->k == k)
+		if (ss->links[i]->k == k && ss->links[i]->kind == kind)
 			return ss->links[i];
 	v = realloc(ss->links, (ss->nlinks + 1) * sizeof(*v));
 	if (!v)
@@ -1260,6 +1559,7 @@ link_get(struct ld_peers *p, struct sstep *ss, size_t k, const char *name)
 		return NULL;
 	ln->id = ++p->next_link_id;
 	ln->k = k;
+	ln->kind = kind;
 	ln->owner = ss;
 	ln->peers = p;
 	snprintf(ln->node, sizeof(ln->node), "%s", name);
@@ -1344,7 +1644,7 @@ on_posted(void *arg, const struct ld_http_result *r)
 /* Where node `name`'s layoutd listens for peers: the map's address and
  * peer port for it when the map has them, else the name and peer_port. */
 static void
-peer_url(const struct ld_peers *p, const char *name, struct buf *url)
+peer_url(const struct ld_peers *p, const char *name, const char *path, struct buf *url)
 {
 	const struct ld_conf *c = &p->d->cur->conf;
 	const char *host = name;
@@ -1360,9 +1660,9 @@ peer_url(const struct ld_peers *p, const char *name, struct buf *url)
 			port = pp;
 	}
 	if (strchr(host, ':'))
-		buf_printf(url, "http://[%s]:%d/v1/peer/summary", host, port);
+		buf_printf(url, "http://[%s]:%d%s", host, port, path);
 	else
-		buf_printf(url, "http://%s:%d/v1/peer/summary", host, port);
+		buf_printf(url, "http://%s:%d%s", host, port, path);
 }
 
 /* Deliver k->body: its credential first (the worker), then the POST. */
@@ -1405,7 +1705,7 @@ link_encoded(struct ld_peers *p, struct mjob *j)
 		link_ended(p, k, false, why);
 		return;
 	}
-	peer_url(p, k->node, &url);
+	peer_url(p, k->node, link_paths[k->kind], &url);
 	buf_printf(&hdr, "X-PL-Munge: %s", j->out);
 	headers[0] = buf_str(&hdr);
 	headers[1] = NULL;
@@ -1521,12 +1821,56 @@ build_summary(struct ld_peers *p, size_t wi, const struct ld_watch_step *ws, str
 	return 0;
 }
 
+/* As relay of step ss: its own summary (sum, may be NULL) and every held
+ * one into ss->batch.  The number of items. */
+static size_t
+relay_batch(struct ld_peers *p, struct sstep *ss, const struct buf *sum, uint64_t now)
+{
+	struct buf eb = BUF_INIT;
+	size_t i;
+	pl_err_t err;
+
+	pl_err_clear(&err);
+	if (sum_batch_begin(&ss->batch, &err) < 0 ||
+	    (sum && sum_batch_add(&ss->batch, sum->s, sum->len, 0, &err) < 0))
+		goto fail;
+	for (i = 0; i < ss->nheld; i++)
+		if (ss->held[i].full &&
+		    sum_batch_add(&ss->batch, ss->held[i].body.s, ss->held[i].body.len,
+				  now > ss->held[i].recv_ns ? now - ss->held[i].recv_ns : 0, &err) < 0)
+			goto fail;
+	return sum_batch_count(&ss->batch);
+fail:
+	ld_ratelog(&p->d->log, &p->rl_send, "peer: job %" PRIu64 ".%" PRIu64 ": no batch to "
+		   "relay: %s", ss->job, ss->step, ld_escape(&eb, err.text, 300));
+	buf_free(&eb);
+	ss->batch.len = 0;
+	return 0;
+}
+
+/* The held summaries sent on (or taken in): their slots free again. */
+static void
+relay_clear(struct sstep *ss)
+{
+	size_t i;
+
+	for (i = 0; i < ss->nheld; i++) {
+		ss->held[i].full = false;
+		ss->held[i].body.len = 0;
+	}
+	ss->held_bytes = 0;
+}
+
 /*
- * Route one summary of step wi: to the first node of its order that has
- * not failed peer_fail_intervals deliveries in a row (those before it get
- * it too, to be found again once they answer), or, reaching this node,
- * into this node's own view.  A node that leads the step (a follower
- * sends to it) takes its own summary in as well.
+ * Route one round of step wi: this node's summary (sum; NULL when it has
+ * none this round), as a relay with its members' held ones in one batch.
+ * A member of a relay's group sends to its relay while the relay takes
+ * them; past peer_fail_intervals failures there, or without a relay, to
+ * the first node of the order that has not failed peer_fail_intervals
+ * deliveries in a row (those before it get it too, to be found again once
+ * they answer), or, reaching this node, into this node's own view.  A node
+ * that leads the step (a follower sends to it) takes its own summary in as
+ * well.
  */
 static void
 route_summary(struct ld_peers *p, size_t wi, const struct ld_watch_step *ws, struct sstep *ss,
@@ -1537,41 +1881,71 @@ route_summary(struct ld_peers *p, size_t wi, const struct ld_watch_step *ws, str
 	const char *name = NULL;
 	struct plink *k;
 	bool self = false;
-	size_t i;
+	size_t i, w = fanin_width(c, ws->nnodes), me, relay, to = SIZE_MAX;
+	enum link_kind kind = LINK_SUMMARY;
+	const struct buf *out = sum;
 	pl_err_t err;
 
-	for (i = 0; i < ws->nnodes; i++) {
+	me = order_index(p, wi, ws->nnodes, ws->node);
+	relay = me == SIZE_MAX ? SIZE_MAX : relay_of(w, me);
+	if (me != SIZE_MAX && (is_relay(w, me) || ss->held_bytes)) {
+		if (!relay_batch(p, ss, sum, now))
+			return;
+		out = &ss->batch;
+		kind = LINK_BATCH;
+		relay = SIZE_MAX;	/* a batch goes to a leader */
+	} else if (!sum) {
+		return;
+	}
+	if (relay != SIZE_MAX) {
+		name = ld_watch_step_node(p->d->watch, wi, relay);
+		k = link_get(p, ss, relay, name, LINK_RELAY);
+		if (k) {
+			link_send(p, k, out);
+			if (k->fails < (unsigned)c->peer_fail_intervals)
+				to = relay;
+		}
+	}
+	for (i = 0; to == SIZE_MAX && i < ws->nnodes; i++) {
+		if (i == relay)
+			continue;
 		name = ld_watch_step_node(p->d->watch, wi, i);
 		if (strcmp(name, ws->node) == 0) {
 			self = true;
+			to = i;
 			break;
 		}
-		k = link_get(p, ss, i, name);
+		k = link_get(p, ss, i, name, kind);
 		if (!k)
 			continue;
-		link_send(p, k, sum);
+		link_send(p, k, out);
 		if (k->fails < (unsigned)c->peer_fail_intervals)
-			break;
+			to = i;
 	}
-	if (i == ws->nnodes)
-		name = NULL;	/* not among its nodes (the registration said it is) */
-	if (i != ss->target && name) {
-		k = i > 0 ? link_get(p, ss, 0, ld_watch_step_node(p->d->watch, wi, 0)) : NULL;
-		if (i > 0)
-			ld_log(&p->d->log, "peer: job %" PRIu64 ".%" PRIu64 ": summaries go to %s "
-			       "(nodes[%zu]%s): the nodes before it failed %ld deliveries in a row (the "
-			       "leader %s: %s)", ss->job, ss->step, name, i, self ? ", this node" : "",
-			       c->peer_fail_intervals, ld_watch_step_node(p->d->watch, wi, 0),
-			       k ? k->why : "?");
-		else if (ss->target != SIZE_MAX)
+	if (to != ss->target && to != SIZE_MAX) {
+		name = ld_watch_step_node(p->d->watch, wi, to);
+		k = to != relay && to > 0 ? link_get(p, ss, 0, ld_watch_step_node(p->d->watch, wi, 0),
+						      kind) : NULL;
+		if (to == relay && ss->target != SIZE_MAX)
 			ld_log(&p->d->log, "peer: job %" PRIu64 ".%" PRIu64 ": summaries go to the "
-			       "leader %s again", ss->job, ss->step, name);
-		if (i > 0 && (ss->target == 0 || ss->target == SIZE_MAX))
+			       "relay %s (nodes[%zu]) again", ss->job, ss->step, name, to);
+		else if (to != relay && to > 0)
+			ld_log(&p->d->log, "peer: job %" PRIu64 ".%" PRIu64 ": summaries go to %s "
+			       "(nodes[%zu]%s): the nodes before it%s failed %ld deliveries in a row (the "
+			       "leader %s: %s)", ss->job, ss->step, name, to, self ? ", this node" : "",
+			       relay != SIZE_MAX ? " and the relay" : "", c->peer_fail_intervals,
+			       ld_watch_step_node(p->d->watch, wi, 0), k ? k->why : "?");
+		else if (to == 0 && ss->target != SIZE_MAX)
+			ld_log(&p->d->log, "peer: job %" PRIu64 ".%" PRIu64 ": summaries go to the "
+			       "leader %s%s", ss->job, ss->step, name, relay != SIZE_MAX ?
+			       " (the relay failed)" : " again");
+		if (to != relay && (to > 0 || relay != SIZE_MAX) &&
+		    (ss->target == SIZE_MAX || ss->target == 0 || ss->target == relay))
 			p->st.failovers++;
-		ss->target = i;
+		ss->target = to;
 		snprintf(ss->target_name, sizeof(ss->target_name), "%s", name);
 	}
-	if (self || lead_find(p, ws->job_id, ws->step_id)) {
+	if (sum && (self || lead_find(p, ws->job_id, ws->step_id))) {
 		pl_err_clear(&err);
 		if (take_summary(p, sum->s, sum->len, now, true, self, &r, &err) == 200)
 			p->st.handed_in++;
@@ -1580,6 +1954,22 @@ route_summary(struct ld_peers *p, size_t wi, const struct ld_watch_step *ws, str
 				   "node's own summary refused (%s): %s", ws->job_id, ws->step_id,
 				   refusal_names[r], err.text);
 	}
+	if (self && kind == LINK_BATCH) {
+		/* this relay leads: its members' summaries are taken in here */
+		for (i = 0; i < ss->nheld; i++) {
+			if (!ss->held[i].full)
+				continue;
+			pl_err_clear(&err);
+			if (take_summary(p, ss->held[i].body.s, ss->held[i].body.len,
+					 ss->held[i].recv_ns, false, false, &r, &err) == 200)
+				p->st.accepted++;
+			else
+				refuse(p, NULL, ss->held[i].node, r, 409, "a relayed summary: %s",
+				       err.text);
+		}
+	}
+	if (kind == LINK_BATCH)
+		relay_clear(ss);
 }
 
 /* Every watched step this node knows the order of: its summary. */
@@ -1609,8 +1999,11 @@ send_all(struct ld_peers *p, uint64_t now)
 			ss->off_noted = true;
 			continue;
 		}
-		if (ws.ended && ss->final_sent)
+		if (ws.ended && ss->final_sent) {
+			if (ss->held_bytes)
+				route_summary(p, i, &ws, ss, NULL, now);	/* members' only */
 			continue;
+		}
 		if (build_summary(p, i, &ws, ss, now, &sum) < 0)
 			continue;
 		route_summary(p, i, &ws, ss, &sum, now);
@@ -2141,8 +2534,10 @@ ld_peer_json(const struct ld_peers *p)
 		for (i = 0; links && i < ss->nlinks; i++) {
 			const struct plink *ln = ss->links[i];
 
-			json_array_append_new(links, json_pack("{s:s, s:I, s:s, s:i, s:I, s:I, s:o, s:o}",
+			json_array_append_new(links, json_pack("{s:s, s:I, s:s, s:s, s:i, s:I, s:I, s:o, "
+							       "s:o}",
 							       "node", ln->node, "order", (json_int_t)ln->k,
+							       "path", link_paths[ln->kind],
 							       "state", link_state_name(ln->state),
 							       "fails", (int)ln->fails,
 							       "sent", (json_int_t)ln->sent,
@@ -2174,11 +2569,13 @@ ld_peer_json(const struct ld_peers *p)
 						       "ranks", (json_int_t)l->nrk,
 						       "findings", (json_int_t)l->nfind));
 	}
-	return json_pack("{s:o, s:i, s:I, s:I, s:f, s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:I, s:I, "
-			 "s:I, s:o, s:o}",
+	return json_pack("{s:o, s:i, s:o, s:I, s:I, s:f, s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:I, "
+			 "s:I, s:I, s:I, s:I, s:I, s:o, s:o}",
 			 "listen", p->listen_port >= 0 ? json_sprintf("%s:%d", p->listen_host,
 								  p->listen_port) : json_null(),
 			 "peer_port", c->peer_port,
+			 "fanin", c->peer_fanin == LD_PEER_FANIN_AUTO ? json_string("auto") :
+			 json_integer((json_int_t)c->peer_fanin),
 			 "fail_intervals", (json_int_t)c->peer_fail_intervals,
 			 "timeout_ms", (json_int_t)c->peer_timeout_ms,
 			 "lost_s", (double)lost_ns(c) / 1e9,
@@ -2187,7 +2584,9 @@ ld_peer_json(const struct ld_peers *p)
 			 "received", (json_int_t)st.received, "accepted", (json_int_t)st.accepted,
 			 "refused", ref, "handed_in", (json_int_t)st.handed_in,
 			 "sent", (json_int_t)st.sent, "send_failures", (json_int_t)st.send_failures,
-			 "failovers", (json_int_t)st.failovers, "nodes_lost", (json_int_t)st.nodes_lost,
+			 "failovers", (json_int_t)st.failovers, "relayed", (json_int_t)st.relayed,
+			 "batches_in", (json_int_t)st.batches_in,
+			 "batch_items", (json_int_t)st.batch_items, "nodes_lost", (json_int_t)st.nodes_lost,
 			 "sending", sends, "leading", leads);
 }
 
@@ -2327,7 +2726,7 @@ ld_peer_listen(struct ld_peers *p, pl_err_t *err)
 	tv.tv_sec = c->request_timeout_ms / 1000;
 	tv.tv_usec = (c->request_timeout_ms % 1000) * 1000;
 	evhttp_set_timeout_tv(p->http, &tv);
-	evhttp_set_max_body_size(p->http, (ev_ssize_t)SUM_MAX_BYTES);
+	evhttp_set_max_body_size(p->http, (ev_ssize_t)SUM_BATCH_MAX_BYTES);
 	evhttp_set_max_headers_size(p->http, (ev_ssize_t)c->max_header);
 	ld_conns_set_limits(p->conns, c->peer_max_connections, c->request_timeout_ms);
 	bs = evhttp_bind_socket_with_handle(p->http, host, (ev_uint16_t)port);

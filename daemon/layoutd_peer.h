@@ -107,6 +107,9 @@ struct ld_peer_stats {
 	unsigned long sent;		/* summaries delivered to a leader */
 	unsigned long send_failures;	/* deliveries that failed */
 	unsigned long failovers;	/* times a step's target moved past its leader */
+	unsigned long relayed;		/* members' summaries taken here to relay */
+	unsigned long batches_in;	/* batches that came from relays */
+	unsigned long batch_items;	/* summaries in them */
 	long led_steps;			/* steps led now (acting ones included) */
 	long nodes_lost;		/* nodes lost now, over those steps */
 };

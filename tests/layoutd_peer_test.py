@@ -365,7 +365,7 @@ def refusals(m, a):
     st, r = peer_call(HOST, a.port, "GET", path)
     is_eq(st, 405, "GET /v1/peer/summary: 405")
     st, r = peer_call(HOST, a.port, "GET", "/v1/health")
-    ok(st == 404 and "/v1/peer/summary, /v1/watch/step" in r,
+    ok(st == 404 and "/v1/peer/summary, /v1/peer/relay, /v1/peer/batch, /v1/watch/step" in r,
        "the peer listener serves nothing else: 404 naming what it serves")
     v = a.view(7777)
     is_eq(sorted((r["rank"], r["node"]) for r in (v or {}).get("ranks", [])),
