@@ -2,6 +2,7 @@
 /* The job-wide judge (see judge.h). */
 #include <ctype.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,14 @@ struct js_entry {
 	uint32_t group;		/* index into the groups */
 	uint32_t pc;		/* E_LAGGER: the waiting peer it lags (entry) */
 	double lead, excess;	/* the slow-rank rule, when E_JUDGED */
+};
+
+/* What places an entry in the sort. */
+struct js_key {
+	uint64_t hash;
+	int64_t rank;
+	uint32_t ix;
+	uint32_t comm;
 };
 
 /* The members of one communicator: entries [first, first + n). */
@@ -96,6 +105,13 @@ struct judge_state {
 	uint8_t *nbusy;		/* per input rank: entries waiting or stuck */
 	struct js_slow *slow;	/* per global rank */
 	struct js_smooth *sm;	/* per global rank and slot */
+	/* the last round's entries in input order and where the sort put
+	 * each: a round with the same entries (most rounds of a healthy
+	 * step) takes that order again instead of sorting */
+	struct js_key *nat;
+	uint32_t *perm;
+	struct js_entry *tmp;
+	size_t nnat;
 };
 
 const char *
@@ -151,6 +167,9 @@ judge_state_free(struct judge_state *s)
 	free(s->nbusy);
 	free(s->slow);
 	free(s->sm);
+	free(s->nat);
+	free(s->perm);
+	free(s->tmp);
 	free(s);
 }
 
@@ -182,7 +201,10 @@ judge_state_new(uint32_t world, pl_err_t *err)
 	s->nbusy = calloc(world, 1);
 	s->slow = calloc(world, sizeof(*s->slow));
 	s->sm = calloc(s->cap, sizeof(*s->sm));
-	if (!s->sm || !s->ent || !s->grp || !s->wt || !s->vw || !s->vc || !s->pw || !s->pc || !s->co ||
+	s->nat = calloc(s->cap, sizeof(*s->nat));
+	s->perm = calloc(s->cap, sizeof(*s->perm));
+	s->tmp = calloc(s->cap, sizeof(*s->tmp));
+	if (!s->sm || !s->nat || !s->perm || !s->tmp || !s->ent || !s->grp || !s->wt || !s->vw || !s->vc || !s->pw || !s->pc || !s->co ||
 	    !s->rgrp || !s->nstuck || !s->nheld || !s->nbusy || !s->slow)
 		goto oom;
 	return s;
@@ -484,6 +506,38 @@ ent_rank(const struct round *r, const struct js_entry *e)
 	return &r->rk[e->ix].st;
 }
 
+/* Sort the m entries of this round: in the last round's order when they
+ * are the same entries (the sort's keys are unique, so its order is a
+ * function of them alone), else by qsort, keeping that order for the
+ * next round. */
+static void
+sort_entries(struct judge_state *s, size_t m)
+{
+	size_t i;
+	bool same = m == s->nnat;
+
+	for (i = 0; same && i < m; i++)
+		same = s->nat[i].hash == s->ent[i].hash && s->nat[i].rank == s->ent[i].rank &&
+		       s->nat[i].ix == s->ent[i].ix && s->nat[i].comm == s->ent[i].comm;
+	if (same) {
+		for (i = 0; i < m; i++)
+			s->tmp[i] = s->ent[s->perm[i]];
+		memcpy(s->ent, s->tmp, m * sizeof(*s->ent));
+		return;
+	}
+	for (i = 0; i < m; i++) {
+		s->nat[i].hash = s->ent[i].hash;
+		s->nat[i].rank = s->ent[i].rank;
+		s->nat[i].ix = s->ent[i].ix;
+		s->nat[i].comm = s->ent[i].comm;
+		s->ent[i].group = (uint32_t)i;	/* its place in input order, set again below */
+	}
+	qsort(s->ent, m, sizeof(*s->ent), ent_cmp);
+	for (i = 0; i < m; i++)
+		s->perm[i] = s->ent[i].group;
+	s->nnat = m;
+}
+
 /* Every present rank's usable communicators, sorted by (hash, rank), a
  * rank's second slot of one hash dropped; then the groups. */
 static void
@@ -510,7 +564,7 @@ build(struct round *r)
 			m++;
 		}
 	}
-	qsort(s->ent, m, sizeof(*s->ent), ent_cmp);
+	sort_entries(s, m);
 	r->nent = 0;
 	r->ngrp = 0;
 	for (i = 0; i < m; i++) {

@@ -978,6 +978,89 @@ names_test(void)
 	is_str(small, "TP group...", "group name: cut to the buffer, ending in ...");
 }
 
+/* Findings a and b say the same (kind, group, culprits, the line). */
+static int
+same_findings(const struct judge_finding *a, size_t na, const struct judge_finding *b, size_t nb)
+{
+	size_t i;
+
+	if (na != nb)
+		return 0;
+	for (i = 0; i < na; i++)
+		if (a[i].kind != b[i].kind || strcmp(a[i].group, b[i].group) != 0 ||
+		    a[i].nculprits != b[i].nculprits ||
+		    memcmp(a[i].culprits, b[i].culprits, a[i].nculprits * sizeof(a[i].culprits[0])) ||
+		    strcmp(a[i].text, b[i].text) != 0)
+			return 0;
+	return 1;
+}
+
+/* One round with a judge that has seen the rounds before, and the same
+ * round with a new one: the same findings.  *n the count. */
+static int
+agrees(struct judge_state *kept, size_t *n)
+{
+	struct judge_finding fa[16], fb[16];
+	struct judge_state *fresh;
+	size_t na, nb;
+	pl_err_t err;
+
+	pl_err_clear(&err);
+	fresh = judge_state_new(NR, &err);
+	na = judge_run(&step, rk, NR, NOW, &par, kept, fa, 16);
+	nb = fresh ? judge_run(&step, rk, NR, NOW, &par, fresh, fb, 16) : 0;
+	judge_state_free(fresh);
+	*n = na;
+	return fresh && same_findings(fa, na, fb, nb);
+}
+
+/*
+ * The judge keeps the last round's sorted order and takes it again when
+ * a round brings the same communicators of the same ranks at the same
+ * places: rounds after the first with the same entries, then two ranks
+ * at each other's place, then a rank gone, each judged
+ * as a new judge judges it.
+ */
+static void
+sorted_again_test(void)
+{
+	struct judge_state *kept;
+	struct judge_rank t;
+	size_t n = 0;
+	int same;
+	pl_err_t err;
+
+	pl_err_clear(&err);
+	kept = judge_state_new(NR, &err);
+	healthy();
+	same = kept && agrees(kept, &n);
+	ok(same && n == 0, "sorted again: a healthy round, nothing found");
+	c_not_entered();
+	same = agrees(kept, &n);
+	ok(same && n == 1, "sorted again: the same entries, rank 13 not entered: as "
+	   "a new judge finds it (%zu)", n);
+	c_cascade();
+	same = agrees(kept, &n);
+	ok(same && n >= 1, "sorted again: the cascade: as a new judge finds it (%zu)",
+	   n);
+	/* ranks 4 and 9 trade places (9 waits in DP #51 for 13): the old
+	 * order would put 4's entries in 9's groups and split them */
+	c_not_entered();
+	t = rk[4];
+	rk[4] = rk[9];
+	rk[9] = t;
+	same = agrees(kept, &n);
+	ok(same && n == 1, "sorted again: ranks 4 and 9 at each other's place: sorted anew (%zu)",
+	   n);
+	same = agrees(kept, &n);
+	ok(same && n == 1, "sorted again: and that order kept (%zu)", n);
+	c_two_missing();
+	rk[3].present = 0;
+	same = agrees(kept, &n);
+	ok(same && n >= 1, "sorted again: rank 3 gone: sorted anew (%zu)", n);
+	judge_state_free(kept);
+}
+
 int
 main(void)
 {
@@ -988,11 +1071,12 @@ main(void)
 	par.slow_margin = 0.05;
 	par.slow_margin_off = 0.025;
 	par.slow_smooth = 1;
-	plan(2 * (int)NCASES - NLOST + 16 + 7 + 2 + 15);
+	plan(2 * (int)NCASES - NLOST + 16 + 7 + 2 + 15 + 6);
 	run_cases();
 	slow_test();
 	bounded_test();
 	many_culprits_test();
 	names_test();
+	sorted_again_test();
 	return done_testing();
 }
