@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The node summary: encoding and the hostile-input decoder (see summary.h). */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -624,14 +625,17 @@ comm_get(const uint8_t *p, uint64_t recv, struct detect_comm *c, const char *whe
 /*
  * Rank entry i at *off (of nr) and its communicators; *off moves past
  * them.  Every length is checked against what is left, with room kept for
- * the rank entries after this one.
+ * the rank entries after this one.  named: the messages say which rank
+ * entry and communicator (else they start with an empty place: the
+ * decoder's first pass, which formats nothing while all is well, and
+ * walks again named to say what was wrong).
  */
 static int
 rank_get(const uint8_t *p, size_t len, size_t *off, uint32_t i, uint32_t nr,
 	 const struct sum_header *h, uint64_t recv, struct detect_rank *r,
-	 struct sum_rank_info *in, const char *where, pl_err_t *err)
+	 struct sum_rank_info *in, const char *where, bool named, pl_err_t *err)
 {
-	char rwhere[192], cwhere[256];
+	char rwhere[192] = "", cwhere[256] = "";
 	const uint8_t *q = p + *off;
 	const size_t after = (size_t)(nr - i - 1) * SUM_RANK_BYTES;
 	size_t left = len - *off;
@@ -639,7 +643,8 @@ rank_get(const uint8_t *p, size_t len, size_t *off, uint32_t i, uint32_t nr,
 	uint32_t v, k;
 	int a;
 
-	snprintf(rwhere, sizeof(rwhere), "%s: rank entry %" PRIu32, where, i);
+	if (named)
+		snprintf(rwhere, sizeof(rwhere), "%s: rank entry %" PRIu32, where, i);
 	if (left < SUM_RANK_BYTES + after)
 		return pl_err_set(err, "%s: %zu bytes left, want %zu for it and the %" PRIu32
 				  " rank entries after it", rwhere, left, SUM_RANK_BYTES + after,
@@ -647,8 +652,9 @@ rank_get(const uint8_t *p, size_t len, size_t *off, uint32_t i, uint32_t nr,
 	r->job_id = h->job_id;
 	r->step_id = h->step_id;
 	r->rank = (int64_t)get64(q + R_RANK);
-	snprintf(rwhere, sizeof(rwhere), "%s: rank entry %" PRIu32 " (rank %" PRId64 ")", where,
-		 i, r->rank);
+	if (named)
+		snprintf(rwhere, sizeof(rwhere), "%s: rank entry %" PRIu32 " (rank %" PRId64 ")",
+			 where, i, r->rank);
 	r->pid = (int64_t)get64(q + R_PID);
 	exit_age = get64(q + R_EXIT_AGE);
 	r->exit_status = (int32_t)get32(q + R_STATUS);
@@ -672,7 +678,8 @@ rank_get(const uint8_t *p, size_t len, size_t *off, uint32_t i, uint32_t nr,
 				  (size_t)r->ncomm * SUM_COMM_BYTES, nr - i - 1, after, left);
 	q += SUM_RANK_BYTES;
 	for (k = 0; k < r->ncomm; k++, q += SUM_COMM_BYTES) {
-		snprintf(cwhere, sizeof(cwhere), "%s: communicator %" PRIu32, rwhere, k);
+		if (named)
+			snprintf(cwhere, sizeof(cwhere), "%s: communicator %" PRIu32, rwhere, k);
 		if (comm_get(q, recv, &r->comm[k], cwhere, err) < 0)
 			return -1;
 	}
@@ -692,6 +699,7 @@ sum_decode(const void *data, size_t len, uint64_t recv_now_ns, struct sum_header
 	size_t off = SUM_HEADER_BYTES;
 	uint32_t nr = 0, i;
 	int rv = -1;
+	pl_err_t quiet;
 
 	*ranks = NULL;
 	*info = NULL;
@@ -709,9 +717,21 @@ sum_decode(const void *data, size_t len, uint64_t recv_now_ns, struct sum_header
 			goto out;
 		}
 	}
+	pl_err_clear(&quiet);
 	for (i = 0; i < nr; i++)
-		if (rank_get(p, len, &off, i, nr, h, recv_now_ns, &r[i], &in[i], where, err) < 0)
-			goto out;
+		if (rank_get(p, len, &off, i, nr, h, recv_now_ns, &r[i], &in[i], where, false,
+			     &quiet) < 0)
+			break;
+	if (i < nr) {
+		/* refused: again, naming the rank entry and communicator */
+		off = SUM_HEADER_BYTES;
+		for (i = 0; i < nr; i++)
+			if (rank_get(p, len, &off, i, nr, h, recv_now_ns, &r[i], &in[i], where, true,
+				     err) < 0)
+				goto out;
+		pl_err_set(err, "%s%s", where, quiet.text);	/* not reached: the walks agree */
+		goto out;
+	}
 	if (off != len) {
 		pl_err_set(err, "%s: %zu bytes after the last rank entry: want none", where,
 			   len - off);
