@@ -183,7 +183,10 @@ def read_answers(sel, statuses, wait):
         except BlockingIOError:
             continue
         if not data:
-            die(2, "the leader closed a connection")
+            if c.pending:
+                die(2, "the leader closed a connection with an answer owed")
+            sel.unregister(c.s)     # idle past request_timeout_ms: the fan-in uses few
+            continue
         c.buf += data
         while True:
             end = c.buf.find(b"\r\n\r\n")
@@ -242,6 +245,85 @@ def make_creds(m, blobs, rounds, seq0, forged=False):
             row.append((body, m.encode(payload)))
         creds.append(row)
     return creds
+
+
+def fanin_width(n):
+    """peer_fanin = auto for a step of n nodes (layoutd_peer.c)."""
+    if n <= 64:
+        return 0
+    w = 1
+    while w * w < n:
+        w += 1
+    return w
+
+
+BATCH_MAGIC = 0x3130544142574c50
+
+
+def fanin_msgs(m, blobs, rounds, seq0):
+    """Per round what the leader gets with the fan-in of auto: the step's
+    order is the leader then the simulated nodes (N = NODES + 1), width w;
+    group 0's nodes post their summaries, each relay one batch of its own
+    and its members' (each member held a share of the interval), with one
+    credential of the batch's SHA-256.  Per round a list of (sender,
+    path, body, credential)."""
+    w = fanin_width(NODES + 1)
+    out = []
+    for r in range(rounds):
+        row = []
+        for i in range(1, NODES + 1):       # order index i is node i - 1
+            if i < w:
+                body = header(i - 1, seq0 + r, len(blobs[i - 1])) + blobs[i - 1]
+                row.append((i - 1, b"/v1/peer/summary", body,
+                            m.encode(hashlib.sha256(body).hexdigest().encode())))
+            elif i % w == 0:
+                items = b""
+                count = 0
+                for j in range(i, min(i + w, NODES + 1)):
+                    sb = header(j - 1, seq0 + r, len(blobs[j - 1])) + blobs[j - 1]
+                    hold = 0 if j == i else int(1e9 * (j - i) / w)
+                    items += struct.pack("<QII", hold, len(sb), 0) + sb
+                    count += 1
+                body = struct.pack("<QIIQ", BATCH_MAGIC, 1, count, 24 + len(items)) + items
+                row.append((i - 1, b"/v1/peer/batch", body,
+                            m.encode(hashlib.sha256(body).hexdigest().encode())))
+        out.append(row)
+    return out
+
+
+def run_msgs(conns, sel, msgs):
+    """One round per entry of msgs, its messages spread over the second."""
+    out = []
+    t0 = time.monotonic() + 0.2
+    for r, row in enumerate(msgs):
+        st = []
+        for k, (n, path, body, cred) in enumerate(row):
+            due = t0 + r + k / len(row)
+            while time.monotonic() < due:
+                read_answers(sel, st, max(0.0, min(0.002, due - time.monotonic())))
+            c = conns[n]
+            c.s.setblocking(True)
+            c.s.sendall(b"POST %s HTTP/1.1\r\nHost: leader\r\n"
+                        b"Content-Type: application/octet-stream\r\nContent-Length: %d\r\n"
+                        b"X-PL-Munge: %s\r\n\r\n" % (path, len(body), cred) + body)
+            c.s.setblocking(False)
+            c.pending += 1
+        end = time.monotonic() + 5
+        while sum(c.pending for c in conns) and time.monotonic() < end:
+            read_answers(sel, st, 0.05)
+        out.append((st, len(row)))
+    return out
+
+
+def fanin_phase(ld, mp, conns, sel, msgs):
+    """The fan-in's traffic: a round not counted, then the rest counted."""
+    st = run_msgs(conns, sel, msgs[:1])
+    c0, m0, t0 = cpu_ns(ld.pid), cpu_ns(mp.pid), time.monotonic()
+    st += run_msgs(conns, sel, msgs[1:])
+    c1, m1, t1 = cpu_ns(ld.pid), cpu_ns(mp.pid), time.monotonic()
+    return {"cpu": (c1 - c0) / 1e9 / (t1 - t0), "munged": (m1 - m0) / 1e9 / (t1 - t0),
+            "mem": mem_kb(ld.pid), "messages": msgs and len(msgs[0]),
+            "answers_ok": all(len(x) == n and set(x) == {200} for x, n in st)}
 
 
 def phase(ld, mp, conns, sel, port, blobs, creds, rounds, seq0, want):
@@ -328,7 +410,32 @@ def main():
         # the leader: the real thing
         creds = make_creds(m, blobs, rounds + 1, 1)
         lead = phase(ld, mp, conns, sel, port, blobs, creds, rounds, 1, 200)
+        # the fan-in: the same step's summaries as relays bring them
+        del creds
+        t = time.monotonic()
+        msgs = fanin_msgs(m, blobs, rounds + 1, rounds + 10)
+        print("%s: fan-in of width %d: %d messages a round (%d summaries, %d batches), "
+              "built in %.1f s" % (PROG, fanin_width(NODES + 1), len(msgs[0]),
+                                   sum(1 for x in msgs[0] if x[1].endswith(b"summary")),
+                                   sum(1 for x in msgs[0] if x[1].endswith(b"batch")),
+                                   time.monotonic() - t))
+        # the direct phases' 2,048 connections go (a leader with a fan-in
+        # has only its relays' and group 0's), and each sender of the
+        # fan-in gets one of its own
+        for c in conns:
+            sel.unregister(c.s)
+            c.s.close()
+        conns = [Conn(port) for _ in msgs[0]]
+        for c in conns:
+            c.s.setblocking(False)
+            sel.register(c.s, selectors.EVENT_READ, c)
+        msgs = [[(k,) + x[1:] for k, x in enumerate(row)] for row in msgs]
+        fan = fanin_phase(ld, mp, conns, sel, msgs)
+        del msgs
+        with open(log, errors="replace") as f:
+            item_refusals = sum(1 for x in f if "an item of POST /v1/peer/batch" in x)
         base_ok, lead_ok = base["answers_ok"] and mung["answers_ok"], lead["answers_ok"]
+        fan_ok = fan["answers_ok"] and item_refusals == 0
         # the whole step, a page of ranks at a time
         ranks, nxt, v, worst, size_v, pages = [], 0, {}, 0.0, 0, 0
         while nxt is not None:
@@ -346,7 +453,8 @@ def main():
         print("%s: GET /v1/watch/step of the whole step: %d pages, %.1f MB, the slowest page "
               "in %.3f s" % (PROG, pages, size_v / 1e6, worst))
         view_ok = ranks == list(range(WORLD)) and len(v.get("nodes", [])) == NODES and \
-            all(n["state"] == "ok" for n in v["nodes"]) and v.get("rounds", 0) >= rounds
+            all(n["state"] == "ok" for n in v["nodes"]) and v.get("rounds", 0) >= 2 * rounds and \
+            all(n["msg_seq"] == 2 * rounds + 10 for n in v["nodes"])
         for c in conns:
             c.s.close()
         print("%s: baseline (%d rounds, %d requests a second refused with 401): layoutd %.2f %% "
@@ -365,18 +473,26 @@ def main():
                1e6 * (mung["cpu"] - base["cpu"]) / NODES, 100 * (lead["cpu"] - mung["cpu"]),
                1e6 * (lead["cpu"] - mung["cpu"]) / NODES, lead["mem"]["VmRSS"] / 1024,
                lead["mem"]["VmHWM"] / 1024, base["mem"]["VmRSS"] / 1024))
+        print("%s: fan-in   (%d rounds, %d messages a second, every summary in them taken, the "
+              "step judged each second): layoutd %.2f %% of a core (%.2f of the direct "
+              "leader's), munged %.2f %%; VmRSS %.1f MB" %
+              (PROG, rounds, fan["messages"], 100 * fan["cpu"], fan["cpu"] / lead["cpu"],
+               100 * fan["munged"], fan["mem"]["VmRSS"] / 1024))
         print(json.dumps({"bench": PROG, "nodes": NODES, "ranks": WORLD, "comms": len(COMMS),
                           "summary_bytes": size, "rounds": rounds, "baseline": base,
-                          "munge": mung, "leader": lead,
-                          "checks": {"baseline": base_ok, "leader": lead_ok, "view": view_ok}}))
-        if not (base_ok and lead_ok and view_ok):
-            die(2, "a check failed: baseline answers %s, leader answers %s, view %s (%d ranks, "
-                "%d nodes)" % (base_ok, lead_ok, view_ok, len(ranks), len(v.get("nodes", []))))
-        within = lead["cpu"] < BUDGET
+                          "munge": mung, "leader": lead, "fanin": fan,
+                          "checks": {"baseline": base_ok, "leader": lead_ok, "fanin": fan_ok,
+                                     "view": view_ok}}))
+        if not (base_ok and lead_ok and fan_ok and view_ok):
+            die(2, "a check failed: baseline answers %s, leader answers %s, fan-in answers %s, "
+                "view %s (%d ranks, %d nodes)" % (base_ok, lead_ok, fan_ok, view_ok, len(ranks),
+                                                  len(v.get("nodes", []))))
+        within = fan["cpu"] < BUDGET
         print("%s: %s: the leader of a %d-rank step of %d nodes at 1 Hz spends %.2f %% of a "
-              "core (budget %.0f %%), its munged %.2f %%" %
-              (PROG, "OK" if within else "OVER BUDGET", WORLD, NODES, 100 * lead["cpu"],
-               100 * BUDGET, 100 * lead["munged"]))
+              "core with the fan-in of auto (budget %.0f %%; %.2f %% without it), its munged "
+              "%.2f %%" % (PROG, "OK" if within else "OVER BUDGET", WORLD, NODES,
+                           100 * fan["cpu"], 100 * BUDGET, 100 * lead["cpu"],
+                           100 * fan["munged"]))
         return 0 if within else 1
     finally:
         if ld and ld.poll() is None:
