@@ -42,6 +42,14 @@ long ctl_parse_count(const char *opt, const char *val, long max);
  */
 struct topo_map *ctl_load_topology(const char *path, long gpus_per_node);
 
+/*
+ * This node's layoutd socket: layoutd's default pattern
+ * (CLIENT_DEFAULT_SOCKET) for SLURMD_NODENAME, else the short host name,
+ * into buf.  Returns -1 after a message naming cmd (the command, e.g.
+ * "status") when the name is not found or the path does not fit.
+ */
+int ctl_default_socket(const char *cmd, char *buf, size_t size);
+
 /* The step nodes from a hostlist (or all map nodes when hostlist is NULL). */
 int ctl_step_nodes(const struct topo_map *m, const char *hostlist, long tasks_per_node,
 		   struct hosts *names, struct place_node **nodes, long *nnodes);

@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <jansson.h>
 
@@ -43,33 +42,6 @@ static void
 alerts_help(void)
 {
 	ctl_cmd_help(&ctl_cmd_alerts, NULL);
-}
-
-/* This node's layoutd socket, as `layoutctl status` finds it. */
-static int
-default_socket(char *buf, size_t size)
-{
-	const char *env = getenv("SLURMD_NODENAME");
-	char host[256], *dot;
-
-	if (env && *env) {
-		snprintf(host, sizeof(host), "%s", env);
-	} else {
-		if (gethostname(host, sizeof(host)) < 0) {
-			ctl_error("alerts: gethostname: %s; give --socket", strerror(errno));
-			return -1;
-		}
-		host[sizeof(host) - 1] = '\0';
-		dot = strchr(host, '.');
-		if (dot)
-			*dot = '\0';
-	}
-	if (client_socket_path(CLIENT_DEFAULT_SOCKET, host, buf, size) < 0) {
-		ctl_error("alerts: node name '%s' makes too long a socket path; give --socket",
-			  ctl_clip(host));
-		return -1;
-	}
-	return 0;
 }
 
 /* JOBID or JOBID.STEP (step -1: every step). */
@@ -250,7 +222,7 @@ alerts_exec(int argc, char **argv)
 		}
 	}
 	if (!sock) {
-		if (default_socket(sockbuf, sizeof(sockbuf)) < 0)
+		if (ctl_default_socket("alerts", sockbuf, sizeof(sockbuf)) < 0)
 			return 2;
 		sock = sockbuf;
 	}

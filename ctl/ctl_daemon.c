@@ -52,9 +52,8 @@ static const struct option dopts[] = {
 	{ NULL, 0, NULL, 0 }
 };
 
-/* The default socket: layoutd's default pattern for this node's name. */
-static int
-default_socket(struct dargs *a)
+int
+ctl_default_socket(const char *cmd, char *buf, size_t size)
 {
 	const char *env = getenv("SLURMD_NODENAME");
 	char host[256], *dot;
@@ -63,7 +62,7 @@ default_socket(struct dargs *a)
 		snprintf(host, sizeof(host), "%s", env);
 	} else {
 		if (gethostname(host, sizeof(host)) < 0) {
-			ctl_error("gethostname: %s; give --socket", strerror(errno));
+			ctl_error("%s: gethostname: %s; give --socket", cmd, strerror(errno));
 			return -1;
 		}
 		host[sizeof(host) - 1] = '\0';
@@ -71,11 +70,11 @@ default_socket(struct dargs *a)
 		if (dot)
 			*dot = '\0';
 	}
-	if (client_socket_path(CLIENT_DEFAULT_SOCKET, host, a->socket_buf, sizeof(a->socket_buf)) < 0) {
-		ctl_error("node name '%.64s' makes too long a socket path; give --socket", host);
+	if (client_socket_path(CLIENT_DEFAULT_SOCKET, host, buf, size) < 0) {
+		ctl_error("%s: node name '%s' makes too long a socket path; give --socket", cmd,
+			  ctl_clip(host));
 		return -1;
 	}
-	a->socket = a->socket_buf;
 	return 0;
 }
 
@@ -147,8 +146,11 @@ dparse(int argc, char **argv, unsigned allowed, struct dargs *a, void (*help)(vo
 		ctl_error("%s: unexpected argument '%s'", argv[0], ctl_clip(argv[optind]));
 		return 2;
 	}
-	if (!a->socket && default_socket(a) < 0)
-		return 2;
+	if (!a->socket) {
+		if (ctl_default_socket(argv[0], a->socket_buf, sizeof(a->socket_buf)) < 0)
+			return 2;
+		a->socket = a->socket_buf;
+	}
 	if (!*a->socket) {
 		ctl_error("%s: --socket needs a socket path or http://HOST:PORT", argv[0]);
 		return 2;

@@ -1446,12 +1446,26 @@ ld_alert_json(const struct ld_alerts *a, bool all, long uid)
 
 /* ---- GET /metrics ----------------------------------------------------------------------- */
 
+/* The gauges of each led step, one family each, in the order of the values
+ * ld_alert_metrics takes from a step. */
+static const struct {
+	const char *name, *help;
+} step_gauges[] = {
+	{ "parallel_layout_led_step_ranks",
+	  "Ranks known (from any node's summary) of each step this node leads." },
+	{ "parallel_layout_led_step_world", "World size of each step this node leads." },
+	{ "parallel_layout_led_step_nodes_lost", "Nodes of each led step whose summaries stopped." },
+	{ "parallel_layout_led_step_lag_max_seconds",
+	  "Of each led step: the longest any live rank has not entered a collective." },
+};
+#define NSTEP_GAUGES (sizeof(step_gauges) / sizeof(step_gauges[0]))
+
 void
 ld_alert_metrics(const struct ld_alerts *a, struct buf *b)
 {
 	char job[24], step[24], rank[24], hash[20];
 	const struct lstep *s;
-	size_t i, k, nopen[JUDGE_SLOW + 1] = { 0 };
+	size_t i, k, g, nopen[JUDGE_SLOW + 1] = { 0 };
 	int r;
 
 	for (i = 0; i < alerts_nopen(a->t); i++) {
@@ -1513,37 +1527,16 @@ ld_alert_metrics(const struct ld_alerts *a, struct buf *b)
 	ld_metric(b, "parallel_layout_drains_total", (double)a->drains_skipped, "result",
 		  "skipped", NULL);
 
-	ld_metric_family(b, "parallel_layout_led_step_ranks", "gauge",
-			 "Ranks known (from any node's summary) of each step this node leads.");
-	for (s = a->steps; s; s = s->next) {
-		snprintf(job, sizeof(job), "%" PRIu64, s->job);
-		snprintf(step, sizeof(step), "%" PRIu64, s->step);
-		ld_metric(b, "parallel_layout_led_step_ranks", (double)s->nranks, "job_id", job,
-			  "step", step, NULL);
-	}
-	ld_metric_family(b, "parallel_layout_led_step_world", "gauge",
-			 "World size of each step this node leads.");
-	for (s = a->steps; s; s = s->next) {
-		snprintf(job, sizeof(job), "%" PRIu64, s->job);
-		snprintf(step, sizeof(step), "%" PRIu64, s->step);
-		ld_metric(b, "parallel_layout_led_step_world", (double)s->world, "job_id", job,
-			  "step", step, NULL);
-	}
-	ld_metric_family(b, "parallel_layout_led_step_nodes_lost", "gauge",
-			 "Nodes of each led step whose summaries stopped.");
-	for (s = a->steps; s; s = s->next) {
-		snprintf(job, sizeof(job), "%" PRIu64, s->job);
-		snprintf(step, sizeof(step), "%" PRIu64, s->step);
-		ld_metric(b, "parallel_layout_led_step_nodes_lost", (double)s->nlost, "job_id", job,
-			  "step", step, NULL);
-	}
-	ld_metric_family(b, "parallel_layout_led_step_lag_max_seconds", "gauge",
-			 "Of each led step: the longest any live rank has not entered a collective.");
-	for (s = a->steps; s; s = s->next) {
-		snprintf(job, sizeof(job), "%" PRIu64, s->job);
-		snprintf(step, sizeof(step), "%" PRIu64, s->step);
-		ld_metric(b, "parallel_layout_led_step_lag_max_seconds", s->lag_max_s, "job_id", job,
-			  "step", step, NULL);
+	for (g = 0; g < NSTEP_GAUGES; g++) {
+		ld_metric_family(b, step_gauges[g].name, "gauge", step_gauges[g].help);
+		for (s = a->steps; s; s = s->next) {
+			const double v[] = { (double)s->nranks, (double)s->world, (double)s->nlost,
+					     s->lag_max_s };
+
+			snprintf(job, sizeof(job), "%" PRIu64, s->job);
+			snprintf(step, sizeof(step), "%" PRIu64, s->step);
+			ld_metric(b, step_gauges[g].name, v[g], "job_id", job, "step", step, NULL);
+		}
 	}
 	ld_metric_family(b, "parallel_layout_led_step_findings", "gauge",
 			 "The judge's findings of each led step in its last round, by kind.");

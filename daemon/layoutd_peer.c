@@ -348,18 +348,7 @@ is_relay(size_t w, size_t me)
 }
 
 /* Fill err and return the HTTP status. */
-static int __attribute__((format(printf, 3, 4)))
-fail(pl_err_t *err, int status, const char *fmt, ...)
-{
-	char text[PL_ERR_TEXT];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
-	va_end(ap);
-	pl_err_set(err, "%s", text);
-	return status;
-}
+#define fail(err, status, ...) pl_err_status(err, status, __VA_ARGS__)
 
 /* src into dst of n bytes, cut to fit (no printf on the per-summary path). */
 static void

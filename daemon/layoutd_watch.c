@@ -38,7 +38,6 @@
 #include <inttypes.h>
 #include <setjmp.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -495,18 +494,7 @@ parse_error(const json_error_t *je, const char *what, pl_err_t *err)
 }
 
 /* Fill err and return the HTTP status. */
-static int __attribute__((format(printf, 3, 4)))
-refuse(pl_err_t *err, int status, const char *fmt, ...)
-{
-	char text[PL_ERR_TEXT];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
-	va_end(ap);
-	pl_err_set(err, "%s", text);
-	return status;
-}
+#define refuse(err, status, ...) pl_err_status(err, status, __VA_ARGS__)
 
 /* A node name as Slurm and the config give it: 1 to 63 letters, digits,
  * '.', '_', '-'. */

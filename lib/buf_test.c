@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* lib/buf (growable text) and pl_clip (inputs made fit to echo). */
+/* lib/buf (growable text), pl_clip (inputs made fit to echo) and pl_err_status. */
 #include "config.h"
 
 #include <stdlib.h>
@@ -72,11 +72,31 @@ test_clip(void)
 	is_str(pl_clip_path("a\nb", buf, sizeof(buf)), "a\\x0ab", "a path is escaped too");
 }
 
+static void
+test_err_status(void)
+{
+	pl_err_t e;
+	char big[5000];
+
+	pl_err_clear(&e);
+	is_int(pl_err_status(&e, 422, "x=%d: want %s", 5, "1 to 4"), 422, "pl_err_status returns the status");
+	is_str(e.text, "x=5: want 1 to 4", "and records the message");
+	is_int(pl_err_status(&e, 409, "second"), 409, "a later call returns its own status");
+	is_str(e.text, "x=5: want 1 to 4", "but the first message wins");
+	is_int(pl_err_status(NULL, 500, "out of memory"), 500, "err may be NULL");
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	pl_err_clear(&e);
+	pl_err_status(&e, 400, "%s", big);
+	is_int(strlen(e.text), PL_ERR_TEXT - 1, "a long message is cut to the buffer");
+}
+
 int
 main(void)
 {
-	plan(25);
+	plan(31);
 	test_buf();
 	test_clip();
+	test_err_status();
 	return done_testing();
 }

@@ -26,6 +26,19 @@ pl_err_set(pl_err_t *err, const char *fmt, ...)
 }
 
 int
+pl_err_status(pl_err_t *err, int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || err->text[0] != '\0')
+		return status;
+	va_start(ap, fmt);
+	vsnprintf(err->text, sizeof(err->text), fmt, ap);
+	va_end(ap);
+	return status;
+}
+
+int
 pl_err_isset(const pl_err_t *err)
 {
 	return err && err->text[0] != '\0';

@@ -25,6 +25,14 @@ void pl_err_clear(pl_err_t *err);
 int pl_err_set(pl_err_t *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/*
+ * The same, returning status instead of -1: for a caller that answers with
+ * a status code (an HTTP handler writes `return pl_err_status(err, 422,
+ * ...)`).  err may be NULL.
+ */
+int pl_err_status(pl_err_t *err, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 /* Nonzero when a message is recorded. */
 int pl_err_isset(const pl_err_t *err);
 

@@ -33,12 +33,11 @@ import subprocess
 import tempfile
 import time
 
+import watchlib
 from amlib import ALERTMANAGER, Alertmanager, Webhook, free_port
-from taplib import (ETC, LAYOUTD, data, diag, done, http_request, is_eq, like, ok, run, skip,
-                    wait_for)
+from taplib import ETC, LAYOUTD, data, diag, done, is_eq, like, ok, run, skip, wait_for
+from watchlib import DRIVER, HOOK, Daemon, checker
 
-DRIVER = os.environ.get("NCCL_DRIVER", "")
-HOOK = os.environ.get("PL_NCCL_HOOK", "")
 CTL = os.environ.get("LAYOUTCTL", "layoutctl")
 TP, DP = 2, 2
 WORLD = TP * DP
@@ -63,98 +62,9 @@ class Hook(Webhook):
         return [b for b in self.got() if isinstance(b, dict) and pred(b)]
 
 
-class World:
+class World(watchlib.World):
     """WORLD nccl_driver ranks of job `job` (tp2 dp2, one node)."""
-
-    def __init__(self, tmp, job, args):
-        self.dir = tempfile.mkdtemp(prefix="a%d." % job, dir=tmp)
-        self.wdir = os.path.join(self.dir, "watch")
-        os.mkdir(self.wdir, 0o700)
-        self.job = job
-        self.procs = []
-        for r in range(WORLD):
-            env = {k: v for k, v in os.environ.items()
-                   if not k.startswith(("PARALLEL_LAYOUT", "NCCL_", "SLURM"))}
-            env.update({
-                "RANK": str(r), "WORLD_SIZE": str(WORLD), "LOCAL_RANK": str(r),
-                "PARALLEL_LAYOUT_TP": str(TP), "PARALLEL_LAYOUT_PP": "1",
-                "PARALLEL_LAYOUT_DP": str(DP), "PARALLEL_LAYOUT_CP": "1",
-                "SLURM_JOB_ID": str(job), "SLURM_STEP_ID": "0", "SLURM_PROCID": str(r),
-                "NCCL_PROFILER_PLUGIN": HOOK, "PARALLEL_LAYOUT_WATCH_DIR": self.wdir,
-            })
-            with open(os.path.join(self.dir, "err.%d" % r), "w") as err:
-                self.procs.append(subprocess.Popen(
-                    [DRIVER, "--sync-dir", self.dir, "--channels", "2", "--layers", "2",
-                     "--timeout", "120"] + args, env=env, stdout=subprocess.DEVNULL,
-                    stderr=err))
-
-    def record(self, r):
-        path = os.path.join(self.wdir, "plw-%d.0.%d.%d" % (self.job, r, self.procs[r].pid))
-        return path if wait_for(lambda: os.path.exists(path), 20) else None
-
-    def register(self, d):
-        sts = []
-        for r in range(WORLD):
-            reg = {"job_id": self.job, "step_id": 0, "task": r, "rank": r,
-                   "pid": self.procs[r].pid, "uid": 0, "node": "node1",
-                   "coords": {"tp": r % TP, "cp": 0, "ep": 0, "dp": r // TP, "pp": 0},
-                   "gpu": r, "nic": "mlx5_%d" % r,
-                   "record": self.record(r) or os.path.join(self.wdir, "missing")}
-            if r == 0:
-                reg["step"] = {"world": WORLD, "layout": {"tp": TP, "cp": 1, "ep": 1, "dp": DP,
-                                                          "pp": 1}, "nodes": ["node1"]}
-            st = d.post("/v1/watch/tasks", reg)
-            if st[0] != 200:
-                diag("registration of rank %d: %d %s" % (r, st[0], st[2][:300]))
-            sts.append(st[0])
-        return sts
-
-    def close(self, d):
-        for r, p in enumerate(self.procs):
-            if p.poll() is None:
-                p.kill()
-            p.wait()
-            d.post("/v1/watch/exit", {"job_id": self.job, "step_id": 0, "task": r,
-                                      "status": (p.returncode & 0xff) << 8
-                                      if p.returncode >= 0 else -p.returncode})
-
-
-class Daemon:
-    def __init__(self, args, log, wrapper, sock):
-        self.log, self.sock = log, sock
-        with open(log, "ab") as lf:
-            self.p = subprocess.Popen(list(wrapper) + [LAYOUTD] + args, stdout=lf,
-                                      stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        self.up = wait_for(self._answers, 120)
-
-    def _answers(self):
-        if self.p.poll() is not None:
-            return True
-        try:
-            return http_request(self.sock, "GET", "/v1/health", timeout=2)[0] == 200
-        except OSError:
-            return False
-
-    def post(self, path, body):
-        return http_request(self.sock, "POST", path, json.dumps(body))
-
-    def get(self, path):
-        try:
-            return http_request(self.sock, "GET", path, timeout=20)
-        except OSError as e:
-            return None, {}, str(e)
-
-    def alerts(self):
-        st, _, body = self.get("/v1/alerts")
-        return json.loads(body) if st == 200 else {}
-
-    def metrics(self):
-        st, hdr, body = self.get("/metrics")
-        return st, hdr.get("content-type"), body
-
-    def log_text(self):
-        with open(self.log, errors="replace") as f:
-            return f.read()
+    tp, dp = TP, DP
 
 
 def metric(text, name, **labels):
@@ -388,14 +298,7 @@ def main():
                      (mapf, sock, THRESHOLD, wd, am.port, hook.port, RESEND, scontrol))
         with open(conf, "w") as f:
             f.write(base_conf)
-        vg = shutil.which("valgrind")
-        with open(LAYOUTD, "rb") as f:
-            exe = f.read()
-        why_not = ("valgrind not installed" if not vg else
-                   "layoutd is a wrapper script" if exe.startswith(b"#!") else
-                   "layoutd is built with AddressSanitizer" if b"__asan_init" in exe else None)
-        wrapper = [] if why_not else [vg, "--error-exitcode=99", "--leak-check=full",
-                                      "--errors-for-leak-kinds=definite", "-q"]
+        wrapper, why_not = checker()
         log = os.path.join(tmp, "ld.log")
         d = Daemon(["-f", conf], log, wrapper, sock)
         if not ok(d.up and d.p.poll() is None, "layoutd starts%s" %

@@ -22,7 +22,6 @@ import http.client
 import json
 import os
 import shutil
-import signal
 import socket
 import struct
 import subprocess
@@ -30,11 +29,11 @@ import sys
 import tempfile
 import time
 
+import watchlib
 from taplib import (LAYOUTD, data, diag, done, http_request, is_eq, like, ok, run, skip,
                     wait_for)
+from watchlib import DRIVER, HOOK, checker
 
-DRIVER = os.environ.get("NCCL_DRIVER", "")
-HOOK = os.environ.get("PL_NCCL_HOOK", "")
 NOBODY = 65534
 TP, DP, PP = 2, 2, 2
 WORLD = TP * DP * PP
@@ -127,14 +126,14 @@ def peer_call(host, port, method, path, body=None, cred=None, timeout=10):
         conn.close()
 
 
-class Daemon:
+class Daemon(watchlib.Daemon):
     """A layoutd for node `name`, its peer listener as the map says
     (listen auto) or at listen; peer_port for the nodes the map lacks."""
 
     def __init__(self, tmp, name, mapf, munged, port, peer_port, listen="auto", wrapper=()):
         self.name, self.port = name, port
-        self.sock = os.path.join(tmp, "ld-%s.sock" % name)
-        self.log = os.path.join(tmp, "ld-%s.log" % name)
+        sock = os.path.join(tmp, "ld-%s.sock" % name)
+        log = os.path.join(tmp, "ld-%s.log" % name)
         self.conf = os.path.join(tmp, "ld-%s.conf" % name)
         wd = os.path.join(tmp, "wd-%s" % name)
         os.makedirs(wd, 0o755, exist_ok=True)
@@ -143,124 +142,29 @@ class Daemon:
                     "hwloc_check = no\nwatch_interval_ms = %d\nhang_threshold_s = %d\n"
                     "watch_dir = %s\npeer_listen = %s\npeer_port = %d\nmunge_socket = %s\n"
                     "peer_fail_intervals = %d\nrequest_timeout_ms = 2000\nlog = %s\n" %
-                    (mapf, self.sock, name, INTERVAL_MS, THRESHOLD, wd, listen, peer_port,
-                     munged.sock, FAIL_INTERVALS, self.log))
-        self.wrapper = list(wrapper)
-        self.start()
-
-    def start(self):
-        self.p = subprocess.Popen(self.wrapper + [LAYOUTD, "-f", self.conf],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
-                                  stdin=subprocess.DEVNULL)
-        self.up = wait_for(self._answers, 120)
-        return self.up and self.p.poll() is None
+                    (mapf, sock, name, INTERVAL_MS, THRESHOLD, wd, listen, peer_port,
+                     munged.sock, FAIL_INTERVALS, log))
+        super().__init__(["-f", self.conf], log, wrapper, sock, capture=False)
 
     def _answers(self):
-        if self.p.poll() is not None:
-            return True
-        try:
-            return http_request(self.sock, "GET", "/v1/health", timeout=2)[0] == 200 and \
-                "listening on http://%s:%d" % (HOST, self.port) in (self.log_text() or "")
-        except OSError:
-            return False
-
-    def post(self, path, body):
-        return http_request(self.sock, "POST", path, json.dumps(body))
-
-    def get(self, path, timeout=10):
-        try:
-            st, _, body = http_request(self.sock, "GET", path, timeout=timeout)
-        except OSError:
-            return None, None
-        try:
-            return st, json.loads(body)
-        except ValueError:
-            return st, body
+        """It answers, and its peer listener is up (or it died)."""
+        listening = "listening on http://%s:%d" % (HOST, self.port)
+        return super()._answers() and (self.p.poll() is not None or listening in self.log_text())
 
     def view(self, job=JOB):
-        st, j = self.get("/v1/watch/step?job=%d&step=0" % job)
-        return j if st == 200 else None
+        return super().view(job)
 
     def peer(self):
-        st, j = self.get("/v1/watch")
-        return (j or {}).get("peer") if st == 200 else None
+        return (self.watch() or {}).get("peer")
 
     def refused(self, why):
         return ((self.peer() or {}).get("refused") or {}).get(why)
 
-    def stop(self, sig=signal.SIGTERM):
-        if self.p.poll() is None:
-            self.p.send_signal(sig)
-        return self.p.wait(timeout=120)
 
-    def log_text(self):
-        try:
-            with open(self.log, errors="replace") as f:
-                return f.read()
-        except OSError:
-            return ""
-
-
-class World:
-    """WORLD nccl_driver ranks of job `job`, records in a temp dir."""
-
-    def __init__(self, tmp, job, args):
-        self.dir = tempfile.mkdtemp(prefix="w%d." % job, dir=tmp)
-        self.wdir = os.path.join(self.dir, "watch")
-        os.mkdir(self.wdir, 0o700)
-        self.job = job
-        self.procs = []
-        for r in range(WORLD):
-            env = {k: v for k, v in os.environ.items()
-                   if not k.startswith(("PARALLEL_LAYOUT", "NCCL_", "SLURM"))}
-            env.update({
-                "RANK": str(r), "WORLD_SIZE": str(WORLD), "LOCAL_RANK": str(r),
-                "PARALLEL_LAYOUT_TP": str(TP), "PARALLEL_LAYOUT_PP": str(PP),
-                "PARALLEL_LAYOUT_DP": str(DP), "PARALLEL_LAYOUT_CP": "1",
-                "SLURM_JOB_ID": str(job), "SLURM_STEP_ID": "0", "SLURM_PROCID": str(r),
-                "NCCL_PROFILER_PLUGIN": HOOK, "PARALLEL_LAYOUT_WATCH_DIR": self.wdir,
-            })
-            with open(os.path.join(self.dir, "err.%d" % r), "w") as err:
-                self.procs.append(subprocess.Popen(
-                    [DRIVER, "--sync-dir", self.dir, "--channels", "2", "--layers", "2",
-                     "--timeout", "120"] + args, env=env, stdout=subprocess.DEVNULL,
-                    stderr=err))
-
-    def record(self, r):
-        pid = self.procs[r].pid
-        path = os.path.join(self.wdir, "plw-%d.0.%d.%d" % (self.job, r, pid))
-        return path if wait_for(lambda: os.path.exists(path), 20) else None
-
-    def register(self, daemons, order=(0, 1, 2), pause=0.0):
-        """Each node's ranks with its daemon, the node's first task with the
-        step; the nodes in `order`, pause seconds apart."""
-        sts = []
-        for k in order:
-            ranks = RANKS[k]
-            if k != order[0]:
-                time.sleep(pause)
-            for i, r in enumerate(ranks):
-                reg = {"job_id": self.job, "step_id": 0, "task": i, "rank": r,
-                       "pid": self.procs[r].pid, "uid": 0, "node": NODES[k],
-                       "coords": coords(r), "gpu": i, "nic": "mlx5_%d" % i,
-                       "record": self.record(r) or os.path.join(self.wdir, "missing")}
-                if i == 0:
-                    reg["step"] = {"world": WORLD, "layout": {"tp": TP, "cp": 1, "ep": 1,
-                                                              "dp": DP, "pp": PP},
-                                   "nodes": NODES}
-                sts.append(daemons[k].post("/v1/watch/tasks", reg)[0])
-        return sts
-
-    def close(self, daemons):
-        for k, ranks in RANKS.items():
-            for i, r in enumerate(ranks):
-                p = self.procs[r]
-                if p.poll() is None:
-                    p.kill()
-                p.wait()
-                if daemons[k].p.poll() is None:
-                    daemons[k].post("/v1/watch/exit", {"job_id": self.job, "step_id": 0,
-                                                       "task": i, "status": 9})
+class World(watchlib.World):
+    """WORLD nccl_driver ranks of job `job` on node1-3 (RANKS)."""
+    tp, dp, pp = TP, DP, PP
+    nodes = [(NODES[k], RANKS[k]) for k in sorted(RANKS)]
 
 
 def free_ports(n):
@@ -493,14 +397,7 @@ def main():
         m = Munged(tmp)
         if not ok(m.up and m.p.poll() is None, "a private munged runs"):
             return done()
-        vg = shutil.which("valgrind")
-        with open(LAYOUTD, "rb") as f:
-            exe = f.read()
-        why_not = ("valgrind not installed" if not vg else
-                   "layoutd is a wrapper script" if exe.startswith(b"#!") else
-                   "layoutd is built with AddressSanitizer" if b"__asan_init" in exe else None)
-        wrapper = [] if why_not else [vg, "--error-exitcode=99", "--leak-check=full",
-                                      "--errors-for-leak-kinds=definite", "-q"]
+        wrapper, why_not = checker()
         fb = base + 3       # peer_port: for a node the map lacks
         ds = [Daemon(tmp, NODES[0], mapf, m, base, fb, wrapper=wrapper),
               Daemon(tmp, NODES[1], mapf, m, base + 1, fb, wrapper=wrapper),
@@ -549,15 +446,15 @@ def main():
         time.sleep(3)
         v = a.view() or {}
         is_eq(v.get("findings"), [], "a healthy step: no finding on the leader")
-        st, j = a.get("/v1/watch/step?job=%d&step=0&from=3&count=2" % JOB)
+        st, j = a.get_json("/v1/watch/step?job=%d&step=0&from=3&count=2" % JOB)
         ok(st == 200 and [r["rank"] for r in j["ranks"]] == [3, 4] and j["ranks_next"] == 5 and
            j["ranks_total"] == WORLD and j["ranks_from"] == 3,
            "a page of ranks: from=3&count=2 gives ranks 3 and 4, the next page from 5")
         for q in ("&count=0", "&count=1025", "&from=x", "&rank=1", "&job=1"):
-            st, j = a.get("/v1/watch/step?job=%d&step=0%s" % (JOB, q))
+            st, j = a.get_json("/v1/watch/step?job=%d&step=0%s" % (JOB, q))
             ok(st == 400 and "optionally &from=RANK&count=N" in str(j),
                "GET /v1/watch/step with %s: 400 saying what is accepted" % q[1:])
-        st, j = b.get("/v1/watch/step?job=%d&step=0" % JOB)
+        st, j = b.get_json("/v1/watch/step?job=%d&step=0" % JOB)
         ok(st == 404 and "ask its leader, %s" % NODES[0] in str(j),
            "a follower does not lead it, and names the leader (%s)" % str(j)[:200])
         pb = b.peer() or {}

@@ -559,6 +559,27 @@ try:
     ok(rc == 1 and "layoutd answered 422: tp=16 exceeds" in err, "layoutctl query: a refusal is exit 1")
     rc, out, err = run("status", "--socket", os.path.join(tmp, "nobody.sock"), "--timeout", "2000")
     ok(rc == 1 and "does not answer" in err, "layoutctl status: no daemon is exit 1")
+    # Without --socket: layoutd's default socket for SLURMD_NODENAME, else the short host name.
+    short = socket.gethostname().split(".")[0]
+    for node, want in (("nosuchnode7", "nosuchnode7"), ("", short)):
+        path = "/run/parallel-layout/layoutd-%s.sock" % want
+        for cmd in ("status", "alerts"):
+            name = "layoutctl %s without --socket asks %s" % (cmd, path)
+            if os.path.exists(path):
+                skip(name, "a layoutd serves it on this host")
+                continue
+            saved = os.environ.get("SLURMD_NODENAME")
+            os.environ["SLURMD_NODENAME"] = node
+            try:
+                rc, out, err = run(cmd, "--timeout", "2000")
+            finally:
+                if saved is None:
+                    del os.environ["SLURMD_NODENAME"]
+                else:
+                    os.environ["SLURMD_NODENAME"] = saved
+            ok(rc == 1 and ("layoutctl: %s: layoutd does not answer: %s:" % (cmd, path)) in err, name)
+            if rc != 1:
+                diag("rc=%d err=%r" % (rc, err))
     rc, out, err = run("query", "--socket", sock1, "--nodes", "node1")
     is_eq(rc, 2, "layoutctl query without --layout is a usage error")
     for cmd in ("status", "topology", "query"):

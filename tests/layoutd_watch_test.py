@@ -27,118 +27,22 @@ import sys
 import tempfile
 import time
 
+import watchlib
 from taplib import (LAYOUTD, as_user, data, diag, done, http_request, is_eq, like, ok, run,
                     skip, wait_for)
+from watchlib import DRIVER, HOOK, Daemon, checker
 
-DRIVER = os.environ.get("NCCL_DRIVER", "")
-HOOK = os.environ.get("PL_NCCL_HOOK", "")
 TP, PP, DP = 2, 1, 2
 WORLD = TP * PP * DP
 NOBODY = 65534
 THRESHOLD = 5
 
 
-class World:
-    """WORLD driver ranks of job `job` with their records in a temp dir."""
-
-    def __init__(self, tmp, job, args):
-        self.dir = tempfile.mkdtemp(prefix="w%d." % job, dir=tmp)
-        self.wdir = os.path.join(self.dir, "watch")
-        os.mkdir(self.wdir, 0o700)
-        self.job = job
-        self.procs = []
-        for r in range(WORLD):
-            env = {k: v for k, v in os.environ.items()
-                   if not k.startswith(("PARALLEL_LAYOUT", "NCCL_", "SLURM"))}
-            env.update({
-                "RANK": str(r), "WORLD_SIZE": str(WORLD), "LOCAL_RANK": str(r),
-                "PARALLEL_LAYOUT_TP": str(TP), "PARALLEL_LAYOUT_PP": str(PP),
-                "PARALLEL_LAYOUT_DP": str(DP), "PARALLEL_LAYOUT_CP": "1",
-                "SLURM_JOB_ID": str(job), "SLURM_STEP_ID": "0", "SLURM_PROCID": str(r),
-                "NCCL_PROFILER_PLUGIN": HOOK, "PARALLEL_LAYOUT_WATCH_DIR": self.wdir,
-            })
-            with open(os.path.join(self.dir, "err.%d" % r), "w") as err:
-                self.procs.append(subprocess.Popen(
-                    [DRIVER, "--sync-dir", self.dir, "--channels", "2", "--layers", "2",
-                     "--timeout", "40"] + args, env=env, stdout=subprocess.DEVNULL,
-                    stderr=err))
-
-    def record(self, r):
-        pid = self.procs[r].pid
-        path = os.path.join(self.wdir, "plw-%d.0.%d.%d" % (self.job, r, pid))
-        return path if wait_for(lambda: os.path.exists(path), 20) else None
-
-    def register(self, d):
-        sts = []
-        for r in range(WORLD):
-            reg = {"job_id": self.job, "step_id": 0, "task": r, "rank": r,
-                   "pid": self.procs[r].pid, "uid": 0, "node": "node1",
-                   "coords": {"tp": r % TP, "cp": 0, "ep": 0, "dp": r // TP, "pp": 0},
-                   "record": self.record(r) or os.path.join(self.wdir, "missing")}
-            sts.append(d.post("/v1/watch/tasks", reg)[0])
-        return sts
-
-    def close(self, d):
-        for r, p in enumerate(self.procs):
-            if p.poll() is None:
-                p.kill()
-            p.wait()
-            d.post("/v1/watch/exit", {"job_id": self.job, "step_id": 0, "task": r,
-                                      "status": (p.returncode & 0xff) << 8
-                                      if p.returncode >= 0 else -p.returncode})
-
-
-class Daemon:
-    def __init__(self, args, log, wrapper, sock):
-        self.log, self.sock = log, sock
-        with open(log, "ab") as lf:
-            self.p = subprocess.Popen(list(wrapper) + [LAYOUTD] + args, stdout=lf,
-                                      stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        self.up = wait_for(self._answers, 120)
-
-    def _answers(self):
-        if self.p.poll() is not None:
-            return True
-        try:
-            return http_request(self.sock, "GET", "/v1/health", timeout=2)[0] == 200
-        except OSError:
-            return False
-
-    def post(self, path, body):
-        return http_request(self.sock, "POST", path,
-                            body if isinstance(body, str) else json.dumps(body))
-
-    def get_json(self, path):
-        try:
-            st, _, body = http_request(self.sock, "GET", path)
-            return st, json.loads(body)
-        except (OSError, ValueError):
-            return None, None
-
-    def watch(self):
-        try:
-            st, _, body = http_request(self.sock, "GET", "/v1/watch")
-        except OSError:
-            return None
-        return json.loads(body) if st == 200 else None
-
-    def alive(self):
-        try:
-            return self.p.poll() is None and \
-                http_request(self.sock, "GET", "/v1/health")[0] == 200
-        except OSError:
-            return False
-
-    def step(self, job):
-        w = self.watch() or {}
-        for s in w.get("steps", []):
-            if s["job_id"] == job:
-                return s
-        return None
-
-    def log_text(self):
-        with open(self.log, errors="replace") as f:
-            return f.read()
+class World(watchlib.World):
+    """WORLD driver ranks of job `job` on node1, registered with the record alone."""
+    tp, dp, pp = TP, DP, PP
+    timeout = 40
+    full = False
 
 
 def as_nobody(sock, method, path, body=None):
@@ -634,14 +538,7 @@ def main():
                     "watch_leftover_s = %d\n" % (mapf, sock, THRESHOLD, wd, LEFTOVER))
         # a leftover from before the daemon started
         at_start = step_dir(wd, "9000.0", ["plw-9000.0.0.%d" % dead_pid()])
-        vg = shutil.which("valgrind")
-        with open(LAYOUTD, "rb") as f:
-            exe = f.read()
-        why_not = ("valgrind not installed" if not vg else
-                   "layoutd is a wrapper script" if exe.startswith(b"#!") else
-                   "layoutd is built with AddressSanitizer" if b"__asan_init" in exe else None)
-        wrapper = [] if why_not else [vg, "--error-exitcode=99", "--leak-check=full",
-                                      "--errors-for-leak-kinds=definite", "-q"]
+        wrapper, why_not = checker()
         log = os.path.join(tmp, "ld.log")
         d = Daemon(["-f", conf], log, wrapper, sock)
         if not ok(d.up and d.p.poll() is None, "layoutd starts%s" %
