@@ -1108,8 +1108,10 @@ relay_take(struct ld_peers *p, struct mjob *j, enum ld_peer_refusal *r, pl_err_t
 			p->st.accepted++;
 		return status;
 	}
+	/* a member keeps its slot once it has one: the last msg_seq relayed
+	 * refuses a stale one after the batch went too */
 	for (i = 0; i < ss->nheld && !hd; i++)
-		if (ss->held[i].full && strcmp(ss->held[i].node, h.node) == 0)
+		if (ss->held[i].node[0] && strcmp(ss->held[i].node, h.node) == 0)
 			hd = &ss->held[i];
 	if (hd && hd->boot_id == h.boot_id && h.msg_seq <= hd->msg_seq) {
 		*r = LD_REFUSE_STALE;
@@ -1118,8 +1120,8 @@ relay_take(struct ld_peers *p, struct mjob *j, enum ld_peer_refusal *r, pl_err_t
 			    h.node, h.msg_seq, hd->msg_seq);
 	}
 	/* room for every held summary and this node's own in one batch */
-	need = ss->held_bytes - (hd ? hd->body.len + SUM_BATCH_ITEM_BYTES : 0) + j->len +
-	       SUM_BATCH_ITEM_BYTES;
+	need = ss->held_bytes - (hd && hd->full ? hd->body.len + SUM_BATCH_ITEM_BYTES : 0) +
+	       j->len + SUM_BATCH_ITEM_BYTES;
 	if (need > SUM_BATCH_MAX_BYTES - SUM_BATCH_HEADER_BYTES - SUM_BATCH_ITEM_BYTES -
 	    SUM_MAX_BYTES || (!hd && ss->nheld + 2 > SUM_BATCH_MAX_ITEMS)) {
 		*r = LD_REFUSE_BUSY;
@@ -1128,24 +1130,19 @@ relay_take(struct ld_peers *p, struct mjob *j, enum ld_peer_refusal *r, pl_err_t
 			    "leader", h.job_id, h.step_id, h.node, ss->nheld, ss->held_bytes);
 	}
 	if (!hd) {
-		for (i = 0; i < ss->nheld && ss->held[i].full; i++)
-			;
-		if (i == ss->nheld) {
-			if (ss->nheld == ss->capheld) {
-				size_t cap = ss->capheld ? 2 * ss->capheld : 8;
-				struct held *v = realloc(ss->held, cap * sizeof(*v));
+		if (ss->nheld == ss->capheld) {
+			size_t cap = ss->capheld ? 2 * ss->capheld : 8;
+			struct held *v = realloc(ss->held, cap * sizeof(*v));
 
-				if (!v)
-					return fail(err, 500, "out of memory");
-				memset(v + ss->capheld, 0, (cap - ss->capheld) * sizeof(*v));
-				ss->held = v;
-				ss->capheld = cap;
-			}
-			ss->nheld++;
+			if (!v)
+				return fail(err, 500, "out of memory");
+			memset(v + ss->capheld, 0, (cap - ss->capheld) * sizeof(*v));
+			ss->held = v;
+			ss->capheld = cap;
 		}
-		hd = &ss->held[i];
+		hd = &ss->held[ss->nheld++];
 		copy_str(hd->node, sizeof(hd->node), h.node);
-	} else {
+	} else if (hd->full) {
 		ss->held_bytes -= hd->body.len + SUM_BATCH_ITEM_BYTES;
 	}
 	hd->body.len = 0;
