@@ -30,6 +30,11 @@
  * (its own included while it is its own target): nodes[0] normally, the
  * next reachable node when followers cannot reach it.
  *
+ * The fan-in (peer_fanin): the first node of each group of the order but
+ * the leader's relays for its group (POST /v1/peer/relay: held per member,
+ * the newest) and sends them on with its own in one batch a round (POST
+ * /v1/peer/batch); see fanin_width() and docs/ARCHITECTURE.md.
+ *
  * The leader keeps per node the last summary (its ranks copied into one
  * array of judge_rank, rebased on receipt), when it came, its boot_id and
  * msg_seq; a summary not newer than the held one from the same daemon
