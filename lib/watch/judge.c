@@ -905,6 +905,39 @@ member_held_elsewhere(const struct round *r, const struct js_group *gr)
 	return 0;
 }
 
+/*
+ * The p2p rule (judge.h) for the stuck entry i of group gr: 1 when it
+ * waits in a p2p operation on a peer that is in flight with another peer
+ * (itself waiting) or in no p2p operation of gr (missing: it never posted
+ * its part), the effect of a cause elsewhere; 0 when its peer is in flight
+ * in the same transfer (*mate set to the peer's entry), or nothing is
+ * known of its p2p operations.
+ */
+static int
+p2p_effect(const struct round *r, const struct js_group *gr, size_t i, uint32_t *mate)
+{
+	const struct detect_comm *c = ent_comm(r, &r->s->ent[i]);
+	size_t j;
+
+	*mate = UINT32_MAX;
+	if ((c->flags & (DETECT_P2P | DETECT_GPU)) != (DETECT_P2P | DETECT_GPU) ||
+	    c->colls > c->done)
+		return 0;
+	for (j = gr->first; j < gr->first + gr->n; j++) {
+		const struct js_entry *e = &r->s->ent[j];
+		const struct detect_comm *pc = ent_comm(r, e);
+
+		if (j == i || pc->rank != c->p2p_peer)
+			continue;
+		if (ent_rank(r, e)->exited || !(pc->flags & DETECT_P2P) ||
+		    pc->p2p_peer != c->rank)
+			return 1;
+		*mate = (uint32_t)j;
+		return 0;
+	}
+	return 1;
+}
+
 /* Stuck kernels where the group has no cause of its own (a member that
  * exited or lags, members missing while a node is lost, a member held in
  * another communicator); when nothing at all was found, every stuck
@@ -929,9 +962,21 @@ gpu_stuck_all(struct round *r)
 					  (gr->missing && r->any_lost) ||
 					  member_held_elsewhere(r, gr)))
 				continue;
-			for (i = gr->first; i < gr->first + gr->n; i++)
-				if (r->s->ent[i].flags & E_STUCK)
+			for (i = gr->first; i < gr->first + gr->n; i++) {
+				uint32_t mate;
+
+				if (!(r->s->ent[i].flags & E_STUCK))
+					continue;
+				if (pass == 1) {
 					r->s->ent[i].flags |= E_NAMED;
+					continue;
+				}
+				if (p2p_effect(r, gr, i, &mate))
+					continue;
+				r->s->ent[i].flags |= E_NAMED;
+				if (mate != UINT32_MAX)
+					r->s->ent[mate].flags |= E_NAMED;
+			}
 			stuck_findings(r, g);
 		}
 		if (r->count > before)

@@ -537,10 +537,93 @@ c_pp_held(void)
 		cm(r, C_PP)->colls = 0;
 }
 
+/* Rank r is in a p2p operation with peer (its rank in comm kind), a send
+ * or not, entered `at` and quiet since. */
+static void
+in_p2p(int r, int kind, int32_t peer, int send, uint64_t at)
+{
+	struct detect_comm *c = cm(r, kind);
+
+	c->flags |= DETECT_P2P | (send ? DETECT_SEND : 0);
+	c->p2p_peer = peer;
+	c->ch_inflight = 2;
+	c->progress_ns = at;
+}
+
+/*
+ * The transfer of PP group {3, 11} is stuck: 3's send to 11 and 11's
+ * receive from 3 in flight (71 and 70 s).  11's TP peer 10 waits for it
+ * in TP #201 59 s (not yet past the threshold), and 10's stage-0 peer 2
+ * waits 61 s in its receive from 10, which never posted the send: an
+ * effect, not named; the stuck transfer is, both ends.
+ */
+static void
+c_p2p_downstream(void)
+{
+	int r;
+
+	healthy();
+	for (r = 0; r < NR; r++) {
+		done_at(r, C_PP, 0, NOW - S);
+		cm(r, C_PP)->colls = 0;
+		cm(r, C_PP)->rank = (int32_t)co_pp(r);
+	}
+	in_p2p(3, C_PP, 1, 1, NOW - 71 * S);
+	in_p2p(11, C_PP, 0, 0, NOW - 70 * S);
+	in_p2p(2, C_PP, 1, 0, NOW - 61 * S);
+	in_coll(10, C_TP, 201, NOW - 59 * S);
+}
+
+/*
+ * A chain of p2p transfers in a communicator "chain" of ranks 1, 3 and 5
+ * (ranks 0, 1, 2 in it): 1 sends to 3, which receives (both stuck 70 s);
+ * 5 receives from 3 (stuck 69 s), which is in flight with 1: 5 is the
+ * effect, the transfer between 1 and 3 is named.
+ */
+static void
+c_p2p_chain(void)
+{
+	static const int mem[3] = { 1, 3, 5 };
+	int i;
+
+	healthy();
+	for (i = 0; i < 3; i++) {
+		struct detect_comm *c = cm(mem[i], 4);
+
+		*c = *cm(mem[i], C_TP);
+		c->hash = 0x6000;
+		snprintf(c->name, sizeof(c->name), "chain");
+		c->rank = i;
+		c->nranks = 3;
+		done_at(mem[i], 4, 0, NOW - 80 * S);
+		c->colls = 0;
+		rk[mem[i]].st.ncomm = 5;
+	}
+	in_p2p(1, 4, 1, 1, NOW - 70 * S);
+	in_p2p(3, 4, 0, 0, NOW - 70 * S);
+	in_p2p(5, 4, 1, 0, NOW - 69 * S);
+}
+
+/* 11's receive from 3 stuck 70 s, 3's send done (it posted no other): no
+ * cause is seen, and a hang is never silent: 11 is named. */
+static void
+c_p2p_alone(void)
+{
+	int r;
+
+	healthy();
+	for (r = 0; r < NR; r++) {
+		done_at(r, C_PP, 0, NOW - S);
+		cm(r, C_PP)->colls = 0;
+		cm(r, C_PP)->rank = (int32_t)co_pp(r);
+	}
+	in_p2p(11, C_PP, 0, 0, NOW - 70 * S);
+}
+
 /* Whether case setup is about lost nodes (detect.c knows no nodes). */
 static int c_lost(void (*setup)(void));
 /* Whether case setup is about the step's end (detect.c names each exit
- * alone). */
+ * alone) or the p2p rule (detect.c has none). */
 static int c_end(void (*setup)(void));
 
 struct want {
@@ -588,6 +671,16 @@ static const struct tcase cases[] = {
 	{ "a stuck p2p transfer holds a TP group, whose pipeline partner waits: only it is named",
 	  c_pp_held, 1,
 	  { { JUDGE_GPU_STUCK, "PP group 3", { 3, 11 }, 2, 0, 71 * S, 0, NULL } } },
+	{ "a stuck p2p transfer: both ends named, not a stage waiting on a peer that never sent",
+	  c_p2p_downstream, 1,
+	  { { JUDGE_GPU_STUCK, "PP group 3", { 3, 11 }, 2, 0, 71 * S, 0,
+	      "PP group 3: collective 1 stuck on the GPU 71 s, kernels still running on ranks 3 "
+	      "on node0 GPU 3 and 11 on node2 GPU 3" } } },
+	{ "a chain of p2p transfers: the stuck one named, not the receive waiting on it",
+	  c_p2p_chain, 1,
+	  { { JUDGE_GPU_STUCK, "DP group 1 of PP stage 0", { 1, 3 }, 2, 1, 70 * S, 0, NULL } } },
+	{ "a stuck receive whose sender is done: named (never silent)", c_p2p_alone, 1,
+	  { { JUDGE_GPU_STUCK, "PP group 3", { 11 }, 1, 1, 70 * S, 2, NULL } } },
 	{ "GPU stuck in TP group 2 of PP stage 0", c_gpu_stuck, 1,
 	  { { JUDGE_GPU_STUCK, "TP group 2 of PP stage 0", { 4, 5 }, 2, 0, 71 * S, 1,
 	      "TP group 2 of PP stage 0: AllReduce #200 stuck on the GPU 71 s, kernels still "
@@ -660,7 +753,7 @@ c_lost(void (*setup)(void))
 	return setup == c_node_lost || setup == c_node_lost_holds;
 }
 
-#define NEND	11	/* cases about the step's end */
+#define NEND	14	/* cases about the step's end or the p2p rule */
 
 /* Whether judge_state_end must say the step is ending in case setup. */
 static int
@@ -675,7 +768,8 @@ c_end(void (*setup)(void))
 	return setup == c_cancel || setup == c_cancel_early || setup == c_cancel_fails ||
 	       setup == c_half_killed || setup == c_lone_kill || setup == c_lone_kill_soon ||
 	       setup == c_fail_then_kills || setup == c_fail_then_timeouts || setup == c_two_fail ||
-	       setup == c_kill_then_timeouts || setup == c_exit0_all;
+	       setup == c_kill_then_timeouts || setup == c_exit0_all || setup == c_p2p_downstream ||
+	       setup == c_p2p_chain || setup == c_p2p_alone;
 }
 
 /* Whether finding f is w; says what differs. */
