@@ -28,7 +28,9 @@
  * one not skipped is the target; reaching this node itself, the summary is
  * handed in directly.  A node leads a step while summaries for it come
  * (its own included while it is its own target): nodes[0] normally, the
- * next reachable node when followers cannot reach it.
+ * next reachable node when followers cannot reach it.  That one lets go
+ * as soon as its own summaries go to a node before it again, and hands
+ * its alerts over (layoutd_alert.c) unless the step ended.
  *
  * The fan-in (peer_fanin): the first node of each group of the order but
  * the leader's relays for its group (POST /v1/peer/relay: held per member,
@@ -145,6 +147,8 @@ struct ld_lead {
 	size_t nfind, nfind_total;
 	struct judge_finding prev[LEAD_MAX_FINDINGS];
 	size_t nprev;
+	struct judge_end end;			/* the step being ended by signal */
+	bool end_noted;				/* and that said in the log */
 	uint64_t created_ns, recv_ns, own_ns;	/* made; last summary from a peer; own, as target */
 	unsigned long rounds;
 };
@@ -2210,6 +2214,23 @@ lead_order(struct ld_peers *p, struct ld_lead *l)
 		lead_adopt_order(p, l, (size_t)wi, &ws);
 }
 
+/* The step's-end grace: the judge's default, and at least two intervals
+ * of this node's and of every node heard from (their summaries must
+ * come). */
+static uint64_t
+end_grace_ns(const struct ld_conf *c, const struct ld_lead *l, uint64_t dflt)
+{
+	uint64_t g = dflt, ms = (uint64_t)c->watch_interval_ms;
+	size_t k;
+
+	for (k = 0; k < l->nnodes; k++)
+		if (l->nodes[k].heard && l->nodes[k].interval_ms > ms)
+			ms = l->nodes[k].interval_ms;
+	if (2 * ms * 1000000 > g)
+		g = 2 * ms * 1000000;
+	return g;
+}
+
 static void
 lead_round(struct ld_peers *p, struct ld_lead *l, uint64_t now)
 {
@@ -2223,18 +2244,58 @@ lead_round(struct ld_peers *p, struct ld_lead *l, uint64_t now)
 	lead_step(l, &js);
 	judge_params_default(&jp);
 	jp.hang_threshold_ns = (uint64_t)c->hang_threshold_s * NS;
+	jp.end_grace_ns = end_grace_ns(c, l, jp.end_grace_ns);
 	l->nfind_total = judge_run(&js, l->rk, l->nrk, now, &jp, l->js, l->find, LEAD_MAX_FINDINGS);
 	l->nfind = l->nfind_total < LEAD_MAX_FINDINGS ? l->nfind_total : LEAD_MAX_FINDINGS;
 	l->rounds++;
 	log_findings(p, l);
+	judge_state_end(l->js, &l->end);
+	if (l->end.ending && !l->end_noted) {
+		struct buf eb = BUF_INIT;
+
+		ld_log(&p->d->log, "peer: job %" PRIu64 ".%" PRIu64 ": %s (no alert)", l->job, l->step,
+		       ld_escape(&eb, l->end.text, 300));
+		buf_free(&eb);
+	}
+	l->end_noted = l->end.ending;
 	if (p->cb) {
 		lead_view(l, &js, false, &v);
 		p->cb(p->d, &v, l->find, l->nfind, now);
 	}
 }
 
+/* The node this node's own summaries of l's step go to when that is
+ * another node of the order (a node before it answers again), else NULL. */
+static const char *
+lead_sent_on(const struct ld_peers *p, const struct ld_lead *l)
+{
+	const struct sstep *ss;
+
+	for (ss = p->sends; ss; ss = ss->next)
+		if (ss->job == l->job && ss->step == l->step)
+			return ss->target != SIZE_MAX && ss->target_name[0] &&
+			       strcmp(ss->target_name, l->self) != 0 ? ss->target_name : NULL;
+	return NULL;
+}
+
+/* Whether every node heard from had every rank exited: the step ended. */
+static bool
+lead_done(const struct ld_lead *l)
+{
+	size_t k;
+
+	for (k = 0; k < l->nnodes; k++)
+		if (l->nodes[k].heard && !l->nodes[k].done)
+			return false;
+	return true;
+}
+
 /* Judge every step led here; let go of those no summary came for in
- * peer_lost_s (the own one counted while this node is its own target). */
+ * peer_lost_s (the own one counted while this node is its own target),
+ * and at once of one it acts for once its own summaries go to a node
+ * before it (the leader answers again).  An acting leader that lets go of
+ * a step still running hands its alerts over (not resolved: the leader
+ * judges them anew, the endsAt last sent covers the time between). */
 static void
 lead_all(struct ld_peers *p, uint64_t now)
 {
@@ -2242,6 +2303,7 @@ lead_all(struct ld_peers *p, uint64_t now)
 	struct ld_lead *l, **pp;
 	struct judge_step js;
 	struct ld_step_view v;
+	const char *on;
 
 	for (pp = &p->leads; *pp;) {
 		l = *pp;
@@ -2250,13 +2312,21 @@ lead_all(struct ld_peers *p, uint64_t now)
 			last = l->recv_ns;
 		if (l->own_ns > last)
 			last = l->own_ns;
-		if (now > last && now - last > lost) {
-			ld_log(&p->d->log, "peer: job %" PRIu64 ".%" PRIu64 ": no longer led here (no "
-			       "summary for %.1f s)", l->job, l->step, age_s(now, last));
+		on = l->ordered && lead_acting(l) ? lead_sent_on(p, l) : NULL;
+		if (on || (now > last && now - last > lost)) {
+			if (on)
+				ld_log(&p->d->log, "peer: job %" PRIu64 ".%" PRIu64 ": no longer led "
+				       "here (this node's summaries go to %s again, which leads it)",
+				       l->job, l->step, on);
+			else
+				ld_log(&p->d->log, "peer: job %" PRIu64 ".%" PRIu64 ": no longer led "
+				       "here (no summary for %.1f s)", l->job, l->step,
+				       age_s(now, last));
 			if (p->cb) {
 				lead_liveness(p, l, now);
 				lead_step(l, &js);
 				lead_view(l, &js, true, &v);
+				v.handover = l->ordered && lead_acting(l) && !lead_done(l);
 				p->cb(p->d, &v, NULL, 0, now);
 			}
 			*pp = l->next;
@@ -2414,7 +2484,7 @@ step_view_json(const struct ld_peers *p, const struct ld_lead *l, uint64_t now, 
 	for (i = 0; find && i < l->nfind; i++)
 		json_array_append_new(find, finding_json(l, &l->find[i], now));
 	return json_pack("{s:I, s:I, s:I, s:s, s:s, s:o, s:I, s:o, s:f, s:I, s:I, s:o, s:I, s:I, "
-			 "s:o, s:o, s:o}",
+			 "s:o, s:o, s:o, s:o}",
 			 "job_id", (json_int_t)l->job, "step_id", (json_int_t)l->step,
 			 "uid", (json_int_t)l->uid, "role", lead_role(l),
 			 "self", l->self,
@@ -2425,7 +2495,8 @@ step_view_json(const struct ld_peers *p, const struct ld_lead *l, uint64_t now, 
 			 "findings_dropped", (json_int_t)(l->nfind_total - l->nfind),
 			 "nodes", nodes, "ranks_total", (json_int_t)l->nrk,
 			 "ranks_from", (json_int_t)from, "ranks_next", next, "ranks", ranks,
-			 "findings", find);
+			 "findings", find,
+			 "ended", l->end.ending ? json_string(l->end.text) : json_null());
 }
 
 int

@@ -308,6 +308,139 @@ c_exit_holds(void)
 	in_coll(2, C_TP, 201, NOW - 70 * S);
 }
 
+/* Rank r exited with wait status st, `ago` before NOW. */
+static void
+exit_at(int r, int st, uint64_t ago)
+{
+	rk[r].st.exited = 1;
+	rk[r].st.exit_known = 1;
+	rk[r].st.exit_status = st;
+	rk[r].st.exit_ns = NOW - ago;
+}
+
+/* scancel: every rank killed by SIGTERM 3 s ago, 10 ms apart, one of
+ * them (rank 9) with no status yet: the step ended, nobody named. */
+static void
+c_cancel(void)
+{
+	int r;
+
+	healthy();
+	for (r = 0; r < NR; r++)
+		exit_at(r, SIGTERM, 3 * S - (uint64_t)r * 10000000ULL);
+	rk[9].st.exit_known = 0;
+	rk[9].st.exit_status = 0;
+}
+
+/* The same half a second after: the step is seen ending already. */
+static void
+c_cancel_early(void)
+{
+	int r;
+
+	healthy();
+	for (r = 0; r < NR; r++)
+		exit_at(r, r % 2 ? SIGKILL : SIGTERM, S / 2);
+}
+
+/* A cancel during which two ranks fail as their peers go (an NCCL error,
+ * exit 1; a shell's 143): still the step ending. */
+static void
+c_cancel_fails(void)
+{
+	c_cancel();
+	exit_at(4, 1 << 8, 3 * S - 50000000ULL);
+	exit_at(5, 143 << 8, 3 * S - 60000000ULL);
+}
+
+/* Half of the ranks killed (not more): no step end.  Rank 0 was killed
+ * 6 s ago, 1 to 7 3 s ago, after its grace: only rank 0 is named. */
+static void
+c_half_killed(void)
+{
+	int r;
+
+	healthy();
+	for (r = 1; r < NR / 2; r++)
+		exit_at(r, SIGTERM, 3 * S - (uint64_t)r * 10000000ULL);
+	exit_at(0, SIGTERM, 6 * S);
+}
+
+/* A lone rank (6) killed by SIGKILL 3 s ago (the OOM killer): named. */
+static void
+c_lone_kill(void)
+{
+	healthy();
+	exit_at(6, SIGKILL, 3 * S);
+}
+
+/* ... 1 s ago: within the grace, not yet. */
+static void
+c_lone_kill_soon(void)
+{
+	healthy();
+	exit_at(6, SIGKILL, S);
+}
+
+/* Rank 13 exits with 7, then Slurm kills the others (SIGKILL 0.1 s
+ * later): only rank 13 is named. */
+static void
+c_fail_then_kills(void)
+{
+	int r;
+
+	healthy();
+	for (r = 0; r < NR; r++)
+		exit_at(r, SIGKILL, 3 * S - S / 10);
+	exit_at(13, 7 << 8, 3 * S);
+}
+
+/* Rank 13 exits with 7; 20 s later its peers time out waiting on it and
+ * abort (exit 3, SIGABRT): only rank 13. */
+static void
+c_fail_then_timeouts(void)
+{
+	int r;
+
+	healthy();
+	for (r = 0; r < NR; r++)
+		exit_at(r, r % 2 ? 3 << 8 : SIGABRT, 10 * S);
+	exit_at(13, 7 << 8, 30 * S);
+}
+
+/* Ranks 6 and 9 fail at the same moment (SIGSEGV, exit 1): both named. */
+static void
+c_two_fail(void)
+{
+	healthy();
+	exit_at(6, 1 << 8, S / 10);
+	exit_at(9, SIGSEGV, S / 5);
+}
+
+/* Rank 6 killed 30 s ago, its peers timing out 10 s ago: only 6. */
+static void
+c_kill_then_timeouts(void)
+{
+	int r;
+
+	healthy();
+	for (r = 0; r < NR; r++)
+		exit_at(r, 3 << 8, 10 * S);
+	exit_at(6, SIGKILL, 30 * S);
+}
+
+/* Every rank exited 0, the last the threshold and a second ago: the end
+ * of a healthy step, nobody named. */
+static void
+c_exit0_all(void)
+{
+	int r;
+
+	healthy();
+	for (r = 0; r < NR; r++)
+		exit_at(r, 0, T + S + (uint64_t)r * S);
+}
+
 /* Everyone idle outside NCCL for 400 s: a checkpoint. */
 static void
 c_stalled(void)
@@ -404,8 +537,94 @@ c_pp_held(void)
 		cm(r, C_PP)->colls = 0;
 }
 
+/* Rank r is in a p2p operation with peer (its rank in comm kind), a send
+ * or not, entered `at` and quiet since. */
+static void
+in_p2p(int r, int kind, int32_t peer, int send, uint64_t at)
+{
+	struct detect_comm *c = cm(r, kind);
+
+	c->flags |= DETECT_P2P | (send ? DETECT_SEND : 0);
+	c->p2p_peer = peer;
+	c->ch_inflight = 2;
+	c->progress_ns = at;
+}
+
+/*
+ * The transfer of PP group {3, 11} is stuck: 3's send to 11 and 11's
+ * receive from 3 in flight (71 and 70 s).  11's TP peer 10 waits for it
+ * in TP #201 59 s (not yet past the threshold), and 10's stage-0 peer 2
+ * waits 61 s in its receive from 10, which never posted the send: an
+ * effect, not named; the stuck transfer is, both ends.
+ */
+static void
+c_p2p_downstream(void)
+{
+	int r;
+
+	healthy();
+	for (r = 0; r < NR; r++) {
+		done_at(r, C_PP, 0, NOW - S);
+		cm(r, C_PP)->colls = 0;
+		cm(r, C_PP)->rank = (int32_t)co_pp(r);
+	}
+	in_p2p(3, C_PP, 1, 1, NOW - 71 * S);
+	in_p2p(11, C_PP, 0, 0, NOW - 70 * S);
+	in_p2p(2, C_PP, 1, 0, NOW - 61 * S);
+	in_coll(10, C_TP, 201, NOW - 59 * S);
+}
+
+/*
+ * A chain of p2p transfers in a communicator "chain" of ranks 1, 3 and 5
+ * (ranks 0, 1, 2 in it): 1 sends to 3, which receives (both stuck 70 s);
+ * 5 receives from 3 (stuck 69 s), which is in flight with 1: 5 is the
+ * effect, the transfer between 1 and 3 is named.
+ */
+static void
+c_p2p_chain(void)
+{
+	static const int mem[3] = { 1, 3, 5 };
+	int i;
+
+	healthy();
+	for (i = 0; i < 3; i++) {
+		struct detect_comm *c = cm(mem[i], 4);
+
+		*c = *cm(mem[i], C_TP);
+		c->hash = 0x6000;
+		snprintf(c->name, sizeof(c->name), "chain");
+		c->rank = i;
+		c->nranks = 3;
+		done_at(mem[i], 4, 0, NOW - 80 * S);
+		c->colls = 0;
+		rk[mem[i]].st.ncomm = 5;
+	}
+	in_p2p(1, 4, 1, 1, NOW - 70 * S);
+	in_p2p(3, 4, 0, 0, NOW - 70 * S);
+	in_p2p(5, 4, 1, 0, NOW - 69 * S);
+}
+
+/* 11's receive from 3 stuck 70 s, 3's send done (it posted no other): no
+ * cause is seen, and a hang is never silent: 11 is named. */
+static void
+c_p2p_alone(void)
+{
+	int r;
+
+	healthy();
+	for (r = 0; r < NR; r++) {
+		done_at(r, C_PP, 0, NOW - S);
+		cm(r, C_PP)->colls = 0;
+		cm(r, C_PP)->rank = (int32_t)co_pp(r);
+	}
+	in_p2p(11, C_PP, 0, 0, NOW - 70 * S);
+}
+
 /* Whether case setup is about lost nodes (detect.c knows no nodes). */
 static int c_lost(void (*setup)(void));
+/* Whether case setup is about the step's end (detect.c names each exit
+ * alone) or the p2p rule (detect.c has none). */
+static int c_end(void (*setup)(void));
 
 struct want {
 	enum judge_kind kind;
@@ -452,6 +671,16 @@ static const struct tcase cases[] = {
 	{ "a stuck p2p transfer holds a TP group, whose pipeline partner waits: only it is named",
 	  c_pp_held, 1,
 	  { { JUDGE_GPU_STUCK, "PP group 3", { 3, 11 }, 2, 0, 71 * S, 0, NULL } } },
+	{ "a stuck p2p transfer: both ends named, not a stage waiting on a peer that never sent",
+	  c_p2p_downstream, 1,
+	  { { JUDGE_GPU_STUCK, "PP group 3", { 3, 11 }, 2, 0, 71 * S, 0,
+	      "PP group 3: collective 1 stuck on the GPU 71 s, kernels still running on ranks 3 "
+	      "on node0 GPU 3 and 11 on node2 GPU 3" } } },
+	{ "a chain of p2p transfers: the stuck one named, not the receive waiting on it",
+	  c_p2p_chain, 1,
+	  { { JUDGE_GPU_STUCK, "DP group 1 of PP stage 0", { 1, 3 }, 2, 1, 70 * S, 0, NULL } } },
+	{ "a stuck receive whose sender is done: named (never silent)", c_p2p_alone, 1,
+	  { { JUDGE_GPU_STUCK, "PP group 3", { 11 }, 1, 1, 70 * S, 2, NULL } } },
 	{ "GPU stuck in TP group 2 of PP stage 0", c_gpu_stuck, 1,
 	  { { JUDGE_GPU_STUCK, "TP group 2 of PP stage 0", { 4, 5 }, 2, 0, 71 * S, 1,
 	      "TP group 2 of PP stage 0: AllReduce #200 stuck on the GPU 71 s, kernels still "
@@ -471,6 +700,35 @@ static const struct tcase cases[] = {
 	  { { JUDGE_EXITED, "TP group 1 of PP stage 0", { 3 }, 1, 0, 70 * S, 0,
 	      "TP group 1 of PP stage 0: rank 3 on node0 GPU 3 was killed by signal 9; its "
 	      "peers will wait on it" } } },
+	{ "scancel: every rank killed by SIGTERM 3 s ago: the step ended, nobody named", c_cancel,
+	  0, { { 0 } } },
+	{ "every rank killed half a second ago: the step ending", c_cancel_early, 0, { { 0 } } },
+	{ "a cancel in which two ranks fail as their peers go: still the step ending",
+	  c_cancel_fails, 0, { { 0 } } },
+	{ "half of the ranks killed: only the first kill is named", c_half_killed, 1,
+	  { { JUDGE_EXITED, "TP group 0 of PP stage 0", { 0 }, 1, 0, 6 * S, 0,
+	      "TP group 0 of PP stage 0: rank 0 on node0 GPU 0 was killed by signal 15; its "
+	      "peers will wait on it" } } },
+	{ "a lone rank killed by SIGKILL 3 s ago: named after the grace", c_lone_kill, 1,
+	  { { JUDGE_EXITED, "TP group 3 of PP stage 0", { 6 }, 1, 0, 3 * S, 1,
+	      "TP group 3 of PP stage 0: rank 6 on node1 GPU 2 was killed by signal 9; its "
+	      "peers will wait on it" } } },
+	{ "a lone rank killed 1 s ago: within the grace", c_lone_kill_soon, 0, { { 0 } } },
+	{ "exit 7, then Slurm kills the others: only the failure", c_fail_then_kills, 1,
+	  { { JUDGE_EXITED, "TP group 2 of PP stage 1", { 13 }, 1, 0, 3 * S, 3,
+	      "TP group 2 of PP stage 1: rank 13 on node3 GPU 1 exited with status 7; its "
+	      "peers will wait on it" } } },
+	{ "exit 7, then the peers time out and abort: only the failure", c_fail_then_timeouts, 1,
+	  { { JUDGE_EXITED, "TP group 2 of PP stage 1", { 13 }, 1, 0, 30 * S, 3, NULL } } },
+	{ "two failures at one moment: both named", c_two_fail, 2,
+	  { { JUDGE_EXITED, "TP group 3 of PP stage 0", { 6 }, 1, 0, S / 10, 1, NULL },
+	    { JUDGE_EXITED, "TP group 0 of PP stage 1", { 9 }, 1, 0, S / 5, 2,
+	      "TP group 0 of PP stage 1: rank 9 on node2 GPU 1 was killed by signal 11; its "
+	      "peers will wait on it" } } },
+	{ "a kill, then the peers time out: only the kill", c_kill_then_timeouts, 1,
+	  { { JUDGE_EXITED, "TP group 3 of PP stage 0", { 6 }, 1, 0, 30 * S, 1, NULL } } },
+	{ "every rank exited 0, past the threshold: the step's end, nobody named", c_exit0_all, 0,
+	  { { 0 } } },
 	{ "every rank idle 400 s: stalled, nobody blamed", c_stalled, 1,
 	  { { JUDGE_STALLED, "world", { 0 }, 0, 0, 400 * S, -1,
 	      "world: all 16 ranks idle outside NCCL for 400 s, none in a collective (a "
@@ -493,6 +751,25 @@ static int
 c_lost(void (*setup)(void))
 {
 	return setup == c_node_lost || setup == c_node_lost_holds;
+}
+
+#define NEND	14	/* cases about the step's end or the p2p rule */
+
+/* Whether judge_state_end must say the step is ending in case setup. */
+static int
+c_ended(void (*setup)(void))
+{
+	return setup == c_cancel || setup == c_cancel_early || setup == c_cancel_fails;
+}
+
+static int
+c_end(void (*setup)(void))
+{
+	return setup == c_cancel || setup == c_cancel_early || setup == c_cancel_fails ||
+	       setup == c_half_killed || setup == c_lone_kill || setup == c_lone_kill_soon ||
+	       setup == c_fail_then_kills || setup == c_fail_then_timeouts || setup == c_two_fail ||
+	       setup == c_kill_then_timeouts || setup == c_exit0_all || setup == c_p2p_downstream ||
+	       setup == c_p2p_chain || setup == c_p2p_alone;
 }
 
 /* Whether finding f is w; says what differs. */
@@ -599,6 +876,7 @@ static void
 run_cases(void)
 {
 	static struct judge_finding out[8];
+	struct judge_end end;
 	size_t i, k, n;
 	pl_err_t err;
 
@@ -618,7 +896,15 @@ run_cases(void)
 			good = same(&out[k], &cases[i].f[k], why, sizeof(why));
 		if (!ok(good, "%s", cases[i].name))
 			diag("  finding %zu: %s", k ? k - 1 : 0, why);
-		if (!c_lost(cases[i].setup) && !ok(agrees_with_detect(out, n, why, sizeof(why)),
+		judge_state_end(s, &end);
+		good = end.ending == c_ended(cases[i].setup) &&
+		       (!end.ending ||
+			(strstr(end.text, "step cancelled/ended by signal: ") == end.text &&
+			 strstr(end.text, " of 16 ranks ended by a termination signal")));
+		if (!ok(good, "%s: the step %s ending", cases[i].name,
+			c_ended(cases[i].setup) ? "is" : "is not"))
+			diag("  ending %d: '%s'", end.ending, end.text);
+		if (!c_lost(cases[i].setup) && !c_end(cases[i].setup) && !ok(agrees_with_detect(out, n, why, sizeof(why)),
 						  "%s: as detect_run names it", cases[i].name))
 			diag("  %s", why);
 		judge_state_free(s);
@@ -1071,7 +1357,7 @@ main(void)
 	par.slow_margin = 0.05;
 	par.slow_margin_off = 0.025;
 	par.slow_smooth = 1;
-	plan(2 * (int)NCASES - NLOST + 16 + 7 + 2 + 15 + 6);
+	plan(3 * (int)NCASES - NLOST - NEND + 16 + 7 + 2 + 15 + 6);
 	run_cases();
 	slow_test();
 	bounded_test();
