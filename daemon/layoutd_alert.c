@@ -102,6 +102,7 @@ struct dlv {
 	size_t len;
 	bool resolved;
 	unsigned attempts;		/* tries made of this body */
+	unsigned prior;			/* failed tries of messages this one replaced */
 	uint64_t next_ns;		/* when it may go (mono) */
 	uint64_t xfer;			/* in flight: the request's id */
 	char *pend;			/* a newer body, waiting behind the one in flight */
@@ -641,10 +642,11 @@ on_delivered(void *arg, const struct ld_http_result *r)
 	snprintf(fp, sizeof(fp), "%016" PRIx64, e->fp);
 	if (good) {
 		a->sent[e->rcv]++;
-		if (e->attempts > 1)
+		if (e->attempts + e->prior > 1)
 			ld_log(lg, "alerts: %s %s: alert %s (%s) delivered after %u tries",
 			       rcv_names[e->rcv], e->url, fp, e->resolved ? "resolved" : "firing",
-			       e->attempts);
+			       e->attempts + e->prior);
+		e->prior = 0;
 		dlv_next(a, e);
 		schedule(a);
 		return;
@@ -668,6 +670,7 @@ on_delivered(void *arg, const struct ld_http_result *r)
 	a->failed[e->rcv]++;
 	ld_log(lg, "alerts: %s %s: alert %s (%s) not delivered after %u tries, given up: %s",
 	       rcv_names[e->rcv], e->url, fp, e->resolved ? "resolved" : "firing", e->attempts, why);
+	e->prior = 0;
 	dlv_next(a, e);
 	schedule(a);
 }
@@ -766,6 +769,7 @@ enqueue(struct ld_alerts *a, const struct target *t, uint64_t fp, char *body, bo
 		e->body = body;
 		e->len = strlen(body);
 		e->resolved = resolved;
+		e->prior += e->attempts;	/* still counted when it gets through */
 		e->attempts = 0;
 		e->next_ns = 0;
 		return;
