@@ -646,9 +646,14 @@ local_step(struct wctx *c, char *why, size_t n)
 
 	pl_err_clear(&err);
 	why[0] = '\0';
-	if (!c->a->socket || client_request(c->a->socket, "GET", "/v1/watch", NULL,
-					    c->a->timeout_ms, &r, &err) < 0)
+	if (!c->a->socket)
 		return -1;
+	if (client_request(c->a->socket, "GET", "/v1/watch", NULL, c->a->timeout_ms, &r,
+			   &err) < 0) {
+		tried_add(&c->t, "this node's layoutd (%s): %s", ctl_clip_path(c->a->socket),
+			  err.text);
+		return -1;
+	}
 	root = r.status == 200 && r.body ? json_loads(r.body, 0, NULL) : NULL;
 	free(r.body);
 	steps = json_object_get(root, "steps");
@@ -659,6 +664,9 @@ local_step(struct wctx *c, char *why, size_t n)
 			found = (long)json_integer_value(json_object_get(s, "step_id"));
 	}
 	json_decref(root);
+	if (k == 0)
+		tried_add(&c->t, "this node's layoutd (%s): no step of job %ld runs here (or it is "
+			  "not yours)", ctl_clip_path(c->a->socket), c->a->job);
 	if (k > 1) {
 		snprintf(why, n, "this node runs %zu steps of job %ld: give JOBID.STEP", k, c->a->job);
 		return -2;

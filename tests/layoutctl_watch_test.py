@@ -35,6 +35,8 @@ def ctl(*args, uid=None, timeout=60):
     """(rc, stdout, stderr, seconds) of layoutctl, as root or as uid."""
     pre = [] if uid is None else ["setpriv", "--reuid=%d" % uid, "--regid=%d" % uid,
                                   "--clear-groups"]
+    # LAYOUTCTL_WRAPPER (e.g. valgrind) runs the same checks under a checker
+    pre += os.environ.get("LAYOUTCTL_WRAPPER", "").split()
     t0 = time.monotonic()
     p = subprocess.run(pre + [LAYOUTCTL] + list(args), capture_output=True, text=True,
                        timeout=timeout)
@@ -246,6 +248,16 @@ def main():
         ok(rc == 1 and "Slurm lists no step 1.3" in err,
            "an scontrol answer without the step asked: exit 1 saying so (%s)" %
            err.strip()[-200:])
+
+        hang = os.path.join(tmp, "scontrol-hangs")
+        with open(hang, "w") as f:
+            f.write("#!/bin/sh\nexec sleep 60\n")
+        os.chmod(hang, 0o755)
+        rc, out, err, t = ctl("watch", "1.0", "--once", "--topology", mapf, "--scontrol", hang,
+                              "--socket", "/nonexistent.sock", "--timeout", "1000")
+        ok(rc == 1 and "no answer in 1000 ms" in err and t < 4,
+           "an scontrol that hangs: given up after the timeout, %.1f s: %s" %
+           (t, err.strip()[-200:]))
 
         # --- a step larger than a page ---
         is_eq(big_step(m, a), [200, 200, 200], "a hand-made step of 2,048 ranks on three nodes "
