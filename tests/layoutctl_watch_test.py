@@ -15,6 +15,7 @@ import http.server
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -222,6 +223,23 @@ def main():
            "a login host, --nodes node[2-3]: node2 names the leader, the step is shown whole "
            "(rc %d, %.2f s): %s" % (rc, t, (out + err)[-400:]))
 
+        # --- live: redrawn every --interval until interrupted ---
+        live = subprocess.Popen(os.environ.get("LAYOUTCTL_WRAPPER", "").split() +
+                                [LAYOUTCTL, "watch", "%d.0" % JOB, "--interval", "200",
+                                 "--topology", mapf, "--nodes", "node2"] + login,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(3)
+        live.send_signal(signal.SIGINT)
+        try:
+            out, err = live.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            live.kill()
+            out, err = live.communicate()
+        frames = out.count("step %d.0  world %d" % (JOB, WORLD))
+        ok(live.returncode == 0 and frames >= 3 and out.count("\n>> not-entered: ") >= frames,
+           "without --once: the view redrawn every 200 ms (%d times in 3 s), ended by SIGINT "
+           "(rc %s): %s" % (frames, live.returncode, err.strip()[-200:]))
+
         # --- from a login host: the step's nodes from Slurm ---
         rc, out, err, t = ctl("watch", str(JOB), "--once", "--json", "--topology", mapf,
                               "--scontrol", scontrol, *login)
@@ -330,7 +348,8 @@ def main():
                               "--nodes", "node1", "--timeout", "1500")
         ok(rc == 1 and "no cluster map" in err,
            "no map and no layoutd here: the message says so: %s" % err.strip()[-300:])
-        a.start()
+        ok(a.start() and wait_for(lambda: a.view(JOB), 30, 0.2),
+           "the leader started again has the step back from the followers' summaries")
         other = os.path.join(tmp, "other")
         os.mkdir(other, 0o755)
         m2 = Munged(other)
