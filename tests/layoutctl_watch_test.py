@@ -304,6 +304,26 @@ def main():
            "its table: a line per node, no rank rows when nothing is found (rc %d): %s" %
            (rc, out[-300:]))
 
+        # rank 1500 exits with status 7: in the condensed table it alone has rows
+        rs = list(BIG_RANKS["node-z"])
+        body = bytearray(summary("node-z", BIG, 0, rs, seq=2, world=2048, sizes=BIG_SIZES))
+        at = 168 + rs.index(1500) * 96
+        body[at + 24:at + 28] = (7 << 8).to_bytes(4, "little")
+        body[at + 52:at + 54] = b"\x01\x01"
+        body = bytes(body)
+        is_eq(peer_call(HOST, a.port, "POST", "/v1/peer/summary", body, m.cred(sha(body)))[0],
+              200, "node-z's next summary: rank 1500 exited with status 7")
+        ok(wait_for(lambda: any(f["kind"] == "exited" and f["culprits"] == [1500]
+                                for f in (a.view(BIG) or {}).get("findings", [])), 10, 0.2),
+           "the leader finds rank 1500 exited")
+        rc, out, err, t = ctl("watch", "%d.0" % BIG, "--once", "--leader", "%s:%d" % (HOST, base),
+                              *login)
+        ok(rc == 0 and rows(out) == [(True, 1500, "node-z")] and "\n>> node-z " in out and
+           "(2047 ranks more: the culprits and their groups are shown" in out and
+           "\n>> exited: " in out,
+           "the condensed table: the culprit's row marked, its node marked, the rest "
+           "counted (rc %d): %s" % (rc, out[-500:]))
+
         # --- a user sees own steps only ---
         rc, out, err, t = ctl("watch", "%d.0" % JOB, "--once", "--leader", "%s:%d" % (HOST, base),
                               *login, uid=NOBODY)
