@@ -875,20 +875,26 @@ static void
 rank_rows(FILE *f, json_t *r, bool culprit, bool tty)
 {
 	char node[PL_CLIP_BUF], nic[PL_CLIP_BUF], name[PL_CLIP_BUF], func[PL_CLIP_BUF];
-	char state[48], age[32];
+	char state[48], age[32], gpu[24] = "-";
 	json_t *co = json_object_get(r, "coords"), *comms = json_object_get(r, "comms"), *st;
 	bool exited = json_is_true(json_object_get(r, "exited"));
 	size_t i, n = json_array_size(comms);
 
 	st = json_object_get(r, "exit_status");
-	if (exited && json_is_integer(st))
-		snprintf(state, sizeof(state), "exited(%lld)", (long long)json_integer_value(st));
+	if (exited && json_is_integer(st) && (json_integer_value(st) & 0x7f) == 0)
+		snprintf(state, sizeof(state), "exited(%lld)",
+			 (long long)(json_integer_value(st) >> 8 & 0xff));
+	else if (exited && json_is_integer(st))
+		snprintf(state, sizeof(state), "signal(%lld)",
+			 (long long)(json_integer_value(st) & 0x7f));
 	else if (exited)
 		snprintf(state, sizeof(state), "exited");
 	else if (json_is_false(json_object_get(r, "present")))
 		snprintf(state, sizeof(state), "absent");
 	else
 		snprintf(state, sizeof(state), "idle");
+	if (json_integer_value(json_object_get(r, "gpu")) >= 0)
+		snprintf(gpu, sizeof(gpu), "%lld", (long long)json_integer_value(json_object_get(r, "gpu")));
 	for (i = 0; i < (n ? n : 1); i++) {
 		json_t *m = json_array_get(comms, i), *le = json_object_get(m, "last_entered");
 		char what[48];
@@ -908,11 +914,10 @@ rank_rows(FILE *f, json_t *r, bool culprit, bool tty)
 		}
 		if (culprit && tty)
 			fputs("\033[1;31m", f);
-		fprintf(f, "%-2s %6lld %-12.12s %3lld %-8.8s %3lld %3lld %3lld %3lld %3lld  "
+		fprintf(f, "%-2s %6lld %-12.12s %3s %-8.8s %3lld %3lld %3lld %3lld %3lld  "
 			"%-10.10s %-14.14s %8lld  %-11s %s", culprit ? ">>" : "",
 			(long long)json_integer_value(json_object_get(r, "rank")),
-			vstr(r, "node", node, sizeof(node)),
-			(long long)json_integer_value(json_object_get(r, "gpu")),
+			vstr(r, "node", node, sizeof(node)), gpu,
 			vstr(r, "nic", nic, sizeof(nic)),
 			(long long)json_integer_value(json_object_get(co, "tp")),
 			(long long)json_integer_value(json_object_get(co, "cp")),

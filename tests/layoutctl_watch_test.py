@@ -364,6 +364,14 @@ def main():
            "onnect" in err and t < 5,
            "the leader stopped: exit 1 in %.1f s, saying which node was tried and why: %s" %
            (t, err.strip()[-300:]))
+        ok(wait_for(lambda: (b.view(JOB) or {}).get("role") == "acting", 20, 0.2),
+           "node2 acts for the stopped leader")
+        rc, out, err, t = ctl("watch", "%d.0" % JOB, "--once", "--socket", c.sock,
+                              "--munge-socket", m.sock)
+        ok(rc == 0 and "leader node2, acting for node1 (http://%s:%d)" % (HOST, base + 1) in out
+           and sorted({r for _, r, _ in rows(out)}) == [4, 5, 6, 7],
+           "on node3: its layoutd names node2, the acting leader, which shows the followers' "
+           "ranks (rc %d): %s" % (rc, (out + err)[:600]))
         rc, out, err, t = ctl("watch", "%d.0" % JOB, "--once", "--socket", "/nonexistent.sock",
                               "--nodes", "node1", "--timeout", "1500")
         ok(rc == 1 and "no cluster map" in err,
