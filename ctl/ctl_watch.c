@@ -990,10 +990,13 @@ print_view(FILE *f, json_t *v, const struct wctx *c, bool tty)
 		}
 		if (hit && tty)
 			fputs("\033[1;31m", f);
-		fprintf(f, "%-2s %-16.16s %-8.8s %6lld %7.1fs", hit ? ">>" : "",
+		if (json_is_number(last))
+			snprintf(b3, sizeof(b3), "%.1fs", json_number_value(last));
+		else
+			snprintf(b3, sizeof(b3), "-");
+		fprintf(f, "%-2s %-16.16s %-8.8s %6lld %8s", hit ? ">>" : "",
 			vstr(x, "name", b1, sizeof(b1)), vstr(x, "state", b2, sizeof(b2)),
-			(long long)json_integer_value(json_object_get(x, "ranks")),
-			json_is_number(last) ? json_number_value(last) : 0.0);
+			(long long)json_integer_value(json_object_get(x, "ranks")), b3);
 		if (hit && tty)
 			fputs("\033[0m", f);
 		fputc('\n', f);

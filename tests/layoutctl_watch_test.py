@@ -364,8 +364,12 @@ def main():
            "onnect" in err and t < 5,
            "the leader stopped: exit 1 in %.1f s, saying which node was tried and why: %s" %
            (t, err.strip()[-300:]))
-        ok(wait_for(lambda: (b.view(JOB) or {}).get("role") == "acting", 20, 0.2),
-           "node2 acts for the stopped leader")
+        def taken_over():
+            v = b.view(JOB) or {}
+            return v.get("role") == "acting" and \
+                sorted(r["rank"] for r in v.get("ranks", []) if r["present"]) == [4, 5, 6, 7]
+        ok(wait_for(taken_over, 20, 0.2), "node2 acts for the stopped leader, with the "
+           "followers' ranks")
         rc, out, err, t = ctl("watch", "%d.0" % JOB, "--once", "--socket", c.sock,
                               "--munge-socket", m.sock)
         ok(rc == 0 and "leader node2, acting for node1 (http://%s:%d)" % (HOST, base + 1) in out
