@@ -675,19 +675,88 @@ local_step(struct wctx *c, char *why, size_t n)
 }
 
 /*
+ * This host's layoutd: its view when it leads, else the leader it names.
+ * 1 with *view, 0 to go on with the step's nodes, -1 when the leader it
+ * named did not answer (nothing else to ask).
+ */
+static int
+ask_local(struct wctx *c, json_t **view)
+{
+	struct ctl_watch_args *a = c->a;
+	char leader[128], why[PL_ERR_TEXT], url[300], desc[512];
+	bool acting = false;
+	enum got g = fetch_at(a, a->socket, view, leader, sizeof(leader), &acting, why, sizeof(why));
+
+	if (g == GOT_VIEW) {
+		snprintf(c->where, sizeof(c->where), "%s", a->socket);
+		return 1;
+	}
+	tried_add(&c->t, "this node's layoutd (%s): %s", ctl_clip_path(a->socket), why);
+	if (g != GOT_REDIRECT)
+		return 0;
+	resolve(c, leader, url, sizeof(url));
+	snprintf(c->name, sizeof(c->name), "%s", leader);
+	snprintf(desc, sizeof(desc), "%.100s (the %s named by this node, at %.200s)", leader,
+		 acting ? "acting leader" : "leader", url);
+	return ask_chain(c, url, desc, view) ? 1 : -1;
+}
+
+/*
+ * The step's nodes into names: --nodes, or Slurm's (a->step set when it
+ * was not given).  0, 1 when there are none (why in c->t), 2 after a usage
+ * error.
+ */
+static int
+step_nodes(struct wctx *c, struct hosts *names, bool *slurm)
+{
+	struct ctl_watch_args *a = c->a;
+	char *nodelist = NULL, *out = NULL, id[48];
+	pl_err_t err;
+	int rv = 1;
+
+	pl_err_clear(&err);
+	*slurm = false;
+	if (a->nodes) {
+		if (hosts_expand(names, a->nodes, 100000, &err) < 0) {
+			ctl_error("watch: --nodes=%s: %s", ctl_clip(a->nodes), err.text);
+			return 2;
+		}
+		if (a->step < 0) {
+			ctl_error("watch: with --nodes, give JOBID.STEP");
+			return 2;
+		}
+		return 0;
+	}
+	if (a->step >= 0)
+		snprintf(id, sizeof(id), "%ld.%ld", a->job, a->step);
+	else
+		snprintf(id, sizeof(id), "%ld", a->job);
+	out = run_scontrol(a, id, &err);
+	if (!out || ctl_watch_parse_steps(out, a->job, &a->step, &nodelist, &err) < 0)
+		tried_add(&c->t, "Slurm: %s", err.text);
+	else if (hosts_expand(names, nodelist, 100000, &err) < 0)
+		tried_add(&c->t, "Slurm: step %s: NodeList=%s: %s", id, ctl_clip(nodelist), err.text);
+	else
+		rv = 0;
+	*slurm = rv == 0;
+	free(out);
+	free(nodelist);
+	return rv;
+}
+
+/*
  * Find the step's leader and fetch its view (*view, caller decrefs).
- * 0, or 1 after printing why there is none.
+ * 0, or 1 after printing why there is none (2 after a usage error).
  */
 static int
 discover(struct wctx *c, json_t **view)
 {
 	struct ctl_watch_args *a = c->a;
 	struct hosts names = { 0, NULL };
-	char *nodelist = NULL, *out = NULL, why[PL_ERR_TEXT], url[300], desc[512], id[48];
+	char why[PL_ERR_TEXT], url[300], desc[512];
 	bool slurm = false;
-	pl_err_t err;
 	long i;
-	int rv = 1;
+	int rv = 1, k;
 
 	*view = NULL;
 	c->t.b.len = 0;
@@ -695,7 +764,6 @@ discover(struct wctx *c, json_t **view)
 		c->t.b.s[0] = '\0';
 	c->t.n = 0;
 	c->name[0] = '\0';
-	pl_err_clear(&err);
 	if (a->step < 0) {
 		long st = local_step(c, why, sizeof(why));
 
@@ -717,65 +785,22 @@ discover(struct wctx *c, json_t **view)
 		goto none;
 	}
 	if (a->socket && a->step >= 0) {
-		char leader[128];
-		bool acting = false;
-		enum got g = fetch_at(a, a->socket, view, leader, sizeof(leader), &acting, why,
-				      sizeof(why));
-
-		if (g == GOT_VIEW) {
-			snprintf(c->where, sizeof(c->where), "%s", a->socket);
+		k = ask_local(c, view);
+		if (k > 0)
 			return 0;
-		}
-		if (g == GOT_REDIRECT) {
-			tried_add(&c->t, "this node's layoutd (%s): %s", ctl_clip_path(a->socket), why);
-			resolve(c, leader, url, sizeof(url));
-			snprintf(c->name, sizeof(c->name), "%s", leader);
-			snprintf(desc, sizeof(desc), "%.100s (the %s named by this node, at %.200s)", leader,
-				 acting ? "acting leader" : "leader", url);
-			if (ask_chain(c, url, desc, view))
-				return 0;
+		if (k < 0)
 			goto none;
-		}
-		tried_add(&c->t, "this node's layoutd (%s): %s", ctl_clip_path(a->socket), why);
 	}
-	/* The step's nodes: given, or Slurm's. */
-	if (a->nodes) {
-		if (hosts_expand(&names, a->nodes, 100000, &err) < 0) {
-			ctl_error("watch: --nodes=%s: %s", ctl_clip(a->nodes), err.text);
-			rv = 2;
-			goto out;
-		}
-		if (a->step < 0) {
-			ctl_error("watch: with --nodes, give JOBID.STEP");
-			rv = 2;
-			goto out;
-		}
-	} else {
-		if (a->step >= 0)
-			snprintf(id, sizeof(id), "%ld.%ld", a->job, a->step);
-		else
-			snprintf(id, sizeof(id), "%ld", a->job);
-		out = run_scontrol(a, id, &err);
-		if (!out || ctl_watch_parse_steps(out, a->job, &a->step, &nodelist, &err) < 0) {
-			tried_add(&c->t, "Slurm: %s", err.text);
-			goto none;
-		}
-		if (hosts_expand(&names, nodelist, 100000, &err) < 0) {
-			tried_add(&c->t, "Slurm: step %s: NodeList=%s: %s", id, ctl_clip(nodelist),
-				  err.text);
-			goto none;
-		}
-		slurm = true;
-	}
-	for (i = 0; i < names.n && i < MAX_ASKED; i++) {
+	rv = step_nodes(c, &names, &slurm);
+	if (rv == 2)
+		goto out;
+	for (i = 0; rv == 0 && i < names.n && i < MAX_ASKED; i++) {
 		resolve(c, names.names[i], url, sizeof(url));
 		snprintf(c->name, sizeof(c->name), "%s", names.names[i]);
 		snprintf(desc, sizeof(desc), "%.100s (node %ld of the step%s, at %.200s)", names.names[i],
 			 i + 1, slurm ? " as Slurm lists it" : "", url);
-		if (ask_chain(c, url, desc, view)) {
-			rv = 0;
+		if (ask_chain(c, url, desc, view))
 			goto out;
-		}
 		if (c->no_cred)
 			break;
 	}
@@ -793,8 +818,6 @@ none:
 			  c->t.b.s ? c->t.b.s : " nothing");
 	rv = 1;
 out:
-	free(out);
-	free(nodelist);
 	hosts_free(&names);
 	return rv;
 }
@@ -946,6 +969,53 @@ put_text(FILE *f, const char *t, size_t max)
 		fputs("...", f);
 }
 
+/* A line per node; marked when it holds a culprit or is lost. */
+static void
+print_nodes(FILE *f, json_t *v, const struct marks *mk, bool tty)
+{
+	char b1[PL_CLIP_BUF], b2[PL_CLIP_BUF], b3[PL_CLIP_BUF];
+	json_t *nodes = json_object_get(v, "nodes"), *ranks = json_object_get(v, "ranks");
+	json_t *find = json_object_get(v, "findings"), *x;
+	const char **held = mk->ncul ? calloc(mk->ncul, sizeof(*held)) : NULL;
+	size_t i, nheld = 0;
+
+	/* the culprits' nodes, in one pass over the ranks */
+	json_array_foreach(ranks, i, x)
+		if (held && nheld < mk->ncul &&
+		    is_culprit(mk, json_integer_value(json_object_get(x, "rank"))))
+			held[nheld++] = json_string_value(json_object_get(x, "node"));
+	fprintf(f, "%-2s %-16s %-8s %6s %8s\n", "", "NODE", "STATE", "RANKS", "LAST");
+	json_array_foreach(nodes, i, x) {
+		const char *name = json_string_value(json_object_get(x, "name"));
+		json_t *last = json_object_get(x, "last_s"), *r;
+		bool hit = false;
+		size_t k;
+
+		for (k = 0; k < nheld && !hit; k++)
+			hit = strcmp(held[k], name) == 0;
+		json_array_foreach(find, k, r) {
+			const char *fn = json_string_value(json_object_get(r, "node"));
+
+			if (fn && strcmp(fn, name) == 0 &&
+			    strcmp(json_string_value(json_object_get(r, "kind")), "node-lost") == 0)
+				hit = true;
+		}
+		if (hit && tty)
+			fputs("\033[1;31m", f);
+		if (json_is_number(last))
+			snprintf(b3, sizeof(b3), "%.1fs", json_number_value(last));
+		else
+			snprintf(b3, sizeof(b3), "-");
+		fprintf(f, "%-2s %-16.16s %-8.8s %6lld %8s", hit ? ">>" : "",
+			vstr(x, "name", b1, sizeof(b1)), vstr(x, "state", b2, sizeof(b2)),
+			(long long)json_integer_value(json_object_get(x, "ranks")), b3);
+		if (hit && tty)
+			fputs("\033[0m", f);
+		fputc('\n', f);
+	}
+	free(held);
+}
+
 static void
 print_view(FILE *f, json_t *v, const struct wctx *c, bool tty)
 {
@@ -970,37 +1040,7 @@ print_view(FILE *f, json_t *v, const struct wctx *c, bool tty)
 		role && strcmp(role, "acting") == 0 ? vstr(v, "leader", b2, sizeof(b2)) : "",
 		role && strcmp(role, "unordered") == 0 ? ", the step's node order unknown to it" : "",
 		pl_clip(c->where, b3, sizeof(b3)));
-	fprintf(f, "%-2s %-16s %-8s %6s %8s\n", "", "NODE", "STATE", "RANKS", "LAST");
-	json_array_foreach(nodes, i, x) {
-		const char *name = json_string_value(json_object_get(x, "name"));
-		json_t *last = json_object_get(x, "last_s"), *r;
-		bool hit = false;
-		size_t k;
-
-		json_array_foreach(ranks, k, r)
-			if (is_culprit(&m, json_integer_value(json_object_get(r, "rank"))) &&
-			    strcmp(json_string_value(json_object_get(r, "node")), name) == 0)
-				hit = true;
-		json_array_foreach(find, k, r) {
-			const char *fn = json_string_value(json_object_get(r, "node"));
-
-			if (fn && strcmp(fn, name) == 0 &&
-			    strcmp(json_string_value(json_object_get(r, "kind")), "node-lost") == 0)
-				hit = true;
-		}
-		if (hit && tty)
-			fputs("\033[1;31m", f);
-		if (json_is_number(last))
-			snprintf(b3, sizeof(b3), "%.1fs", json_number_value(last));
-		else
-			snprintf(b3, sizeof(b3), "-");
-		fprintf(f, "%-2s %-16.16s %-8.8s %6lld %8s", hit ? ">>" : "",
-			vstr(x, "name", b1, sizeof(b1)), vstr(x, "state", b2, sizeof(b2)),
-			(long long)json_integer_value(json_object_get(x, "ranks")), b3);
-		if (hit && tty)
-			fputs("\033[0m", f);
-		fputc('\n', f);
-	}
+	print_nodes(f, v, &m, tty);
 	fprintf(f, "%-2s %6s %-12s %3s %-8s %3s %3s %3s %3s %3s  %-10s %-14s %8s  %-11s %s\n", "",
 		"RANK", "NODE", "GPU", "NIC", "TP", "CP", "EP", "DP", "PP", "COMM", "COLLECTIVE",
 		"SEQ", "STATE", "FOR");
