@@ -273,6 +273,12 @@ fetch_at(const struct ctl_watch_args *a, const char *where, json_t **view, char 
 		}
 		pl_err_clear(&err);
 		k = ask_page(a, where, from, &r, &err);
+		if (k == -1 && pages > 0) {
+			/* a later page lost on the way (a busy leader closes what it
+			 * cannot finish in its request_timeout_ms): once more */
+			pl_err_clear(&err);
+			k = ask_page(a, where, from, &r, &err);
+		}
 		if (k < 0) {
 			snprintf(why, n, "%s", err.text);
 			g = k == -2 ? GOT_NO_CRED : GOT_NONE;

@@ -64,13 +64,17 @@ class Fake(http.server.BaseHTTPRequestHandler):
     answer = (200, {})
 
     def do_GET(self):
-        st, body = Fake.answer
+        ans = Fake.answer(self.path) if callable(Fake.answer) else Fake.answer
+        st, body = ans[:2]
+        cut = len(ans) > 2 and ans[2]     # promise more than is sent, then close
         text = json.dumps(body).encode()
         self.send_response(st)
         self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(text)))
+        self.send_header("Content-Length", str(len(text) + (100 if cut else 0)))
         self.end_headers()
         self.wfile.write(text)
+        if cut:
+            self.close_connection = True
 
     def log_message(self, *args):
         pass
@@ -133,6 +137,36 @@ def forged(tmp, mapf, m, a):
             ok(rc == 1 and want in err and out == "" and "--leader %s:%d" % (HOST, port) in err,
                "a \"leader\" answering %s: refused, nothing shown, saying '%s' (rc %d): %s" %
                (name, want, rc, err.strip()[-300:]))
+        # two pages, the second lost once on the way: asked again, merged
+        half = len(good["ranks"]) // 2
+        pages = {0: dict(good, ranks=good["ranks"][:half], ranks_next=good["ranks"][half]["rank"]),
+                 1: dict(good, ranks=good["ranks"][half:], ranks_next=None)}
+        lost = []
+
+        def paged(path, times=1):
+            second = "from=%d&" % good["ranks"][half]["rank"] in path
+            if second and len(lost) < times:
+                lost.append(path)
+                return 200, pages[1], True
+            return 200, pages[1 if second else 0]
+        for times, want_rc in ((1, 0), (2, 1)):
+            del lost[:]
+            Fake.answer = lambda path: paged(path, times)
+            rc, out, err, _ = ctl("watch", "%d.0" % JOB, "--once", "--json", "--socket",
+                                  "/nonexistent.sock", "--leader", "%s:%d" % (HOST, port),
+                                  "--munge-socket", m.sock, "--timeout", "3000")
+            try:
+                j = json.loads(out) if rc == 0 else {}
+            except ValueError:
+                j = {}
+            if want_rc == 0:
+                ok(rc == 0 and j.get("ranks") == good["ranks"] and j.get("ranks_next") is None
+                   and len(lost) == 1, "two pages, the second cut short once: asked again, "
+                   "merged into the %d ranks (rc %d): %s" % (len(good["ranks"]), rc, err.strip()[-200:]))
+            else:
+                ok(rc == 1 and "partial" in err and len(lost) == 2,
+                   "the second page cut short twice: exit 1 saying so (rc %d): %s" %
+                   (rc, err.strip()[-200:]))
         # a node naming itself as the leader it is not
         Fake.answer = (421, {"error": "not led here", "leader": "node9", "acting": False})
         with open(mapf) as f:
