@@ -749,6 +749,23 @@ watch_opt(int argc, char **argv, int *i, struct ctl_watch_args *sa)
 	return 0;
 }
 
+/* HOST:PORT, [V6]:PORT; the port 1 to 65535. */
+static bool
+leader_ok(const char *s)
+{
+	const char *colon = strrchr(s, ':');
+	char *end = NULL;
+	long port;
+
+	if (!colon || colon == s || strpbrk(s, "/?#@ \t"))
+		return false;
+	if (s[0] == '[' ? colon[-1] != ']' || colon - s < 3 : memchr(s, ':', (size_t)(colon - s)) != NULL)
+		return false;
+	errno = 0;
+	port = strtol(colon + 1, &end, 10);
+	return !errno && end != colon + 1 && !*end && port >= 1 && port <= 65535;
+}
+
 static int
 watch_exec(int argc, char **argv)
 {
@@ -809,6 +826,12 @@ watch_exec(int argc, char **argv)
 	if (parse_jobstep(jobarg, &job, &step) < 0) {
 		ctl_error("watch: '%s': expected JOBID or JOBID.STEP (whole numbers, e.g. 1234 or 1234.0)",
 			  pl_clip(jobarg, jobbuf, sizeof(jobbuf)));
+		rv = 2;
+		goto out;
+	}
+	if (sa.leader && !leader_ok(sa.leader)) {
+		ctl_error("watch: --leader %s: expected HOST:PORT, a layoutd's peer listener (e.g. "
+			  "gpu001:6830 or [fd00::1]:6830)", ctl_clip(sa.leader));
 		rv = 2;
 		goto out;
 	}

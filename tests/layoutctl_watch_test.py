@@ -433,6 +433,11 @@ def main():
         ok(rc == 2 and "expected JOBID or JOBID.STEP" in err, "a malformed job: usage error")
         rc, out, err, t = ctl("watch", "1.0", "--leader")
         ok(rc == 2 and "--leader needs a value" in err, "--leader without a value: usage error")
+        for bad in ("gpu001", "gpu001:0", "gpu001:70000", "a:b:6830", "http://gpu001:6830",
+                    "gpu001:68x"):
+            rc, out, err, t = ctl("watch", "1.0", "--once", "--leader", bad)
+            ok(rc == 2 and "expected HOST:PORT" in err,
+               "--leader %s: usage error saying what is accepted (rc %d)" % (bad, rc))
         rc, out, err, t = ctl("watch", "--help")
         ok(rc == 0 and "--leader HOST:PORT" in out and "--munge-socket" in out,
            "watch --help names the new options")
