@@ -19,6 +19,7 @@
 
 #include "client.h"
 #include "ctl.h"
+#include "ctl_watch.h"
 #include "proto.h"
 
 #define CTL_TIMEOUT_MS 5000L
@@ -507,19 +508,33 @@ static int watch_exec(int argc, char **argv);
 
 const struct ctl_cmd ctl_cmd_watch = {
 	"watch",
-	"JOBID[.STEP] [--once] [--json] [--interval MS]\n"
+	"JOBID[.STEP] [--once] [--json] [--interval MS] [--all-ranks]\n"
+	"[--leader HOST:PORT] [--nodes HOSTLIST] [--topology MAP]\n"
+	"[--munge-socket PATH] [--scontrol PATH] [--local]\n"
 	"[--socket PATH|http://HOST:PORT] [--timeout MS]",
-	"show what this node's ranks of a job are doing in NCCL, live",
-	"Show the node's view of a watched job from its layoutd (GET /v1/watch): one\n"
-	"row per rank and communicator with the rank's GPU (LOCAL_RANK is the rank's\n"
-	"place on the node), its tp/cp/ep/dp/pp coordinates, the collective it last\n"
-	"entered and its sequence number, its state (in-flight on the GPU, idle,\n"
-	"exited, ...) and for how long, then the daemon's verdicts (a rank that\n"
-	"exited, a rank its peers wait for, a collective stuck on the GPU).  The\n"
-	"table is refreshed in place every --interval ms (default 1000) until\n"
-	"interrupted; --once prints it once, --json prints the daemon's answer for\n"
-	"the job.  Users see only their own jobs.\n"
-	"Exit status: 0 shown, 1 no such job on this node or no answer, 2 usage.\n",
+	"show a job step's ranks in NCCL as its leader sees them, live",
+	"Show the whole step as its leader sees it (GET /v1/watch/step), from any node\n"
+	"of the step or a login host: its nodes and their state, one row per rank and\n"
+	"communicator with the rank's node, GPU, NIC, tp/cp/ep/dp/pp coordinates, the\n"
+	"collective it last entered, its sequence number, its state and for how long,\n"
+	"then the leader's findings.  The culprits (and nodes holding them) are marked\n"
+	">> (bold red on a terminal).  Beyond 64 ranks only the culprits and the ranks\n"
+	"of their communicators are shown in full (--all-ranks: every rank).\n"
+	"The leader is found so: --leader HOST:PORT (a peer listener) is asked; else\n"
+	"this host's layoutd (--socket), which answers when it leads the step and\n"
+	"names the leader when it takes part; else the step's nodes, --nodes HOSTLIST\n"
+	"or Slurm's (scontrol -o show step; --scontrol PATH), in order, over their\n"
+	"peer listeners, following a node's answer naming the leader (two hops at\n"
+	"most).  Nodes are reached at the address and peer port the cluster map gives\n"
+	"(--topology MAP, else this host's layoutd's map; NAME:6830 without one).\n"
+	"Over TCP each request carries a munge credential made as the calling user\n"
+	"(payload: the request line, 10 s to live; --munge-socket for another munged).\n"
+	"Root and the Slurm user see every step, others only their own.\n"
+	"--timeout bounds each request (default 5000 ms).  The view is refreshed in\n"
+	"place every --interval ms (default 1000) until interrupted; --once prints it\n"
+	"once, --json prints the leader's JSON, every page of ranks merged.\n"
+	"--local shows this node's view instead (GET /v1/watch on --socket).\n"
+	"Exit status: 0 shown, 1 no view (why, and each node asked, on stderr), 2 usage.\n",
 	watch_exec,
 	NULL
 };
@@ -705,17 +720,67 @@ watch_print(FILE *f, json_t *root, json_t *sel)
 	}
 }
 
+/*
+ * The step view's options with a value (--NAME VALUE or --NAME=VALUE) at
+ * argv[*i]: 1 taken (*i past its value), 0 not one of them, -1 no value.
+ */
+static int
+watch_opt(int argc, char **argv, int *i, struct ctl_watch_args *sa)
+{
+	static const char *const names[] = { "leader", "nodes", "topology", "munge-socket",
+					      "scontrol" };
+	const char **dst[] = { &sa->leader, &sa->nodes, &sa->topology, &sa->munge_socket,
+			       &sa->scontrol };
+	const char *arg = argv[*i], *v;
+	size_t k, len;
+
+	if (strncmp(arg, "--", 2) != 0)
+		return 0;
+	for (k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+		len = strlen(names[k]);
+		if (strncmp(arg + 2, names[k], len) != 0 || (arg[2 + len] && arg[2 + len] != '='))
+			continue;
+		v = arg[2 + len] == '=' ? arg + 3 + len : (*i + 1 < argc ? argv[++*i] : NULL);
+		if (!v || !*v) {
+			ctl_error("watch: --%s needs a value (see '" CTL_PROG " watch --help')", names[k]);
+			return -1;
+		}
+		*dst[k] = v;
+		return 1;
+	}
+	return 0;
+}
+
+/* HOST:PORT, [V6]:PORT; the port 1 to 65535. */
+static bool
+leader_ok(const char *s)
+{
+	const char *colon = strrchr(s, ':');
+	char *end = NULL;
+	long port;
+
+	if (!colon || colon == s || strpbrk(s, "/?#@ \t"))
+		return false;
+	if (s[0] == '[' ? colon[-1] != ']' || colon - s < 3 : memchr(s, ':', (size_t)(colon - s)) != NULL)
+		return false;
+	errno = 0;
+	port = strtol(colon + 1, &end, 10);
+	return !errno && end != colon + 1 && !*end && port >= 1 && port <= 65535;
+}
+
 static int
 watch_exec(int argc, char **argv)
 {
 	char **rest = NULL, jobbuf[PL_CLIP_BUF];
 	const char *jobarg = NULL;
 	long job, step, interval = 1000, status;
-	bool once = false, tty = isatty(STDOUT_FILENO);
+	bool once = false, local = false, tty = isatty(STDOUT_FILENO);
+	struct ctl_watch_args sa;
 	struct dargs a;
 	int i, n = 0, rv = 2;
 
 	/* Our own options and the job first; the rest is dparse's. */
+	memset(&sa, 0, sizeof(sa));
 	rest = calloc((size_t)argc + 1, sizeof(*rest));
 	if (!rest) {
 		ctl_error("watch: out of memory");
@@ -723,8 +788,18 @@ watch_exec(int argc, char **argv)
 	}
 	rest[n++] = argv[0];
 	for (i = 1; i < argc; i++) {
+		int k = watch_opt(argc, argv, &i, &sa);
+
+		if (k < 0)
+			goto out;
+		if (k > 0)
+			continue;
 		if (strcmp(argv[i], "--once") == 0) {
 			once = true;
+		} else if (strcmp(argv[i], "--local") == 0) {
+			local = true;
+		} else if (strcmp(argv[i], "--all-ranks") == 0) {
+			sa.all_ranks = true;
 		} else if (strcmp(argv[i], "--interval") == 0 || strncmp(argv[i], "--interval=", 11) == 0) {
 			const char *v = argv[i][10] == '=' ? argv[i] + 11 : (i + 1 < argc ? argv[++i] : NULL);
 
@@ -753,6 +828,29 @@ watch_exec(int argc, char **argv)
 	if (parse_jobstep(jobarg, &job, &step) < 0) {
 		ctl_error("watch: '%s': expected JOBID or JOBID.STEP (whole numbers, e.g. 1234 or 1234.0)",
 			  pl_clip(jobarg, jobbuf, sizeof(jobbuf)));
+		rv = 2;
+		goto out;
+	}
+	if (sa.leader && !leader_ok(sa.leader)) {
+		ctl_error("watch: --leader %s: expected HOST:PORT, a layoutd's peer listener (e.g. "
+			  "gpu001:6830 or [fd00::1]:6830)", ctl_clip(sa.leader));
+		rv = 2;
+		goto out;
+	}
+	if (!local) {
+		sa.job = job;
+		sa.step = step;
+		sa.socket = a.socket;
+		sa.timeout_ms = a.timeout_ms;
+		sa.interval_ms = interval;
+		sa.once = once;
+		sa.json = a.json;
+		rv = ctl_watch_step(&sa);
+		goto out;
+	}
+	if (sa.leader || sa.nodes || sa.topology || sa.munge_socket || sa.scontrol || sa.all_ranks) {
+		ctl_error("watch: --local shows this node's view: --leader, --nodes, --topology, "
+			  "--munge-socket, --scontrol and --all-ranks do not apply");
 		rv = 2;
 		goto out;
 	}

@@ -47,6 +47,7 @@ reason(int status)
 	case 404: return "Not Found";
 	case 405: return "Method Not Allowed";
 	case 409: return "Conflict";
+	case 421: return "Misdirected Request";
 	case 422: return "Unprocessable Entity";
 	case 500: return "Internal Server Error";
 	case 507: return "Insufficient Storage";

@@ -1279,8 +1279,8 @@ step_checked(struct ld_peers *p, struct mjob *j)
 	pl_err_clear(&err);
 	status = ld_peer_step_json(p, j->sq.job, j->sq.step, j->sq.from, j->sq.count, all, j->uid,
 				   &o, &err);
-	if (status == 200)
-		reply_json(j->req, 200, o);
+	if (o)
+		reply_json(j->req, status, o);
 	else
 		reply_error(j->req, status, err.text);
 }
@@ -2499,6 +2499,33 @@ step_view_json(const struct ld_peers *p, const struct ld_lead *l, uint64_t now, 
 			 "ended", l->end.ending ? json_string(l->end.text) : json_null());
 }
 
+/*
+ * The step runs here but is led elsewhere: 421 with where this node sends
+ * its summaries (the leader, or the node acting for it), so a client
+ * follows one hop instead of asking every node.
+ */
+static int
+step_elsewhere(const struct ld_peers *p, uint64_t job, uint64_t step, const char *self,
+	       const char *leader, json_t **out, pl_err_t *err)
+{
+	const struct sstep *ss;
+	const char *target = leader;
+	bool acting = false;
+
+	for (ss = p->sends; ss; ss = ss->next)
+		if (ss->job == job && ss->step == step && ss->target != SIZE_MAX &&
+		    ss->target_name[0]) {
+			target = ss->target_name;
+			acting = ss->target > 0;
+			break;
+		}
+	fail(err, 421, "job %" PRIu64 ".%" PRIu64 ": not led here (%s): ask its %s, %s", job,
+	     step, self, acting ? "acting leader" : "leader", target);
+	*out = json_pack("{s:s, s:s, s:b}", "error", err->text, "leader", target, "acting",
+			 acting);
+	return *out ? 421 : fail(err, 500, "out of memory");
+}
+
 int
 ld_peer_step_json(const struct ld_peers *p, uint64_t job, uint64_t step, uint64_t from,
 		  size_t count, bool all, long uid, json_t **out, pl_err_t *err)
@@ -2521,9 +2548,11 @@ ld_peer_step_json(const struct ld_peers *p, uint64_t job, uint64_t step, uint64_
 				    p->d->cur->conf.peer_listen == LD_PEER_LISTEN_NO ?
 				    "peer_listen = no, and the step spans several nodes" :
 				    "no summary of it has come");
+		if (leader && (all || (long)ws.uid == uid))
+			return step_elsewhere(p, job, step, ws.node, leader, out, err);
 		if (leader)
-			return fail(err, 404, "job %" PRIu64 ".%" PRIu64 ": not led here (%s): ask its "
-				    "leader, %s", job, step, ws.node, leader);
+			return fail(err, 404, "job %" PRIu64 ".%" PRIu64 ": not led here for uid %ld",
+				    job, step, uid);
 		return fail(err, 404, "job %" PRIu64 ".%" PRIu64 ": not led here (%s): ask the layoutd "
 			    "of the node of its rank 0", job, step, p->d->cur->conf.node_name);
 	}
@@ -2549,8 +2578,8 @@ ld_peer_step_reply(const struct ld_peers *p, struct evhttp_request *req, bool al
 	}
 	pl_err_clear(&err);
 	status = ld_peer_step_json(p, sq.job, sq.step, sq.from, sq.count, all, uid, &o, &err);
-	if (status == 200)
-		reply_json(req, 200, o);
+	if (o)
+		reply_json(req, status, o);
 	else
 		reply_error(req, status, err.text);
 }

@@ -147,8 +147,10 @@ json_t *ld_peer_json(const struct ld_peers *p);
  * the findings, and the ranks from rank `from` on, at most count of them,
  * each with node, GPU, NIC, coordinates and communicators) when this node
  * leads it.  all: the caller may see every job; else only uid's.  Returns
- * 200 with *out (caller frees), or 404/500 with err (naming the step's
- * leader when this node knows it) and *out NULL.
+ * 200 with *out (caller frees); 421 when the step runs here but another
+ * node leads it, *out then {"error", "leader": the node this one sends its
+ * summaries to, "acting": whether that is not the step's first node}; or
+ * 404/500 with err and *out NULL.
  */
 int ld_peer_step_json(const struct ld_peers *p, uint64_t job, uint64_t step, uint64_t from,
 		      size_t count, bool all, long uid, json_t **out, pl_err_t *err);

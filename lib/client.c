@@ -238,15 +238,15 @@ connect_unix(const struct sockaddr_un *sa, long long deadline, const char *path,
  * connection; the daemon closes after answering.
  */
 static int
-unix_request(const char *socket_path, const char *method, const char *path, const char *body,
-	     long timeout_ms, struct client_reply *reply, pl_err_t *err)
+unix_request(const char *socket_path, const char *method, const char *path, const char *header,
+	     const char *body, long timeout_ms, struct client_reply *reply, pl_err_t *err)
 {
 	struct sockaddr_un sa;
 	struct timespec ts;
 	struct sink s = { BUF_INIT, 0 };
 	long long deadline;
 	size_t blen = body ? strlen(body) : 0, off = 0, hlen;
-	char head[512], *hdr_end, *text;
+	char head[512 + CLIENT_HEADER_MAX], *hdr_end, *text;
 	int fd = -1, rv = -1;
 
 	s.b.max = (size_t)CLIENT_MAX_BODY;
@@ -262,7 +262,12 @@ unix_request(const char *socket_path, const char *method, const char *path, cons
 		return -1;
 	hlen = (size_t)snprintf(head, sizeof(head),
 				"%s %s HTTP/1.0\r\nHost: localhost\r\nContent-Type: application/json\r\n"
-				"Content-Length: %zu\r\nConnection: close\r\n\r\n", method, path, blen);
+				"Content-Length: %zu\r\n%s%sConnection: close\r\n\r\n", method, path,
+				blen, header ? header : "", header ? "\r\n" : "");
+	if (hlen >= sizeof(head)) {
+		close(fd);
+		return pl_err_set(err, "%s: the request's head is too long", socket_path);
+	}
 	while (off < hlen + blen) {
 		const char *from = off < hlen ? head + off : body + (off - hlen);
 		size_t n = off < hlen ? hlen - off : blen - (off - hlen);
@@ -324,6 +329,14 @@ client_request(const char *socket_path, const char *method, const char *path,
 	       const char *body, long timeout_ms, struct client_reply *reply,
 	       pl_err_t *err)
 {
+	return client_request_hdr(socket_path, method, path, NULL, body, timeout_ms, reply, err);
+}
+
+int
+client_request_hdr(const char *socket_path, const char *method, const char *path,
+		   const char *header, const char *body, long timeout_ms,
+		   struct client_reply *reply, pl_err_t *err)
+{
 	struct curl_slist *hdr = NULL;
 	struct sink s = { BUF_INIT, 0 };
 	char url[1024];
@@ -333,6 +346,8 @@ client_request(const char *socket_path, const char *method, const char *path,
 
 	memset(reply, 0, sizeof(*reply));
 	s.b.max = (size_t)CLIENT_MAX_BODY;
+	if (header && (strlen(header) >= CLIENT_HEADER_MAX || strpbrk(header, "\r\n")))
+		return pl_err_set(err, "%s: a request header is too long or spans lines", socket_path);
 	if (!tcp) {
 		struct stat st;
 
@@ -341,7 +356,7 @@ client_request(const char *socket_path, const char *method, const char *path,
 			return pl_err_set(err, "%s: %s", socket_path, strerror(errno));
 		if (!S_ISSOCK(st.st_mode))
 			return pl_err_set(err, "%s: not a socket", socket_path);
-		return unix_request(socket_path, method, path, body, timeout_ms, reply, err);
+		return unix_request(socket_path, method, path, header, body, timeout_ms, reply, err);
 	}
 	pthread_once(&cu_once, cu_load);
 	if (cu.loaded < 0)
@@ -362,13 +377,18 @@ client_request(const char *socket_path, const char *method, const char *path,
 	cu.easy_setopt(c, CURLOPT_NOPROXY, "*");
 	cu.easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
 	cu.easy_setopt(c, CURLOPT_WRITEDATA, &s);
+	if (header)
+		hdr = cu.slist_append(hdr, header);
 	if (strcmp(method, "POST") == 0) {
 		hdr = cu.slist_append(hdr, "Content-Type: application/json");
 		hdr = cu.slist_append(hdr, "Expect:");
 		cu.easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
 		cu.easy_setopt(c, CURLOPT_POSTFIELDS, body ? body : "");
-	} else if (strcmp(method, "GET") != 0) {
-		cu.easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+	} else {
+		if (hdr)
+			cu.easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
+		if (strcmp(method, "GET") != 0)
+			cu.easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
 	}
 	rc = cu.easy_perform(c);
 	if (rc != CURLE_OK) {

@@ -32,6 +32,18 @@ int client_request(const char *socket_path, const char *method, const char *path
 		   const char *body, long timeout_ms, struct client_reply *reply,
 		   pl_err_t *err);
 
+/* The longest extra header client_request_hdr takes (a munge credential
+ * fits). */
+#define CLIENT_HEADER_MAX 4096
+
+/*
+ * client_request with one more header line, "Name: value" (no CR or LF,
+ * shorter than CLIENT_HEADER_MAX), or NULL for none.
+ */
+int client_request_hdr(const char *socket_path, const char *method, const char *path,
+		       const char *header, const char *body, long timeout_ms,
+		       struct client_reply *reply, pl_err_t *err);
+
 /* Expand %n (node name) and %% in a socket pattern into buf.  -1 if it does
  * not fit or has another % sequence. */
 int client_socket_path(const char *pattern, const char *node, char *buf, size_t size);

@@ -13,6 +13,7 @@ node is drained in Slurm (and resumed by the test)."""
 import json
 import os
 import shutil
+import subprocess
 import threading
 import time
 
@@ -220,6 +221,38 @@ is_eq([b for b in hook.got()[hook_n:] if str(b.get("job_id", "")) == str(job)], 
 log = lab.log_tail("layoutd.%s.log" % leader[0], 400) if leader else ""
 is_eq(log.count("job %s.0: step cancelled/ended by signal: 32 of 32 ranks" % job), 1,
       "scancel: the leader's log says once that the step was ended by signal")
+
+# 1b. layoutctl watch JOBID on a node that is not the leader's: its layoutd
+# names the leader, which shows the whole step with rank 13 the culprit.
+OTHER = [n for n in ("node4", "node3", "node2") if n not in leader][0]
+
+
+def watch_from_other(alerts):
+    jobs = sorted({a["labels"].get("job_id") for a in alerts
+                   if a["labels"].get("alertname") == "ParallelLayoutHang"}, key=int)
+    p = subprocess.run([os.environ.get("LAYOUTCTL", "layoutctl"), "watch", jobs[-1], "--once",
+                        "--json", "--socket", os.path.join(lab.dir, "run", "layoutd-%s.sock" % OTHER),
+                        "--munge-socket", os.path.join(lab.dir, "munge", "munge.socket")],
+                       capture_output=True, text=True, timeout=60)
+    return p.returncode, p.stdout, p.stderr
+
+
+before = last_job_id()
+rc, out, err, when, seen, got = wl.watched(
+    STEP + [EXEC] + DRV + ["--steps", "40", "--timeout", "20", "--fault=stop:13:3"],
+    lambda a: any(x["labels"].get("alertname") == "ParallelLayoutHang" and
+                  int(x["labels"].get("job_id", 0)) > before and
+                  x["labels"].get("rank") == "13" for x in a), at_sighting=watch_from_other)
+try:
+    view = json.loads(got[1]) if got and got[0] == 0 else {}
+except ValueError:
+    view = {}
+culprits = sorted({r for f in view.get("findings", []) if f.get("kind") == "not-entered"
+                   for r in f.get("culprits", [])})
+ok(view.get("self") not in (None, OTHER) and len(view.get("ranks", [])) == 32 and culprits == [13],
+   "layoutctl watch JOBID --once --json on %s (not the leader): the leader (%s) shows all 32 "
+   "ranks and names rank 13 (%s; rc %s: %s)" % (OTHER, view.get("self"), culprits,
+                                                got and got[0], got and got[2][-300:]))
 
 # 2. Drain on: the culprit's node drained in Slurm, once; the test resumes it.
 try:

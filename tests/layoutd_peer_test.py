@@ -541,8 +541,9 @@ def main():
             ok(st == 400 and "optionally &from=RANK&count=N" in str(j),
                "GET /v1/watch/step with %s: 400 saying what is accepted" % q[1:])
         st, j = b.get_json("/v1/watch/step?job=%d&step=0" % JOB)
-        ok(st == 404 and "ask its leader, %s" % NODES[0] in str(j),
-           "a follower does not lead it, and names the leader (%s)" % str(j)[:200])
+        ok(st == 421 and "ask its leader, %s" % NODES[0] in str(j) and
+           (j or {}).get("leader") == NODES[0] and (j or {}).get("acting") is False,
+           "a follower does not lead it: 421 naming the leader (%s)" % str(j)[:200])
         pb = b.peer() or {}
         snd = (pb.get("sending") or [{}])[0]
         ok(snd.get("target") == NODES[0] and snd.get("links", [{}])[0].get("sent", 0) > 5 and

@@ -627,7 +627,7 @@ def main():
         like(d.log_text(), "verdict: job 103.0 rank 2", "stop: the verdict is logged")
         # layoutctl watch shows the node's view: a table, and the JSON of the job.
         ctl = os.environ["LAYOUTCTL"]
-        w = subprocess.run([ctl, "watch", "103", "--once", "--socket", d.sock],
+        w = subprocess.run([ctl, "watch", "103", "--local", "--once", "--socket", d.sock],
                            capture_output=True, text=True, timeout=30)
         rows = [l.split() for l in w.stdout.splitlines() if l[:5].strip().isdigit()]
         ok(w.returncode == 0 and "not-entered: rank 2 " in w.stdout and "COLLECTIVE" in w.stdout,
@@ -642,7 +642,7 @@ def main():
         ok(any(r[0] != "2" and "in-flight" in r for r in rows),
            "layoutctl watch --once: rank 2's peers are in flight")
         diag("layoutctl watch 103 --once:\n" + w.stdout)
-        w = subprocess.run([ctl, "watch", "103.0", "--json", "--socket", d.sock],
+        w = subprocess.run([ctl, "watch", "103.0", "--local", "--json", "--socket", d.sock],
                            capture_output=True, text=True, timeout=30)
         try:
             j = json.loads(w.stdout)
@@ -651,7 +651,7 @@ def main():
         ok(w.returncode == 0 and j and j[0]["job_id"] == 103 and len(j[0]["tasks"]) == WORLD
            and any(v["kind"] == "not-entered" and v["rank"] == 2 for v in j[0]["verdicts"]),
            "layoutctl watch --json: the job's step, its tasks and the verdict")
-        w = subprocess.run([ctl, "watch", "99999", "--once", "--socket", d.sock],
+        w = subprocess.run([ctl, "watch", "99999", "--local", "--once", "--socket", d.sock],
                            capture_output=True, text=True, timeout=30)
         ok(w.returncode == 1 and "no step of job 99999" in w.stderr,
            "layoutctl watch of a job not watched here: exit 1, saying so")

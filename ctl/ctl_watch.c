@@ -1,0 +1,1153 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * `layoutctl watch JOBID[.STEP]`: the whole step as its leader sees it,
+ * from any node or a login host.
+ *
+ * Finding the leader.  --leader HOST:PORT is asked directly.  Otherwise
+ * this host's layoutd is asked first (its unix socket: no credential, the
+ * socket tells it who asks): it answers the view when it leads the step,
+ * and 421 naming the node it sends its summaries to when it only takes
+ * part.  When it is not in the step (or there is none: a login host), the
+ * step's nodes come from --nodes or from Slurm (`scontrol -o show step`)
+ * and are asked in that order over their peer listeners; a node that takes
+ * part answers 421 with the leader, which is followed (at most MAX_HOPS
+ * hops).  A node's address and peer port come from the cluster map
+ * (--topology, else the local layoutd's map), as the daemons find each
+ * other; a node the map lacks is its name and port 6830.
+ *
+ * Over TCP each request carries a munge credential made here as the
+ * calling user, its payload the request line, living CRED_TTL_S; the
+ * leader shows root and the Slurm user every step, others their own.  A
+ * step larger than one page (STEP_PAGE ranks) is fetched page by page and
+ * merged; every answer is checked to be a view of the step asked before
+ * anything of it is shown.
+ */
+#define _GNU_SOURCE		/* strndup, kill */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <munge.h>
+
+#include "buf.h"
+#include "client.h"
+#include "ctl.h"
+#include "ctl_watch.h"
+#include "hosts.h"
+#include "topo.h"
+
+#define STEP_PAGE 1024		/* the leader's page of ranks, at most */
+#define MAX_PAGES 80		/* 65,536 ranks (peer_max_ranks) and then some */
+#define MAX_HOPS 2		/* redirects followed from one node */
+#define MAX_ASKED 16		/* nodes of the step asked, at most */
+#define CRED_TTL_S 10		/* the credential's life, as layoutd's munge_ttl_s */
+#define PEER_PORT 6830		/* layoutd's default peer_port */
+#define CONDENSE_AT 64		/* more ranks than this: the condensed view */
+#define GROUP_ROWS 256		/* ranks shown in full in the condensed view */
+#define SCONTROL_OUT_MAX (1 << 20)
+#define FINDING_TEXT_MAX 1000	/* bytes of a finding's text shown */
+
+extern char **environ;
+
+/* What was tried, for the message when nothing answered. */
+struct tried {
+	struct buf b;
+	unsigned n;
+};
+
+static void __attribute__((format(printf, 2, 3)))
+tried_add(struct tried *t, const char *fmt, ...)
+{
+	char line[PL_ERR_TEXT + 256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	buf_printf(&t->b, "\n  %s", line);
+	t->n++;
+}
+
+/* ---- asking: one page, over the unix socket or TCP with a credential ---- */
+
+static int
+munge_header(const struct ctl_watch_args *a, const char *line, char **out, pl_err_t *err)
+{
+	munge_ctx_t ctx = munge_ctx_create();
+	munge_err_t e;
+	char *cred = NULL;
+	struct buf h = BUF_INIT;
+
+	*out = NULL;
+	if (!ctx)
+		return pl_err_set(err, "munge: out of memory");
+	if (a->munge_socket && munge_ctx_set(ctx, MUNGE_OPT_SOCKET, a->munge_socket) != EMUNGE_SUCCESS) {
+		pl_err_set(err, "--munge-socket %s: %s", ctl_clip_path(a->munge_socket),
+			   munge_ctx_strerror(ctx));
+		munge_ctx_destroy(ctx);
+		return -1;
+	}
+	munge_ctx_set(ctx, MUNGE_OPT_TTL, CRED_TTL_S);
+	e = munge_encode(&cred, ctx, line, (int)strlen(line));
+	if (e != EMUNGE_SUCCESS) {
+		pl_err_set(err, "munge: no credential (%s)%s", munge_ctx_strerror(ctx) ?
+			   munge_ctx_strerror(ctx) : munge_strerror(e),
+			   a->munge_socket ? "" : " (munged's socket elsewhere? give --munge-socket)");
+		munge_ctx_destroy(ctx);
+		free(cred);
+		return -1;
+	}
+	munge_ctx_destroy(ctx);
+	buf_printf(&h, "X-PL-Munge: %s", cred);
+	free(cred);
+	*out = buf_take(&h);
+	return *out ? 0 : pl_err_set(err, "out of memory");
+}
+
+/*
+ * One page of the step at where (a unix socket path or http://HOST:PORT).
+ * 0 with *reply (any status), or -1 with err when no answer came (-2: no
+ * credential could be made).
+ */
+static int
+ask_page(const struct ctl_watch_args *a, const char *where, uint64_t from,
+	 struct client_reply *reply, pl_err_t *err)
+{
+	char path[160], *hdr = NULL, *line = NULL;
+	int rv;
+
+	snprintf(path, sizeof(path), "/v1/watch/step?job=%ld&step=%ld&from=%" PRIu64 "&count=%d",
+		 a->job, a->step, from, STEP_PAGE);
+	if (strncmp(where, "http://", 7) == 0) {
+		if (asprintf(&line, "GET %s", path) < 0)
+			return pl_err_set(err, "out of memory");
+		rv = munge_header(a, line, &hdr, err);
+		free(line);
+		if (rv < 0)
+			return -2;	/* no credential here: no node will do */
+	}
+	rv = client_request_hdr(where, "GET", path, hdr, NULL, a->timeout_ms, reply, err);
+	free(hdr);
+	return rv;
+}
+
+/* ---- checking an answer -------------------------------------------------- */
+
+static int
+want_int(json_t *o, const char *key, json_int_t *v, char *why, size_t n)
+{
+	json_t *x = json_object_get(o, key);
+
+	if (!json_is_integer(x)) {
+		snprintf(why, n, "'%s' is not an integer", key);
+		return -1;
+	}
+	*v = json_integer_value(x);
+	return 0;
+}
+
+/*
+ * Is page a view of job.step holding ranks from `from` on, in order?  The
+ * leader could be anything that answers on its port: every part used
+ * later is checked here.  0, or -1 with why.
+ */
+static int
+check_page(json_t *page, long job, long step, uint64_t from, char *why, size_t n)
+{
+	json_t *ranks = json_object_get(page, "ranks"), *nodes = json_object_get(page, "nodes");
+	json_t *find = json_object_get(page, "findings"), *next = json_object_get(page, "ranks_next");
+	json_t *x;
+	json_int_t j, s, total, last = -1;
+	size_t i, k;
+
+	if (!json_is_object(page))
+		return snprintf(why, n, "not a JSON object"), -1;
+	if (want_int(page, "job_id", &j, why, n) < 0 || want_int(page, "step_id", &s, why, n) < 0)
+		return -1;
+	if (j != job || s != step) {
+		snprintf(why, n, "it is the view of step %lld.%lld", (long long)j, (long long)s);
+		return -1;
+	}
+	if (want_int(page, "ranks_total", &total, why, n) < 0)
+		return -1;
+	if (!json_is_string(json_object_get(page, "role")) || !json_is_array(ranks) ||
+	    !json_is_array(nodes) || !json_is_array(find) || !(json_is_null(next) ||
+							       json_is_integer(next))) {
+		snprintf(why, n, "it lacks role, nodes, ranks, findings or ranks_next");
+		return -1;
+	}
+	json_array_foreach(nodes, i, x) {
+		if (!json_is_string(json_object_get(x, "name")) ||
+		    !json_is_string(json_object_get(x, "state"))) {
+			snprintf(why, n, "node %zu has no name or state", i);
+			return -1;
+		}
+	}
+	json_array_foreach(ranks, i, x) {
+		json_int_t r;
+
+		if (want_int(x, "rank", &r, why, n) < 0 ||
+		    !json_is_string(json_object_get(x, "node")) ||
+		    !json_is_array(json_object_get(x, "comms"))) {
+			snprintf(why, n, "rank entry %zu lacks rank, node or comms", i);
+			return -1;
+		}
+		if (r < (json_int_t)from || r <= last) {
+			snprintf(why, n, "rank %lld is out of order (the page from rank %" PRIu64 ")",
+				 (long long)r, from);
+			return -1;
+		}
+		last = r;
+	}
+	if (json_is_integer(next) && (json_integer_value(next) <= last ||
+				      json_array_size(ranks) == 0)) {
+		snprintf(why, n, "its next page (rank %lld) does not move on", (long long)
+			 json_integer_value(next));
+		return -1;
+	}
+	if (json_array_size(ranks) > (size_t)total) {
+		snprintf(why, n, "it holds more ranks than its ranks_total %lld", (long long)total);
+		return -1;
+	}
+	json_array_foreach(find, i, x) {
+		json_t *c = json_object_get(x, "culprits"), *y;
+
+		if (!json_is_string(json_object_get(x, "kind")) || !json_is_array(c)) {
+			snprintf(why, n, "finding %zu lacks kind or culprits", i);
+			return -1;
+		}
+		json_array_foreach(c, k, y) {
+			if (!json_is_integer(y)) {
+				snprintf(why, n, "finding %zu names a culprit that is not a rank", i);
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+/* ---- fetching the whole step from one place ------------------------------ */
+
+enum got { GOT_VIEW, GOT_REDIRECT, GOT_REFUSED, GOT_NONE, GOT_NO_CRED };
+
+/*
+ * Every page of the step at where, merged into *view (caller decrefs); or
+ * the leader a 421 names, into leader and *acting; or why neither.
+ */
+static enum got
+fetch_at(const struct ctl_watch_args *a, const char *where, json_t **view, char *leader,
+	 size_t leader_n, bool *acting, char *why, size_t n)
+{
+	json_t *all = NULL, *page = NULL;
+	uint64_t from = 0;
+	enum got g = GOT_NONE;
+	int pages;
+
+	*view = NULL;
+	for (pages = 0;; pages++) {
+		struct client_reply r;
+		json_error_t je;
+		pl_err_t err;
+		json_t *next;
+		bool more;
+		int k;
+
+		if (pages == MAX_PAGES) {
+			snprintf(why, n, "answered more than %d pages of ranks", MAX_PAGES);
+			g = GOT_REFUSED;
+			goto out;
+		}
+		pl_err_clear(&err);
+		k = ask_page(a, where, from, &r, &err);
+		if (k == -1 && pages > 0) {
+			/* a later page lost on the way (a busy leader closes what it
+			 * cannot finish in its request_timeout_ms): once more */
+			pl_err_clear(&err);
+			k = ask_page(a, where, from, &r, &err);
+		}
+		if (k < 0) {
+			snprintf(why, n, "%s", err.text);
+			g = k == -2 ? GOT_NO_CRED : GOT_NONE;
+			goto out;
+		}
+		page = r.body ? json_loads(r.body, 0, &je) : NULL;
+		free(r.body);
+		if (r.status != 200) {
+			const char *msg = json_string_value(json_object_get(page, "error"));
+			const char *ld = json_string_value(json_object_get(page, "leader"));
+
+			if (r.status == 421 && pages == 0 && ld && *ld && strlen(ld) < leader_n &&
+			    json_is_boolean(json_object_get(page, "acting"))) {
+				snprintf(leader, leader_n, "%s", ld);
+				*acting = json_is_true(json_object_get(page, "acting"));
+				snprintf(why, n, "%s", msg ? msg : "not led here");
+				g = GOT_REDIRECT;
+			} else {
+				snprintf(why, n, "answered %ld: %s", r.status, msg ? msg :
+					 "(no error message)");
+				g = GOT_REFUSED;
+			}
+			goto out;
+		}
+		if (!page) {
+			snprintf(why, n, "answered 200 with what is not JSON (%s)", je.text);
+			g = GOT_REFUSED;
+			goto out;
+		}
+		if (check_page(page, a->job, a->step, from, why, n) < 0) {
+			char tmp[400];
+
+			snprintf(tmp, sizeof(tmp), "%s", why);
+			snprintf(why, n, "answered what is not a view of step %ld.%ld: %.400s", a->job,
+				 a->step, tmp);
+			g = GOT_REFUSED;
+			goto out;
+		}
+		next = json_object_get(page, "ranks_next");
+		more = json_is_integer(next);
+		if (more)
+			from = (uint64_t)json_integer_value(next);
+		if (!all) {
+			all = page;
+		} else {
+			json_array_extend(json_object_get(all, "ranks"), json_object_get(page, "ranks"));
+			json_decref(page);
+		}
+		page = NULL;
+		if (!more)
+			break;
+	}
+	/* one view now: no page follows */
+	json_object_set_new(all, "ranks_next", json_null());
+	g = GOT_VIEW;
+out:
+	json_decref(page);
+	if (g == GOT_VIEW)
+		*view = all;
+	else
+		json_decref(all);
+	return g;
+}
+
+/* ---- where the nodes are: the map ----------------------------------------- */
+
+struct wctx {
+	struct ctl_watch_args *a;
+	struct topo_map *map;
+	bool map_tried;
+	char map_why[PL_ERR_TEXT];
+	char where[300];		/* the leader found: its socket or URL */
+	bool no_cred;			/* munge made no credential: stop asking */
+	char name[128];			/* and its node name, or "" */
+	struct tried t;
+};
+
+static void
+load_map(struct wctx *c)
+{
+	struct client_reply r;
+	pl_err_t err;
+
+	c->map_tried = true;
+	pl_err_clear(&err);
+	if (c->a->topology) {
+		c->map = topo_load(c->a->topology, &err);
+		if (!c->map)
+			snprintf(c->map_why, sizeof(c->map_why), "--topology %.400s", err.text);
+		return;
+	}
+	if (!c->a->socket) {
+		snprintf(c->map_why, sizeof(c->map_why), "no cluster map: no layoutd on this host "
+			 "to ask for it, and no --topology MAP");
+		return;
+	}
+	if (client_request(c->a->socket, "GET", "/v1/topology", NULL, c->a->timeout_ms, &r,
+			   &err) < 0 || r.status != 200) {
+		snprintf(c->map_why, sizeof(c->map_why), "no cluster map: this host's layoutd %s, "
+			 "and no --topology MAP", r.status ? "did not give its map" :
+			 "does not answer");
+		free(r.body);
+		return;
+	}
+	c->map = topo_from_json_text(r.body, &err);
+	free(r.body);
+	if (!c->map)
+		snprintf(c->map_why, sizeof(c->map_why), "the local layoutd's map: %.400s", err.text);
+}
+
+/* The peer listener of node name: as the map says, else NAME:6830. */
+static void
+resolve(struct wctx *c, const char *name, char *url, size_t n)
+{
+	const char *host = name, *addr = NULL;
+	int port = PEER_PORT, pp = 0;
+	long i;
+
+	if (!c->map_tried)
+		load_map(c);
+	i = c->map ? topo_find_node(c->map, name) : -1;
+	if (i >= 0 && topo_node_peer(c->map, i, &addr, &pp) == 0) {
+		if (addr && *addr)
+			host = addr;
+		if (pp > 0)
+			port = pp;
+	}
+	if (strchr(host, ':'))
+		snprintf(url, n, "http://[%s]:%d", host, port);
+	else
+		snprintf(url, n, "http://%s:%d", host, port);
+}
+
+/* ---- the step's nodes from Slurm ------------------------------------------ */
+
+/*
+ * `scontrol -o show step ID`'s output (one line per step) parsed
+ * strictly: every line "StepId=JOB.STEP ... NodeList=HOSTLIST ...".  Steps
+ * not numbered (extern, batch, interactive) are left out.  With step >= 0
+ * that step's node list, else the job's only numbered step's (*step set);
+ * caller frees *nodelist.  0, or -1 with err.
+ */
+int
+ctl_watch_parse_steps(const char *text, long job, long *step, char **nodelist, pl_err_t *err)
+{
+	const char *line = text, *eol;
+	char found[256] = "";
+	long lineno = 0, nfound = 0;
+
+	*nodelist = NULL;
+	for (; line && *line; line = eol ? eol + 1 : NULL) {
+		const char *nl, *sp, *id;
+		char *end = NULL;
+		long j, st;
+
+		eol = strchr(line, '\n');
+		lineno++;
+		if (line == eol || (!eol && !*line))
+			continue;
+		if (strncmp(line, "StepId=", 7) != 0)
+			return pl_err_set(err, "line %ld is not a step (want StepId=JOB.STEP ...): %.60s",
+					  lineno, line);
+		id = line + 7;
+		errno = 0;
+		j = strtol(id, &end, 10);
+		if (errno || end == id || *end != '.' || j != job)
+			return pl_err_set(err, "line %ld: StepId=%.30s is not a step of job %ld", lineno,
+					  id, job);
+		id = end + 1;
+		if (*id < '0' || *id > '9')
+			continue;	/* extern, batch, interactive */
+		st = strtol(id, &end, 10);
+		if (errno || (*end != ' ' && *end != '\n' && *end))
+			return pl_err_set(err, "line %ld: StepId=%ld.%.20s: the step is not a number",
+					  lineno, job, id);
+		for (nl = end; nl && (!eol || nl < eol); nl = strchr(nl + 1, ' '))
+			if (strncmp(nl, " NodeList=", 10) == 0)
+				break;
+		if (!nl || (eol && nl >= eol))
+			return pl_err_set(err, "line %ld: step %ld.%ld has no NodeList=", lineno, job, st);
+		nl += 10;
+		for (sp = nl; *sp && *sp != ' ' && *sp != '\n'; sp++)
+			;
+		if (sp == nl || (sp - nl == 6 && strncmp(nl, "(null)", 6) == 0))
+			return pl_err_set(err, "line %ld: step %ld.%ld has no nodes", lineno, job, st);
+		if (*step >= 0 && st != *step)
+			continue;
+		nfound++;
+		if (strlen(found) + 24 < sizeof(found))
+			snprintf(found + strlen(found), sizeof(found) - strlen(found), "%s%ld.%ld",
+				 found[0] ? ", " : "", job, st);
+		free(*nodelist);
+		*nodelist = strndup(nl, (size_t)(sp - nl));
+		if (!*nodelist)
+			return pl_err_set(err, "out of memory");
+		if (*step < 0)
+			*step = st;
+	}
+	if (nfound == 1)
+		return 0;
+	free(*nodelist);
+	*nodelist = NULL;
+	if (nfound == 0 && *step >= 0)
+		return pl_err_set(err, "Slurm lists no step %ld.%ld", job, *step);
+	if (nfound == 0)
+		return pl_err_set(err, "Slurm lists no numbered step of job %ld", job);
+	*step = -1;
+	return pl_err_set(err, "job %ld has several steps (%s): give JOBID.STEP", job, found);
+}
+
+/* Run scontrol -o show step ID; its stdout (caller frees), or NULL with err. */
+static char *
+run_scontrol(const struct ctl_watch_args *a, const char *id, pl_err_t *err)
+{
+	const char *prog = a->scontrol ? a->scontrol : "scontrol";
+	char *argv[] = { (char *)prog, (char *)"-o", (char *)"show", (char *)"step", (char *)id,
+			 NULL };
+	posix_spawn_file_actions_t fa;
+	struct buf out = BUF_INIT, errb = BUF_INIT;
+	struct timespec t0, t;
+	int po[2] = { -1, -1 }, pe[2] = { -1, -1 }, status = 0, e;
+	pid_t pid = -1;
+	bool open_o = true, open_e = true, late = false;
+
+	if (pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0) {
+		pl_err_set(err, "pipe: %s", strerror(errno));
+		goto fail;
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, po[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, pe[1], 2);
+	e = posix_spawnp(&pid, prog, &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(po[1]);
+	close(pe[1]);
+	po[1] = pe[1] = -1;
+	if (e) {
+		pid = -1;
+		pl_err_set(err, "%s: %s", ctl_clip_path(prog), strerror(e));
+		goto fail;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (open_o || open_e) {
+		struct pollfd pf[2] = { { open_o ? po[0] : -1, POLLIN, 0 },
+					{ open_e ? pe[0] : -1, POLLIN, 0 } };
+		long left;
+		int k;
+
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		left = a->timeout_ms - ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
+		if (left <= 0) {
+			late = true;
+			break;
+		}
+		if (poll(pf, 2, (int)left) < 0 && errno != EINTR)
+			break;
+		for (k = 0; k < 2; k++) {
+			char chunk[4096];
+			ssize_t r;
+
+			if (!(pf[k].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			r = read(pf[k].fd, chunk, sizeof(chunk));
+			if (r <= 0) {
+				if (k == 0)
+					open_o = false;
+				else
+					open_e = false;
+				continue;
+			}
+			if ((k ? &errb : &out)->len < SCONTROL_OUT_MAX)
+				buf_add(k ? &errb : &out, chunk, (size_t)r);
+		}
+	}
+	if (late)
+		kill(pid, SIGKILL);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	pid = -1;
+	if (late) {
+		pl_err_set(err, "%s -o show step %s: no answer in %ld ms", ctl_clip_path(prog), id,
+			   a->timeout_ms);
+		goto fail;
+	}
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		while (errb.len && (errb.s[errb.len - 1] == '\n'))
+			errb.s[--errb.len] = '\0';
+		pl_err_set(err, "%s -o show step %s failed: %s", ctl_clip_path(prog), id,
+			   errb.len ? ctl_clip(errb.s) : "(nothing said)");
+		goto fail;
+	}
+	buf_free(&errb);
+	close(po[0]);
+	close(pe[0]);
+	if (out.bad) {
+		buf_free(&out);
+		pl_err_set(err, "out of memory");
+		return NULL;
+	}
+	if (!out.s)
+		buf_adds(&out, "");
+	return buf_take(&out);
+fail:
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+	}
+	for (e = 0; e < 2; e++) {
+		if (po[e] >= 0)
+			close(po[e]);
+		if (pe[e] >= 0)
+			close(pe[e]);
+	}
+	buf_free(&out);
+	buf_free(&errb);
+	return NULL;
+}
+
+/* ---- finding the leader ---------------------------------------------------- */
+
+/* Ask where (desc names it), following redirects.  true with *view. */
+static bool
+ask_chain(struct wctx *c, const char *where, const char *desc, json_t **view)
+{
+	char cur[300], curdesc[512], leader[128], why[PL_ERR_TEXT], url[300];
+	bool acting = false;
+	int hop;
+
+	snprintf(cur, sizeof(cur), "%s", where);
+	snprintf(curdesc, sizeof(curdesc), "%s", desc);
+	for (hop = 0;; hop++) {
+		enum got g = fetch_at(c->a, cur, view, leader, sizeof(leader), &acting, why,
+				      sizeof(why));
+
+		if (g == GOT_VIEW) {
+			snprintf(c->where, sizeof(c->where), "%s", cur);
+			return true;
+		}
+		if (g != GOT_REDIRECT) {
+			tried_add(&c->t, "%s: %s", curdesc, why);
+			c->no_cred = g == GOT_NO_CRED;
+			return false;
+		}
+		if (hop == MAX_HOPS) {
+			tried_add(&c->t, "%s: sends to %s too (%d hops followed; not further)", curdesc,
+				  ctl_clip(leader), MAX_HOPS);
+			return false;
+		}
+		resolve(c, leader, url, sizeof(url));
+		if (strcmp(url, cur) == 0) {
+			tried_add(&c->t, "%s: names itself (%s) as the %s, yet leads it not", curdesc,
+				  ctl_clip(leader), acting ? "acting leader" : "leader");
+			return false;
+		}
+		snprintf(c->name, sizeof(c->name), "%s", leader);
+		snprintf(curdesc, sizeof(curdesc), "%.100s (%s of %s, at %.200s)", leader,
+			 acting ? "the acting leader" : "the leader", "the step", url);
+		snprintf(cur, sizeof(cur), "%s", url);
+	}
+}
+
+/* The local layoutd's steps of the job (GET /v1/watch): its only step, or -1. */
+static long
+local_step(struct wctx *c, char *why, size_t n)
+{
+	struct client_reply r;
+	json_t *root, *steps, *s;
+	long found = -1;
+	size_t i, k = 0;
+	pl_err_t err;
+
+	pl_err_clear(&err);
+	why[0] = '\0';
+	if (!c->a->socket)
+		return -1;
+	if (client_request(c->a->socket, "GET", "/v1/watch", NULL, c->a->timeout_ms, &r,
+			   &err) < 0) {
+		tried_add(&c->t, "this node's layoutd (%s): %s", ctl_clip_path(c->a->socket),
+			  err.text);
+		return -1;
+	}
+	root = r.status == 200 && r.body ? json_loads(r.body, 0, NULL) : NULL;
+	free(r.body);
+	steps = json_object_get(root, "steps");
+	json_array_foreach(steps, i, s) {
+		if (json_integer_value(json_object_get(s, "job_id")) != c->a->job)
+			continue;
+		if (k++ == 0)
+			found = (long)json_integer_value(json_object_get(s, "step_id"));
+	}
+	json_decref(root);
+	if (k == 0)
+		tried_add(&c->t, "this node's layoutd (%s): no step of job %ld runs here (or it is "
+			  "not yours)", ctl_clip_path(c->a->socket), c->a->job);
+	if (k > 1) {
+		snprintf(why, n, "this node runs %zu steps of job %ld: give JOBID.STEP", k, c->a->job);
+		return -2;
+	}
+	return found;
+}
+
+/*
+ * This host's layoutd: its view when it leads, else the leader it names.
+ * 1 with *view, 0 to go on with the step's nodes, -1 when the leader it
+ * named did not answer (nothing else to ask).
+ */
+static int
+ask_local(struct wctx *c, json_t **view)
+{
+	struct ctl_watch_args *a = c->a;
+	char leader[128], why[PL_ERR_TEXT], url[300], desc[512];
+	bool acting = false;
+	enum got g = fetch_at(a, a->socket, view, leader, sizeof(leader), &acting, why, sizeof(why));
+
+	if (g == GOT_VIEW) {
+		snprintf(c->where, sizeof(c->where), "%s", a->socket);
+		return 1;
+	}
+	tried_add(&c->t, "this node's layoutd (%s): %s", ctl_clip_path(a->socket), why);
+	if (g != GOT_REDIRECT)
+		return 0;
+	resolve(c, leader, url, sizeof(url));
+	snprintf(c->name, sizeof(c->name), "%s", leader);
+	snprintf(desc, sizeof(desc), "%.100s (the %s named by this node, at %.200s)", leader,
+		 acting ? "acting leader" : "leader", url);
+	return ask_chain(c, url, desc, view) ? 1 : -1;
+}
+
+/*
+ * The step's nodes into names: --nodes, or Slurm's (a->step set when it
+ * was not given).  0, 1 when there are none (why in c->t), 2 after a usage
+ * error.
+ */
+static int
+step_nodes(struct wctx *c, struct hosts *names, bool *slurm)
+{
+	struct ctl_watch_args *a = c->a;
+	char *nodelist = NULL, *out = NULL, id[48];
+	pl_err_t err;
+	int rv = 1;
+
+	pl_err_clear(&err);
+	*slurm = false;
+	if (a->nodes) {
+		if (hosts_expand(names, a->nodes, 100000, &err) < 0) {
+			ctl_error("watch: --nodes=%s: %s", ctl_clip(a->nodes), err.text);
+			return 2;
+		}
+		if (a->step < 0) {
+			ctl_error("watch: with --nodes, give JOBID.STEP");
+			return 2;
+		}
+		return 0;
+	}
+	if (a->step >= 0)
+		snprintf(id, sizeof(id), "%ld.%ld", a->job, a->step);
+	else
+		snprintf(id, sizeof(id), "%ld", a->job);
+	out = run_scontrol(a, id, &err);
+	if (!out || ctl_watch_parse_steps(out, a->job, &a->step, &nodelist, &err) < 0)
+		tried_add(&c->t, "Slurm: %s", err.text);
+	else if (hosts_expand(names, nodelist, 100000, &err) < 0)
+		tried_add(&c->t, "Slurm: step %s: NodeList=%s: %s", id, ctl_clip(nodelist), err.text);
+	else
+		rv = 0;
+	*slurm = rv == 0;
+	free(out);
+	free(nodelist);
+	return rv;
+}
+
+/*
+ * Find the step's leader and fetch its view (*view, caller decrefs).
+ * 0, or 1 after printing why there is none (2 after a usage error).
+ */
+static int
+discover(struct wctx *c, json_t **view)
+{
+	struct ctl_watch_args *a = c->a;
+	struct hosts names = { 0, NULL };
+	char why[PL_ERR_TEXT], url[300], desc[512];
+	bool slurm = false;
+	long i;
+	int rv = 1, k;
+
+	*view = NULL;
+	c->t.b.len = 0;
+	if (c->t.b.s)
+		c->t.b.s[0] = '\0';
+	c->t.n = 0;
+	c->name[0] = '\0';
+	if (a->step < 0) {
+		long st = local_step(c, why, sizeof(why));
+
+		if (st == -2) {
+			ctl_error("watch: %s", why);
+			return 1;
+		}
+		a->step = st;
+	}
+	if (a->leader) {
+		snprintf(url, sizeof(url), "http://%s", a->leader);
+		snprintf(desc, sizeof(desc), "--leader %s", ctl_clip(a->leader));
+		if (a->step < 0) {
+			ctl_error("watch: with --leader, give JOBID.STEP");
+			return 2;
+		}
+		if (ask_chain(c, url, desc, view))
+			return 0;
+		goto none;
+	}
+	if (a->socket && a->step >= 0) {
+		k = ask_local(c, view);
+		if (k > 0)
+			return 0;
+		if (k < 0)
+			goto none;
+	}
+	rv = step_nodes(c, &names, &slurm);
+	if (rv == 2)
+		goto out;
+	for (i = 0; rv == 0 && i < names.n && i < MAX_ASKED; i++) {
+		resolve(c, names.names[i], url, sizeof(url));
+		snprintf(c->name, sizeof(c->name), "%s", names.names[i]);
+		snprintf(desc, sizeof(desc), "%.100s (node %ld of the step%s, at %.200s)", names.names[i],
+			 i + 1, slurm ? " as Slurm lists it" : "", url);
+		if (ask_chain(c, url, desc, view))
+			goto out;
+		if (c->no_cred)
+			break;
+	}
+	if (names.n > MAX_ASKED)
+		tried_add(&c->t, "(the step's other %ld nodes not asked: give --leader HOST:PORT)",
+			  names.n - MAX_ASKED);
+none:
+	if (!c->map && c->map_tried)
+		tried_add(&c->t, "(%s: the nodes were asked at NAME:%d)", c->map_why, PEER_PORT);
+	if (a->step >= 0)
+		ctl_error("watch: step %ld.%ld: no leader answered with its view; asked:%s", a->job,
+			  a->step, c->t.b.s ? c->t.b.s : " nothing");
+	else
+		ctl_error("watch: job %ld: which step? asked:%s", a->job,
+			  c->t.b.s ? c->t.b.s : " nothing");
+	rv = 1;
+out:
+	hosts_free(&names);
+	return rv;
+}
+
+/* ---- showing it ------------------------------------------------------------- */
+
+struct marks {
+	json_int_t *cul;		/* culprit ranks, sorted */
+	size_t ncul;
+	const char **hash;		/* their communicators' hashes */
+	size_t nhash;
+};
+
+static int
+cmp_int(const void *x, const void *y)
+{
+	json_int_t a = *(const json_int_t *)x, b = *(const json_int_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+static void
+marks_of(json_t *view, struct marks *m)
+{
+	json_t *find = json_object_get(view, "findings"), *f, *r;
+	size_t i, k, n = 0;
+
+	memset(m, 0, sizeof(*m));
+	json_array_foreach(find, i, f)
+		n += json_array_size(json_object_get(f, "culprits"));
+	m->cul = n ? calloc(n, sizeof(*m->cul)) : NULL;
+	m->hash = json_array_size(find) ? calloc(json_array_size(find), sizeof(*m->hash)) : NULL;
+	json_array_foreach(find, i, f) {
+		const char *h = json_string_value(json_object_get(f, "comm_hash"));
+
+		if (m->hash && h && *h)
+			m->hash[m->nhash++] = h;
+		json_array_foreach(json_object_get(f, "culprits"), k, r)
+			if (m->cul)
+				m->cul[m->ncul++] = json_integer_value(r);
+	}
+	if (m->ncul)
+		qsort(m->cul, m->ncul, sizeof(*m->cul), cmp_int);
+}
+
+static bool
+is_culprit(const struct marks *m, json_int_t rank)
+{
+	return m->ncul && bsearch(&rank, m->cul, m->ncul, sizeof(*m->cul), cmp_int);
+}
+
+/* Does rank r hold a communicator of a finding? */
+static bool
+in_group(const struct marks *m, json_t *r)
+{
+	json_t *cm;
+	size_t i, k;
+
+	json_array_foreach(json_object_get(r, "comms"), i, cm) {
+		const char *h = json_string_value(json_object_get(cm, "hash"));
+
+		for (k = 0; h && k < m->nhash; k++)
+			if (strcmp(h, m->hash[k]) == 0)
+				return true;
+	}
+	return false;
+}
+
+static const char *
+vstr(json_t *o, const char *key, char *buf, size_t size)
+{
+	const char *v = json_string_value(json_object_get(o, key));
+
+	return pl_clip(v && *v ? v : "-", buf, size);
+}
+
+static void
+rank_rows(FILE *f, json_t *r, bool culprit, bool tty)
+{
+	char node[PL_CLIP_BUF], nic[PL_CLIP_BUF], name[PL_CLIP_BUF], func[PL_CLIP_BUF];
+	char state[48], age[32], gpu[24] = "-";
+	json_t *co = json_object_get(r, "coords"), *comms = json_object_get(r, "comms"), *st;
+	bool exited = json_is_true(json_object_get(r, "exited"));
+	size_t i, n = json_array_size(comms);
+
+	st = json_object_get(r, "exit_status");
+	if (exited && json_is_integer(st) && (json_integer_value(st) & 0x7f) == 0)
+		snprintf(state, sizeof(state), "exited(%lld)",
+			 (long long)(json_integer_value(st) >> 8 & 0xff));
+	else if (exited && json_is_integer(st))
+		snprintf(state, sizeof(state), "signal(%lld)",
+			 (long long)(json_integer_value(st) & 0x7f));
+	else if (exited)
+		snprintf(state, sizeof(state), "exited");
+	else if (json_is_false(json_object_get(r, "present")))
+		snprintf(state, sizeof(state), "absent");
+	else
+		snprintf(state, sizeof(state), "idle");
+	if (json_integer_value(json_object_get(r, "gpu")) >= 0)
+		snprintf(gpu, sizeof(gpu), "%lld", (long long)json_integer_value(json_object_get(r, "gpu")));
+	for (i = 0; i < (n ? n : 1); i++) {
+		json_t *m = json_array_get(comms, i), *le = json_object_get(m, "last_entered");
+		char what[48];
+
+		snprintf(what, sizeof(what), "%s", state);
+		snprintf(age, sizeof(age), "-");
+		if (m && !exited && json_is_true(json_object_get(m, "in_flight"))) {
+			snprintf(what, sizeof(what), "in-flight");
+			snprintf(age, sizeof(age), "%.1fs",
+				 json_number_value(json_object_get(m, "in_flight_s")));
+		} else if (m && !exited) {
+			if (json_is_true(json_object_get(m, "finalized")))
+				snprintf(what, sizeof(what), "finalized");
+			if (json_integer_value(json_object_get(m, "entered")) > 0)
+				snprintf(age, sizeof(age), "%.1fs",
+					 json_number_value(json_object_get(le, "age_s")));
+		}
+		if (culprit && tty)
+			fputs("\033[1;31m", f);
+		fprintf(f, "%-2s %6lld %-12.12s %3s %-8.8s %3lld %3lld %3lld %3lld %3lld  "
+			"%-10.10s %-14.14s %8lld  %-11s %s", culprit ? ">>" : "",
+			(long long)json_integer_value(json_object_get(r, "rank")),
+			vstr(r, "node", node, sizeof(node)), gpu,
+			vstr(r, "nic", nic, sizeof(nic)),
+			(long long)json_integer_value(json_object_get(co, "tp")),
+			(long long)json_integer_value(json_object_get(co, "cp")),
+			(long long)json_integer_value(json_object_get(co, "ep")),
+			(long long)json_integer_value(json_object_get(co, "dp")),
+			(long long)json_integer_value(json_object_get(co, "pp")),
+			m ? vstr(m, "name", name, sizeof(name)) : "-",
+			m ? vstr(le, "func", func, sizeof(func)) : "-",
+			(long long)json_integer_value(json_object_get(le, "seq")), what, age);
+		if (culprit && tty)
+			fputs("\033[0m", f);
+		fputc('\n', f);
+	}
+}
+
+/* A finding's text whole (pl_clip would cut it at 64): control bytes as
+ * '?', at most max bytes. */
+static void
+put_text(FILE *f, const char *t, size_t max)
+{
+	size_t i;
+
+	for (i = 0; t[i] && i < max; i++)
+		fputc((unsigned char)t[i] < 0x20 || t[i] == 0x7f ? '?' : t[i], f);
+	if (t[i])
+		fputs("...", f);
+}
+
+/* A line per node; marked when it holds a culprit or is lost. */
+static void
+print_nodes(FILE *f, json_t *v, const struct marks *mk, bool tty)
+{
+	char b1[PL_CLIP_BUF], b2[PL_CLIP_BUF], b3[PL_CLIP_BUF];
+	json_t *nodes = json_object_get(v, "nodes"), *ranks = json_object_get(v, "ranks");
+	json_t *find = json_object_get(v, "findings"), *x;
+	const char **held = mk->ncul ? calloc(mk->ncul, sizeof(*held)) : NULL;
+	size_t i, nheld = 0;
+
+	/* the culprits' nodes, in one pass over the ranks */
+	json_array_foreach(ranks, i, x)
+		if (held && nheld < mk->ncul &&
+		    is_culprit(mk, json_integer_value(json_object_get(x, "rank"))))
+			held[nheld++] = json_string_value(json_object_get(x, "node"));
+	fprintf(f, "%-2s %-16s %-8s %6s %8s\n", "", "NODE", "STATE", "RANKS", "LAST");
+	json_array_foreach(nodes, i, x) {
+		const char *name = json_string_value(json_object_get(x, "name"));
+		json_t *last = json_object_get(x, "last_s"), *r;
+		bool hit = false;
+		size_t k;
+
+		for (k = 0; k < nheld && !hit; k++)
+			hit = strcmp(held[k], name) == 0;
+		json_array_foreach(find, k, r) {
+			const char *fn = json_string_value(json_object_get(r, "node"));
+
+			if (fn && strcmp(fn, name) == 0 &&
+			    strcmp(json_string_value(json_object_get(r, "kind")), "node-lost") == 0)
+				hit = true;
+		}
+		if (hit && tty)
+			fputs("\033[1;31m", f);
+		if (json_is_number(last))
+			snprintf(b3, sizeof(b3), "%.1fs", json_number_value(last));
+		else
+			snprintf(b3, sizeof(b3), "-");
+		fprintf(f, "%-2s %-16.16s %-8.8s %6lld %8s", hit ? ">>" : "",
+			vstr(x, "name", b1, sizeof(b1)), vstr(x, "state", b2, sizeof(b2)),
+			(long long)json_integer_value(json_object_get(x, "ranks")), b3);
+		if (hit && tty)
+			fputs("\033[0m", f);
+		fputc('\n', f);
+	}
+	free(held);
+}
+
+static void
+print_view(FILE *f, json_t *v, const struct wctx *c, bool tty)
+{
+	char b1[PL_CLIP_BUF], b2[PL_CLIP_BUF], b3[PL_CLIP_BUF];
+	json_t *nodes = json_object_get(v, "nodes"), *ranks = json_object_get(v, "ranks");
+	json_t *find = json_object_get(v, "findings"), *lay = json_object_get(v, "layout"), *x;
+	const char *role = json_string_value(json_object_get(v, "role"));
+	size_t i, nr = json_array_size(ranks), shown = 0, left = 0;
+	bool condensed = nr > CONDENSE_AT && !c->a->all_ranks;
+	struct marks m;
+
+	marks_of(v, &m);
+	fprintf(f, "step %ld.%ld  world %lld  tp%lld cp%lld ep%lld dp%lld pp%lld  %zu nodes, %zu ranks\n",
+		c->a->job, c->a->step, (long long)json_integer_value(json_object_get(v, "world")),
+		(long long)json_integer_value(json_object_get(lay, "tp")),
+		(long long)json_integer_value(json_object_get(lay, "cp")),
+		(long long)json_integer_value(json_object_get(lay, "ep")),
+		(long long)json_integer_value(json_object_get(lay, "dp")),
+		(long long)json_integer_value(json_object_get(lay, "pp")), json_array_size(nodes), nr);
+	fprintf(f, "leader %s%s%s%s (%s)\n", vstr(v, "self", b1, sizeof(b1)),
+		role && strcmp(role, "acting") == 0 ? ", acting for " : "",
+		role && strcmp(role, "acting") == 0 ? vstr(v, "leader", b2, sizeof(b2)) : "",
+		role && strcmp(role, "unordered") == 0 ? ", the step's node order unknown to it" : "",
+		pl_clip(c->where, b3, sizeof(b3)));
+	print_nodes(f, v, &m, tty);
+	fprintf(f, "%-2s %6s %-12s %3s %-8s %3s %3s %3s %3s %3s  %-10s %-14s %8s  %-11s %s\n", "",
+		"RANK", "NODE", "GPU", "NIC", "TP", "CP", "EP", "DP", "PP", "COMM", "COLLECTIVE",
+		"SEQ", "STATE", "FOR");
+	json_array_foreach(ranks, i, x) {
+		bool cul = is_culprit(&m, json_integer_value(json_object_get(x, "rank")));
+
+		if (condensed && ((!cul && !in_group(&m, x)) || shown >= GROUP_ROWS)) {
+			left++;
+			continue;
+		}
+		rank_rows(f, x, cul, tty);
+		shown++;
+	}
+	if (left && json_array_size(find))
+		fprintf(f, "   (%zu ranks more: the culprits and their groups are shown; --all-ranks or "
+			"--json for every rank)\n", left);
+	else if (left)
+		fprintf(f, "   (%zu ranks, nothing found: --all-ranks or --json for every rank)\n",
+			left);
+	if (json_array_size(find) == 0)
+		fprintf(f, "findings: none\n");
+	else
+		fprintf(f, "findings:\n");
+	json_array_foreach(find, i, x) {
+		const char *t = json_string_value(json_object_get(x, "text"));
+
+		if (tty)
+			fputs("\033[1;31m", f);
+		fprintf(f, ">> %s: ", vstr(x, "kind", b1, sizeof(b1)));
+		put_text(f, t && *t ? t : "-", FINDING_TEXT_MAX);
+		if (tty)
+			fputs("\033[0m", f);
+		fputc('\n', f);
+	}
+	free(m.cul);
+	free(m.hash);
+}
+
+/* ---- the command --------------------------------------------------------------- */
+
+static volatile sig_atomic_t stop_now;
+
+static void
+on_stop(int sig)
+{
+	(void)sig;
+	stop_now = 1;
+}
+
+int
+ctl_watch_step(struct ctl_watch_args *a)
+{
+	struct wctx c;
+	bool tty = isatty(STDOUT_FILENO);
+	int rv = 1;
+
+	memset(&c, 0, sizeof(c));
+	c.a = a;
+	if (a->json)
+		a->once = true;
+	if (!a->once) {
+		signal(SIGINT, on_stop);
+		signal(SIGTERM, on_stop);
+	}
+	for (;;) {
+		json_t *view = NULL;
+		char leader[128], why[PL_ERR_TEXT];
+		bool acting;
+
+		/* the leader found before first; a new search when it fails */
+		if (!c.where[0] || fetch_at(a, c.where, &view, leader, sizeof(leader), &acting, why,
+					    sizeof(why)) != GOT_VIEW) {
+			c.where[0] = '\0';
+			rv = discover(&c, &view);
+			if (rv)
+				break;
+		}
+		if (a->json) {
+			if (json_dumpf(view, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+				       JSON_REAL_PRECISION(12)) < 0)
+				rv = 1;
+			fputc('\n', stdout);
+		} else {
+			if (!a->once && tty)
+				fputs("\033[H\033[2J", stdout);
+			print_view(stdout, view, &c, tty);
+		}
+		fflush(stdout);
+		json_decref(view);
+		if (a->once || stop_now)
+			break;
+		{
+			struct timespec ts = { a->interval_ms / 1000, (a->interval_ms % 1000) * 1000000L };
+
+			while (nanosleep(&ts, &ts) < 0 && errno == EINTR && !stop_now)
+				;
+		}
+		if (stop_now)
+			break;
+	}
+	topo_free(c.map);
+	buf_free(&c.t.b);
+	return rv;
+}
