@@ -37,13 +37,7 @@
  * the newest) and sends them on with its own in one batch a round (POST
  * /v1/peer/batch); see fanin_width() and docs/ARCHITECTURE.md.
  *
- * The leader keeps per node the last summary (its ranks copied into one
- * array of judge_rank, rebased on receipt), when it came, its boot_id and
- * msg_seq; a summary not newer than the held one from the same daemon
- * start is refused as stale.  A node silent for peer_lost_s is lost (its
- * ranks not present for the judge, which reports the node); a node whose
- * last summary had every rank exited is done, never lost.  A restarted
- * leader has nothing to rebuild: the next summaries are the whole state.
+ * The steps this node leads, their judge and their view: layoutd_lead.c.
  */
 #define _GNU_SOURCE		/* pipe2 */
 #include "config.h"
@@ -80,26 +74,21 @@
 #include "layoutd_conn.h"
 #include "layoutd_curl.h"
 #include "layoutd_peer.h"
+#include "layoutd_peer_int.h"
 #include "layoutd_watch.h"
 #include "sha256.h"
 #include "summary.h"
 #include "topo.h"
 
-#define NAXES SUM_NAXES
-#define NS UINT64_C(1000000000)
 #define MJ_QUEUE_MAX 4096		/* munge jobs waiting for the worker */
 #define CRED_MAX 4096			/* the longest credential taken */
-#define LEAD_MAX_FINDINGS 256		/* findings kept per step and round */
 #define REFUSAL_LOG_MS 10000.0		/* one line per reason this often */
 #define PEER_CONNECT_MS 1000L		/* connecting to a peer, at most */
-#define WHY_LEN 200
 /* GET /v1/watch/step gives at most this many ranks an answer: building a
  * 16,384-rank step's whole answer (39 MB) held the loop 1.4 s. */
 #define STEP_PAGE 1024
 #define STEP_QUERY_HELP "want the query job=JOBID&step=STEPID, optionally &from=RANK&count=N " \
 	"(a page of at most 1024 ranks)"
-
-static const char *const axes[NAXES] = { "tp", "cp", "ep", "dp", "pp" };
 
 static const char *const refusal_names[LD_NREFUSE] = {
 	"request", "unauthenticated", "replayed", "expired", "credential", "uid", "checksum",
@@ -107,51 +96,6 @@ static const char *const refusal_names[LD_NREFUSE] = {
 };
 
 /* ---- the state ----------------------------------------------------------- */
-
-/* name or rank -> dense index, open addressing; slot = index + 1 */
-struct ixtab {
-	uint32_t *slot;
-	size_t size, used;
-};
-
-/* A node of a step led here. */
-struct lnode {
-	char name[LD_PEER_NODE_LEN];
-	bool heard;		/* a summary came */
-	bool done;		/* in its last summary every rank had exited */
-	bool lost;		/* as of the last round */
-	uint64_t last_ns;	/* when its last summary came */
-	uint64_t boot_id, msg_seq;
-	uint64_t real_ns;	/* its sender_real_ns */
-	uint32_t interval_ms;
-	uint32_t *rix;		/* its ranks: indices into rk */
-	size_t nrix;
-	unsigned long summaries;
-};
-
-struct ld_lead {
-	struct ld_lead *next;
-	uint64_t job, step;
-	uint32_t uid, world, size[NAXES];
-	bool ordered;			/* the node order is known: nodes[0] leads */
-	char self[LD_PEER_NODE_LEN];
-	struct lnode *nodes;
-	size_t nnodes, capnodes;
-	struct ixtab node_ix;
-	struct judge_node *jn;		/* capnodes of them, for the judge */
-	struct judge_rank *rk;		/* every rank heard of */
-	size_t nrk, caprk;
-	struct ixtab rank_ix;
-	struct judge_state *js;
-	struct judge_finding find[LEAD_MAX_FINDINGS];
-	size_t nfind, nfind_total;
-	struct judge_finding prev[LEAD_MAX_FINDINGS];
-	size_t nprev;
-	struct judge_end end;			/* the step being ended by signal */
-	bool end_noted;				/* and that said in the log */
-	uint64_t created_ns, recv_ns, own_ns;	/* made; last summary from a peer; own, as target */
-	unsigned long rounds;
-};
 
 enum link_state { LINK_IDLE, LINK_ENCODING, LINK_POSTING };
 
@@ -242,79 +186,10 @@ struct mjob {
 	char from[80];
 };
 
-struct ld_peers {
-	struct ld *d;
-	ld_findings_cb cb;
-	uint64_t boot_id;
-	/* the worker */
-	pthread_t th;
-	bool th_started;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	struct mjob *todo, *todo_tail, *done, *done_tail;
-	size_t ntodo;
-	bool stop;
-	unsigned long wake_failed;
-	int wake[2];
-	struct event *wake_ev;
-	/* the listener */
-	struct evhttp *http;
-	struct ld_conns *conns;
-	char listen_host[LD_PATH];
-	int listen_port;		/* -1 none */
-	/* the state */
-	struct sstep *sends;
-	struct ld_lead *leads;
-	long nleads;
-	uint64_t next_link_id;
-	unsigned long tick;
-	struct detect_rank *scratch;
-	struct sum_rank_info *scratch_info;
-	size_t cap_scratch;
-	struct ld_peer_stats st;
-	struct ld_ratelog rl[LD_NREFUSE];
-	struct ld_ratelog rl_send;
-};
-
-static uint64_t
-mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NS + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t
-real_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * NS + (uint64_t)ts.tv_nsec;
-}
-
-static double
-age_s(uint64_t now, uint64_t t)
-{
-	return t && now > t ? (double)(now - t) / 1e9 : 0.0;
-}
-
 const char *
 ld_peer_refusal_name(enum ld_peer_refusal r)
 {
 	return (unsigned)r < LD_NREFUSE ? refusal_names[r] : "?";
-}
-
-/* peer_lost_s, or auto: three watch intervals, at least 5 s. */
-static uint64_t
-lost_ns(const struct ld_conf *c)
-{
-	uint64_t ms = (uint64_t)c->watch_interval_ms * 3;
-
-	if (c->peer_lost_s > 0)
-		return (uint64_t)c->peer_lost_s * NS;
-	return (ms < 5000 ? 5000 : ms) * UINT64_C(1000000);
 }
 
 /*
@@ -354,150 +229,6 @@ static bool
 is_relay(size_t w, size_t me)
 {
 	return w >= 2 && me >= w && me % w == 0;
-}
-
-/* Fill err and return the HTTP status. */
-#define fail(err, status, ...) pl_err_status(err, status, __VA_ARGS__)
-
-/* src into dst of n bytes, cut to fit (no printf on the per-summary path). */
-static void
-copy_str(char *dst, size_t n, const char *src)
-{
-	size_t len = strnlen(src, n - 1);
-
-	memcpy(dst, src, len);
-	dst[len] = '\0';
-}
-
-static uint64_t
-fnv(const char *s)
-{
-	uint64_t h = UINT64_C(14695981039346656037);
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * UINT64_C(1099511628211);
-	return h;
-}
-
-static uint64_t
-mix(int64_t r)
-{
-	uint64_t x = (uint64_t)r * UINT64_C(0x9e3779b97f4a7c15);
-
-	return x ^ (x >> 29);
-}
-
-/* ---- the index tables ------------------------------------------------------ */
-
-typedef bool (*ix_eq)(const struct ld_lead *l, uint32_t i, const void *key);
-typedef uint64_t (*ix_hash)(const struct ld_lead *l, uint32_t i);
-
-static long
-ix_find(const struct ixtab *t, uint64_t h, ix_eq eq, const struct ld_lead *l, const void *key)
-{
-	size_t i;
-
-	if (!t->size)
-		return -1;
-	for (i = h & (t->size - 1); t->slot[i]; i = (i + 1) & (t->size - 1))
-		if (eq(l, t->slot[i] - 1, key))
-			return (long)(t->slot[i] - 1);
-	return -1;
-}
-
-/* Record entry ix (not in t yet); the table grows at half full.  0 or -1. */
-static int
-ix_add(struct ixtab *t, uint32_t ix, ix_hash hash, const struct ld_lead *l)
-{
-	size_t i;
-
-	if ((t->used + 1) * 2 > t->size) {
-		size_t size = t->size ? t->size * 2 : 64, k;
-		uint32_t *slot = calloc(size, sizeof(*slot));
-
-		if (!slot)
-			return -1;
-		for (k = 0; k < t->size; k++) {
-			if (!t->slot[k])
-				continue;
-			for (i = hash(l, t->slot[k] - 1) & (size - 1); slot[i]; i = (i + 1) & (size - 1))
-				;
-			slot[i] = t->slot[k];
-		}
-		free(t->slot);
-		t->slot = slot;
-		t->size = size;
-	}
-	for (i = hash(l, ix) & (t->size - 1); t->slot[i]; i = (i + 1) & (t->size - 1))
-		;
-	t->slot[i] = ix + 1;
-	t->used++;
-	return 0;
-}
-
-static bool
-node_eq(const struct ld_lead *l, uint32_t i, const void *key)
-{
-	return strcmp(l->nodes[i].name, key) == 0;
-}
-
-static uint64_t
-node_hash(const struct ld_lead *l, uint32_t i)
-{
-	return fnv(l->nodes[i].name);
-}
-
-static bool
-rank_eq(const struct ld_lead *l, uint32_t i, const void *key)
-{
-	return l->rk[i].st.rank == *(const int64_t *)key;
-}
-
-static uint64_t
-rank_hash(const struct ld_lead *l, uint32_t i)
-{
-	return mix(l->rk[i].st.rank);
-}
-
-static long
-node_find(const struct ld_lead *l, const char *name)
-{
-	return ix_find(&l->node_ix, fnv(name), node_eq, l, name);
-}
-
-static long
-rank_find(const struct ld_lead *l, int64_t rank)
-{
-	return ix_find(&l->rank_ix, mix(rank), rank_eq, l, &rank);
-}
-
-/* The index of node `name`, added when new.  -1 when out of memory. */
-static long
-node_add(struct ld_lead *l, const char *name)
-{
-	long i = node_find(l, name);
-
-	if (i >= 0)
-		return i;
-	if (l->nnodes == l->capnodes) {
-		size_t cap = l->capnodes ? l->capnodes * 2 : 8;
-		struct lnode *n = realloc(l->nodes, cap * sizeof(*n));
-		struct judge_node *jn;
-
-		if (!n)
-			return -1;
-		l->nodes = n;
-		jn = realloc(l->jn, cap * sizeof(*jn));
-		if (!jn)
-			return -1;
-		l->jn = jn;
-		l->capnodes = cap;
-	}
-	memset(&l->nodes[l->nnodes], 0, sizeof(l->nodes[0]));
-	copy_str(l->nodes[l->nnodes].name, sizeof(l->nodes[0].name), name);
-	if (ix_add(&l->node_ix, (uint32_t)l->nnodes, node_hash, l) < 0)
-		return -1;
-	return (long)l->nnodes++;
 }
 
 /* ---- the worker: munge off the loop --------------------------------------- */
@@ -693,312 +424,6 @@ refuse(struct ld_peers *p, struct evhttp_request *req, const char *from,
 		reply_error(req, status, msg);
 }
 
-/* ---- the leader's state ------------------------------------------------------ */
-
-static void
-lead_free(struct ld_lead *l)
-{
-	size_t i;
-
-	if (!l)
-		return;
-	for (i = 0; i < l->nnodes; i++)
-		free(l->nodes[i].rix);
-	free(l->nodes);
-	free(l->jn);
-	free(l->node_ix.slot);
-	free(l->rk);
-	free(l->rank_ix.slot);
-	judge_state_free(l->js);
-	free(l);
-}
-
-static struct ld_lead *
-lead_find(const struct ld_peers *p, uint64_t job, uint64_t step)
-{
-	struct ld_lead *l;
-
-	for (l = p->leads; l; l = l->next)
-		if (l->job == job && l->step == step)
-			return l;
-	return NULL;
-}
-
-/*
- * A new step to lead, shaped by h; its node order from the registration
- * when this node has one (wi >= 0), else learnt as summaries come.  NULL
- * with *status and err when it cannot be.
- */
-static struct ld_lead *
-lead_new(struct ld_peers *p, const struct sum_header *h, long wi, uint64_t now, int *status,
-	 pl_err_t *err)
-{
-	const struct ld_conf *c = &p->d->cur->conf;
-	struct ld_watch_step ws;
-	struct ld_lead *l;
-	size_t k;
-
-	if (p->nleads >= c->watch_max_steps) {
-		*status = 503;
-		pl_err_set(err, "job %" PRIu64 ".%" PRIu64 ": %ld steps are led here already "
-			   "(watch_max_steps)", h->job_id, h->step_id, p->nleads);
-		return NULL;
-	}
-	if (h->world > (uint64_t)c->peer_max_ranks) {
-		*status = 507;
-		pl_err_set(err, "job %" PRIu64 ".%" PRIu64 ": world %" PRIu32 " is more than "
-			   "peer_max_ranks = %ld", h->job_id, h->step_id, h->world, c->peer_max_ranks);
-		return NULL;
-	}
-	l = calloc(1, sizeof(*l));
-	if (!l)
-		goto oom;
-	l->job = h->job_id;
-	l->step = h->step_id;
-	l->uid = h->uid;
-	l->world = h->world;
-	memcpy(l->size, h->size, sizeof(l->size));
-	l->created_ns = now;
-	snprintf(l->self, sizeof(l->self), "%s", c->node_name);
-	if (wi >= 0) {
-		ld_watch_step_at(p->d->watch, (size_t)wi, &ws);
-		if (ws.known && (ws.world != h->world || ws.uid != h->uid ||
-				 memcmp(ws.size, h->size, sizeof(ws.size)) != 0)) {
-			lead_free(l);
-			*status = 409;
-			pl_err_set(err, "job %" PRIu64 ".%" PRIu64 " from node %s: uid %" PRIu32 ", world %"
-				   PRIu32 " or layout other than the step registered here", h->job_id,
-				   h->step_id, h->node, h->uid, h->world);
-			return NULL;
-		}
-		snprintf(l->self, sizeof(l->self), "%s", ws.node);
-		if (ws.known) {
-			l->ordered = true;
-			for (k = 0; k < ws.nnodes; k++)
-				if (node_add(l, ld_watch_step_node(p->d->watch, (size_t)wi, k)) < 0)
-					goto oom;
-		}
-	}
-	l->js = judge_state_new(l->world, err);
-	if (!l->js) {
-		*status = 500;
-		lead_free(l);
-		return NULL;
-	}
-	l->next = p->leads;
-	p->leads = l;
-	p->nleads++;
-	return l;
-oom:
-	lead_free(l);
-	*status = 500;
-	pl_err_set(err, "out of memory");
-	return NULL;
-}
-
-/* Whether the summary h from node `from` fits step l; else why (409). */
-static bool
-lead_fits(const struct ld_lead *l, const struct sum_header *h, char *why, size_t n)
-{
-	int a;
-
-	if (h->uid != l->uid) {
-		snprintf(why, n, "uid %" PRIu32 ", not the step's %" PRIu32, h->uid, l->uid);
-		return false;
-	}
-	if (h->world != l->world) {
-		snprintf(why, n, "world %" PRIu32 ", not the step's %" PRIu32, h->world, l->world);
-		return false;
-	}
-	for (a = 0; a < NAXES; a++)
-		if (h->size[a] != l->size[a]) {
-			snprintf(why, n, "%s %" PRIu32 ", not the step's %" PRIu32, axes[a], h->size[a],
-				 l->size[a]);
-			return false;
-		}
-	if (l->ordered && node_find(l, h->node) < 0) {
-		snprintf(why, n, "node %s is not one of the step's %zu nodes", h->node, l->nnodes);
-		return false;
-	}
-	return true;
-}
-
-/*
- * Take node ni's n ranks into l: the ranks it no longer names are not
- * present; a rank another live node holds is refused (409).  0, or the
- * HTTP status with err.
- */
-static int
-lead_take_ranks(struct ld_peers *p, struct ld_lead *l, long ni, const struct detect_rank *r,
-		const struct sum_rank_info *info, size_t n, pl_err_t *err)
-{
-	const struct ld_conf *c = &p->d->cur->conf;
-	struct lnode *nd = &l->nodes[ni];
-	size_t i, fresh = 0;
-	uint32_t *rix;
-	long x;
-
-	for (i = 0; i < n; i++) {
-		x = rank_find(l, r[i].rank);
-		if (x < 0) {
-			fresh++;
-			continue;
-		}
-		if ((long)l->rk[x].node != ni && l->rk[x].present && !l->nodes[l->rk[x].node].lost)
-			return fail(err, 409, "rank %" PRId64 " is node %s's", r[i].rank,
-				    l->nodes[l->rk[x].node].name);
-	}
-	if (l->nrk + fresh > (size_t)c->peer_max_ranks)
-		return fail(err, 507, "%zu ranks would be more than peer_max_ranks = %ld",
-			    l->nrk + fresh, c->peer_max_ranks);
-	if (l->nrk + fresh > l->caprk) {
-		size_t cap = l->caprk ? l->caprk : 64;
-		struct judge_rank *rk;
-
-		while (cap < l->nrk + fresh)
-			cap *= 2;
-		rk = realloc(l->rk, cap * sizeof(*rk));
-		if (!rk)
-			return fail(err, 500, "out of memory");
-		l->rk = rk;
-		l->caprk = cap;
-	}
-	rix = n ? malloc(n * sizeof(*rix)) : NULL;
-	if (n && !rix)
-		return fail(err, 500, "out of memory");
-	for (i = 0; i < nd->nrix; i++)
-		if ((long)l->rk[nd->rix[i]].node == ni)
-			l->rk[nd->rix[i]].present = 0;
-	for (i = 0; i < n; i++) {
-		struct judge_rank *jr;
-
-		x = rank_find(l, r[i].rank);
-		if (x < 0) {
-			x = (long)l->nrk++;
-			l->rk[x].st.rank = r[i].rank;
-			if (ix_add(&l->rank_ix, (uint32_t)x, rank_hash, l) < 0) {
-				l->nrk--;
-				free(rix);
-				return fail(err, 500, "out of memory");
-			}
-		}
-		jr = &l->rk[x];
-		memcpy(&jr->st, &r[i], offsetof(struct detect_rank, comm) +
-		       r[i].ncomm * sizeof(r[i].comm[0]));
-		jr->node = (uint32_t)ni;
-		jr->gpu = info[i].gpu;
-		copy_str(jr->nic, sizeof(jr->nic), info[i].nic);
-		memcpy(jr->co, info[i].co, sizeof(jr->co));
-		jr->present = 1;
-		rix[i] = (uint32_t)x;
-	}
-	free(nd->rix);
-	nd->rix = rix;
-	nd->nrix = n;
-	return 0;
-}
-
-/*
- * One summary of len bytes, come at recv_ns: over the network (own false:
- * the sender's node must be another) or this node's own, handed in
- * (target: this node is its own target, so the step is led here).
- * Returns the HTTP status (200, 409 stale or not this step, 422 not a
- * summary, 5xx) with err and *r the refusal reason.
- */
-static int
-take_summary(struct ld_peers *p, const void *data, size_t len, uint64_t recv_ns, bool own,
-	     bool target, enum ld_peer_refusal *r, pl_err_t *err)
-{
-	struct sum_rank_info *info = NULL;
-	struct detect_rank *ranks = NULL;
-	struct ld_lead *l;
-	struct lnode *nd;
-	struct sum_header h;
-	char why[WHY_LEN];
-	size_t n = 0, i;
-	int status = 422;
-	bool done = true;
-	long ni, wi;
-
-	*r = LD_REFUSE_SUMMARY;
-	if (sum_decode(data, len, recv_ns, &h, &ranks, &info, &n, err) < 0)
-		return 422;
-	*r = LD_REFUSE_STEP;
-	status = 409;
-	l = lead_find(p, h.job_id, h.step_id);
-	if (!l) {
-		struct ld_watch_step ws;
-
-		wi = ld_watch_step_find(p->d->watch, h.job_id, h.step_id);
-		if (wi >= 0)
-			ld_watch_step_at(p->d->watch, (size_t)wi, &ws);
-		if (!own && wi >= 0 && strcmp(h.node, ws.node) == 0) {
-			pl_err_set(err, "job %" PRIu64 ".%" PRIu64 ": a summary from node %s, which is this "
-				   "node", h.job_id, h.step_id, h.node);
-			goto out;
-		}
-		l = lead_new(p, &h, wi, recv_ns, &status, err);
-		if (!l) {
-			*r = status == 503 ? LD_REFUSE_BUSY : LD_REFUSE_STEP;
-			goto out;
-		}
-		ld_log(&p->d->log, "peer: job %" PRIu64 ".%" PRIu64 ": leading it here (%s), %" PRIu32
-		       " ranks%s%s", l->job, l->step, own ? "this node's own summary" : h.node, l->world,
-		       l->ordered ? ", leader " : ", node order not known here",
-		       l->ordered ? l->nodes[0].name : "");
-	}
-	if (!own && strcmp(h.node, l->self) == 0) {
-		pl_err_set(err, "job %" PRIu64 ".%" PRIu64 ": a summary from node %s, which is this node",
-			   h.job_id, h.step_id, h.node);
-		goto out;
-	}
-	if (!lead_fits(l, &h, why, sizeof(why))) {
-		pl_err_set(err, "job %" PRIu64 ".%" PRIu64 " from node %s: %s", h.job_id, h.step_id,
-			   h.node, why);
-		goto out;
-	}
-	ni = node_add(l, h.node);
-	if (ni < 0) {
-		status = 500;
-		pl_err_set(err, "out of memory");
-		goto out;
-	}
-	nd = &l->nodes[ni];
-	if (nd->heard && nd->boot_id == h.boot_id && h.msg_seq <= nd->msg_seq) {
-		*r = LD_REFUSE_STALE;
-		pl_err_set(err, "job %" PRIu64 ".%" PRIu64 " from node %s: msg_seq %" PRIu64 " is not "
-			   "newer than %" PRIu64 ", held from the same start of its layoutd", h.job_id,
-			   h.step_id, h.node, h.msg_seq, nd->msg_seq);
-		goto out;
-	}
-	status = lead_take_ranks(p, l, ni, ranks, info, n, err);
-	if (status != 0) {
-		if (status >= 500)
-			*r = LD_REFUSE_BUSY;
-		goto out;
-	}
-	nd = &l->nodes[ni];
-	for (i = 0; i < n; i++)
-		done = done && ranks[i].exited;
-	nd->heard = true;
-	nd->done = n > 0 && done;
-	nd->last_ns = recv_ns;
-	nd->boot_id = h.boot_id;
-	nd->msg_seq = h.msg_seq;
-	nd->real_ns = h.sender_real_ns;
-	nd->interval_ms = h.interval_ms;
-	nd->summaries++;
-	if (!own)
-		l->recv_ns = recv_ns;
-	else if (target)
-		l->own_ns = recv_ns;
-	status = 200;
-out:
-	free(ranks);
-	free(info);
-	return status;
-}
-
 /* ---- the peer listener: POST /v1/peer/summary, GET /v1/watch/step ---------- */
 
 /* The credential of a POST checked: munge, uid, the body's checksum.
@@ -1041,7 +466,7 @@ summary_checked(struct ld_peers *p, struct mjob *j)
 	if (!post_credential_ok(p, j, "/v1/peer/summary"))
 		return;
 	pl_err_clear(&err);
-	status = take_summary(p, j->body, j->len, j->recv_ns, false, false, &r, &err);
+	status = ld_lead_take(p, j->body, j->len, j->recv_ns, false, false, &r, &err);
 	if (status != 200) {
 		refuse(p, j->req, j->from, r, status, "POST /v1/peer/summary: %s", err.text);
 		return;
@@ -1112,7 +537,7 @@ relay_take(struct ld_peers *p, struct mjob *j, enum ld_peer_refusal *r, pl_err_t
 		return fail(err, 500, "out of memory");
 	if (ss->target == me) {
 		/* this node leads the step now: no node before it answers */
-		status = take_summary(p, j->body, j->len, j->recv_ns, false, false, r, err);
+		status = ld_lead_take(p, j->body, j->len, j->recv_ns, false, false, r, err);
 		if (status == 200)
 			p->st.accepted++;
 		return status;
@@ -1211,7 +636,7 @@ batch_take(struct ld_peers *p, const void *data, size_t len, uint64_t recv_ns, s
 	pl_err_clear(&ferr);
 	while (sum_batch_next(data, len, &off, &s, &sl, &hold, err) == 1) {
 		pl_err_clear(&ierr);
-		status = take_summary(p, s, sl, hold < recv_ns ? recv_ns - hold : 1, false, false,
+		status = ld_lead_take(p, s, sl, hold < recv_ns ? recv_ns - hold : 1, false, false,
 				      &ir, &ierr);
 		p->st.batch_items++;
 		if (status == 200) {
@@ -1765,6 +1190,21 @@ sstep_get(struct ld_peers *p, uint64_t job, uint64_t step)
 	return ss;
 }
 
+const char *
+ld_peer_target(const struct ld_peers *p, uint64_t job, uint64_t step, size_t *k)
+{
+	const struct sstep *ss;
+
+	for (ss = p->sends; ss; ss = ss->next)
+		if (ss->job == job && ss->step == step) {
+			if (ss->target == SIZE_MAX || !ss->target_name[0])
+				return NULL;
+			*k = ss->target;
+			return ss->target_name;
+		}
+	return NULL;
+}
+
 /* This node's summary of watch step wi into out.  0, or -1 (logged). */
 static int
 build_summary(struct ld_peers *p, size_t wi, const struct ld_watch_step *ws, struct sstep *ss,
@@ -1940,9 +1380,9 @@ route_summary(struct ld_peers *p, size_t wi, const struct ld_watch_step *ws, str
 		ss->target = to;
 		snprintf(ss->target_name, sizeof(ss->target_name), "%s", name);
 	}
-	if (sum && (self || lead_find(p, ws->job_id, ws->step_id))) {
+	if (sum && (self || ld_lead_find(p, ws->job_id, ws->step_id))) {
 		pl_err_clear(&err);
-		if (take_summary(p, sum->s, sum->len, now, true, self, &r, &err) == 200)
+		if (ld_lead_take(p, sum->s, sum->len, now, true, self, &r, &err) == 200)
 			p->st.handed_in++;
 		else
 			ld_ratelog(&p->d->log, &p->rl_send, "peer: job %" PRIu64 ".%" PRIu64 ": this "
@@ -1955,7 +1395,7 @@ route_summary(struct ld_peers *p, size_t wi, const struct ld_watch_step *ws, str
 			if (!ss->held[i].full)
 				continue;
 			pl_err_clear(&err);
-			if (take_summary(p, ss->held[i].body.s, ss->held[i].body.len,
+			if (ld_lead_take(p, ss->held[i].body.s, ss->held[i].body.len,
 					 ss->held[i].recv_ns, false, false, &r, &err) == 200)
 				p->st.accepted++;
 			else
@@ -2016,487 +1456,13 @@ send_all(struct ld_peers *p, uint64_t now)
 	}
 }
 
-/* ---- the leader's rounds -------------------------------------------------------- */
-
-static bool
-same_finding(const struct judge_finding *a, const struct judge_finding *b)
-{
-	return a->kind == b->kind && a->comm_hash == b->comm_hash && a->node == b->node &&
-	       a->nculprits == b->nculprits &&
-	       memcmp(a->culprits, b->culprits, a->nculprits * sizeof(a->culprits[0])) == 0;
-}
-
-static void
-log_findings(struct ld_peers *p, struct ld_lead *l)
-{
-	struct buf eb = BUF_INIT;
-	size_t i, j;
-
-	for (i = 0; i < l->nfind; i++) {
-		for (j = 0; j < l->nprev && !same_finding(&l->find[i], &l->prev[j]); j++)
-			;
-		if (j == l->nprev)
-			ld_log(&p->d->log, "peer: job %" PRIu64 ".%" PRIu64 " finding (%s): %s", l->job,
-			       l->step, judge_kind_name(l->find[i].kind),
-			       ld_escape(&eb, l->find[i].text, 300));
-		buf_free(&eb);
-	}
-	for (j = 0; j < l->nprev; j++) {
-		for (i = 0; i < l->nfind && !same_finding(&l->find[i], &l->prev[j]); i++)
-			;
-		if (i == l->nfind)
-			ld_log(&p->d->log, "peer: job %" PRIu64 ".%" PRIu64 " cleared (%s): %s", l->job,
-			       l->step, judge_kind_name(l->prev[j].kind),
-			       ld_escape(&eb, l->prev[j].text, 300));
-		buf_free(&eb);
-	}
-	memcpy(l->prev, l->find, l->nfind * sizeof(l->find[0]));
-	l->nprev = l->nfind;
-}
-
-static bool
-lead_acting(const struct ld_lead *l)
-{
-	return !l->ordered || l->nnodes == 0 || strcmp(l->nodes[0].name, l->self) != 0;
-}
-
-/* "leader" (nodes[0]), "acting" (another node of the order, in its place)
- * or "unordered" (no registration here: a restarted leader, or a node
- * named leader by a follower's registration alone). */
-static const char *
-lead_role(const struct ld_lead *l)
-{
-	return !l->ordered ? "unordered" : lead_acting(l) ? "acting" : "leader";
-}
-
-static void
-lead_view(const struct ld_lead *l, const struct judge_step *js, bool final, struct ld_step_view *v)
-{
-	memset(v, 0, sizeof(*v));
-	v->job_id = l->job;
-	v->step_id = l->step;
-	v->uid = l->uid;
-	v->world = l->world;
-	memcpy(v->size, l->size, sizeof(v->size));
-	v->self = l->self;
-	v->leader = l->ordered && l->nnodes ? l->nodes[0].name : NULL;
-	v->acting = lead_acting(l);
-	v->final = final;
-	v->step = js;
-	v->ranks = l->rk;
-	v->nranks = l->nrk;
-	v->owner = l;
-}
-
-static void
-lead_step(const struct ld_lead *l, struct judge_step *js)
-{
-	memset(js, 0, sizeof(*js));
-	js->job_id = l->job;
-	js->step_id = l->step;
-	js->uid = l->uid;
-	js->world = l->world;
-	memcpy(js->size, l->size, sizeof(js->size));
-	js->nodes = l->jn;
-	js->nnodes = l->nnodes;
-}
-
-/* Liveness: a node silent for peer_lost_s (since the step was led here,
- * when never heard) is lost, unless its ranks had all exited. */
-static void
-lead_liveness(struct ld_peers *p, struct ld_lead *l, uint64_t now)
-{
-	uint64_t lost = lost_ns(&p->d->cur->conf), since;
-	size_t k, i;
-
-	for (k = 0; k < l->nnodes; k++) {
-		struct lnode *nd = &l->nodes[k];
-		bool was = nd->lost;
-
-		since = nd->heard ? nd->last_ns : l->created_ns;
-		nd->lost = strcmp(nd->name, l->self) != 0 && !nd->done && now > since &&
-			   now - since > lost;
-		if (nd->lost && !was)
-			ld_log(&p->d->log, "peer: job %" PRIu64 ".%" PRIu64 ": node %s lost: %s for %.1f s "
-			       "(peer_lost_s %.1f)", l->job, l->step, nd->name,
-			       nd->heard ? "no summary" : "never heard from", age_s(now, since),
-			       (double)lost / 1e9);
-		else if (was && !nd->lost)
-			ld_log(&p->d->log, "peer: job %" PRIu64 ".%" PRIu64 ": node %s is back", l->job,
-			       l->step, nd->name);
-		if (nd->lost)
-			for (i = 0; i < nd->nrix; i++)
-				if (l->rk[nd->rix[i]].node == k)
-					l->rk[nd->rix[i]].present = 0;
-		l->jn[k].name = nd->name;
-		l->jn[k].lost = nd->lost;
-		l->jn[k].last_ns = nd->last_ns;
-	}
-}
-
-/*
- * The step's order became known here after the lead began without it (a
- * follower's summary came before this node's own registration): the
- * nodes go into the step's order, those the order lacks after them.
- */
-static void
-lead_adopt_order(struct ld_peers *p, struct ld_lead *l, size_t wi, const struct ld_watch_step *ws)
-{
-	size_t n = ws->nnodes, old = l->nnodes, extra = 0, k;
-	struct lnode *nn = calloc(n + old, sizeof(*nn));
-	struct judge_node *jn = calloc(n + old, sizeof(*jn));
-	uint32_t *map = calloc(old ? old : 1, sizeof(*map));
-	bool *taken = calloc(old ? old : 1, sizeof(*taken));
-	struct ixtab ix = { NULL, 0, 0 };
-	long o;
-
-	if (!nn || !jn || !map || !taken)
-		goto out;
-	for (k = 0; k < n; k++) {
-		const char *name = ld_watch_step_node(p->d->watch, wi, k);
-
-		o = node_find(l, name);
-		if (o >= 0) {
-			nn[k] = l->nodes[o];
-			map[o] = (uint32_t)k;
-			taken[o] = true;
-		} else {
-			snprintf(nn[k].name, sizeof(nn[k].name), "%s", name);
-		}
-	}
-	for (k = 0; k < old; k++)
-		if (!taken[k]) {
-			nn[n + extra] = l->nodes[k];
-			map[k] = (uint32_t)(n + extra++);
-		}
-	for (k = 0; k < l->nrk; k++)
-		l->rk[k].node = map[l->rk[k].node];
-	free(l->nodes);
-	free(l->jn);
-	free(l->node_ix.slot);
-	l->nodes = nn;
-	l->jn = jn;
-	l->nnodes = n + extra;
-	l->capnodes = n + old;
-	l->node_ix = ix;
-	nn = NULL;
-	jn = NULL;
-	for (k = 0; k < l->nnodes; k++)
-		if (ix_add(&l->node_ix, (uint32_t)k, node_hash, l) < 0)
-			break;	/* out of memory: found by name no more, still listed */
-	l->ordered = true;
-	snprintf(l->self, sizeof(l->self), "%s", ws->node);
-	ld_log(&p->d->log, "peer: job %" PRIu64 ".%" PRIu64 ": its node order is registered here "
-	       "now: leader %s, %zu nodes", l->job, l->step, l->nodes[0].name, n);
-out:
-	free(nn);
-	free(jn);
-	free(map);
-	free(taken);
-}
-
-/* A lead begun without the order takes it once this node's own
- * registration brings it (and agrees with the step's shape). */
-static void
-lead_order(struct ld_peers *p, struct ld_lead *l)
-{
-	struct ld_watch_step ws;
-	long wi;
-
-	if (l->ordered)
-		return;
-	wi = ld_watch_step_find(p->d->watch, l->job, l->step);
-	if (wi < 0)
-		return;
-	ld_watch_step_at(p->d->watch, (size_t)wi, &ws);
-	if (ws.known && ws.world == l->world && memcmp(ws.size, l->size, sizeof(ws.size)) == 0 &&
-	    ws.uid == l->uid)
-		lead_adopt_order(p, l, (size_t)wi, &ws);
-}
-
-/* The step's-end grace: the judge's default, and at least two intervals
- * of this node's and of every node heard from (their summaries must
- * come). */
-static uint64_t
-end_grace_ns(const struct ld_conf *c, const struct ld_lead *l, uint64_t dflt)
-{
-	uint64_t g = dflt, ms = (uint64_t)c->watch_interval_ms;
-	size_t k;
-
-	for (k = 0; k < l->nnodes; k++)
-		if (l->nodes[k].heard && l->nodes[k].interval_ms > ms)
-			ms = l->nodes[k].interval_ms;
-	if (2 * ms * 1000000 > g)
-		g = 2 * ms * 1000000;
-	return g;
-}
-
-static void
-lead_round(struct ld_peers *p, struct ld_lead *l, uint64_t now)
-{
-	const struct ld_conf *c = &p->d->cur->conf;
-	struct judge_params jp;
-	struct judge_step js;
-	struct ld_step_view v;
-
-	lead_order(p, l);
-	lead_liveness(p, l, now);
-	lead_step(l, &js);
-	judge_params_default(&jp);
-	jp.hang_threshold_ns = (uint64_t)c->hang_threshold_s * NS;
-	jp.end_grace_ns = end_grace_ns(c, l, jp.end_grace_ns);
-	l->nfind_total = judge_run(&js, l->rk, l->nrk, now, &jp, l->js, l->find, LEAD_MAX_FINDINGS);
-	l->nfind = l->nfind_total < LEAD_MAX_FINDINGS ? l->nfind_total : LEAD_MAX_FINDINGS;
-	l->rounds++;
-	log_findings(p, l);
-	judge_state_end(l->js, &l->end);
-	if (l->end.ending && !l->end_noted) {
-		struct buf eb = BUF_INIT;
-
-		ld_log(&p->d->log, "peer: job %" PRIu64 ".%" PRIu64 ": %s (no alert)", l->job, l->step,
-		       ld_escape(&eb, l->end.text, 300));
-		buf_free(&eb);
-	}
-	l->end_noted = l->end.ending;
-	if (p->cb) {
-		lead_view(l, &js, false, &v);
-		p->cb(p->d, &v, l->find, l->nfind, now);
-	}
-}
-
-/* The node this node's own summaries of l's step go to when that is
- * another node of the order (a node before it answers again), else NULL. */
-static const char *
-lead_sent_on(const struct ld_peers *p, const struct ld_lead *l)
-{
-	const struct sstep *ss;
-
-	for (ss = p->sends; ss; ss = ss->next)
-		if (ss->job == l->job && ss->step == l->step)
-			return ss->target != SIZE_MAX && ss->target_name[0] &&
-			       strcmp(ss->target_name, l->self) != 0 ? ss->target_name : NULL;
-	return NULL;
-}
-
-/* Whether every node heard from had every rank exited: the step ended. */
-static bool
-lead_done(const struct ld_lead *l)
-{
-	size_t k;
-
-	for (k = 0; k < l->nnodes; k++)
-		if (l->nodes[k].heard && !l->nodes[k].done)
-			return false;
-	return true;
-}
-
-/* Judge every step led here; let go of those no summary came for in
- * peer_lost_s (the own one counted while this node is its own target),
- * and at once of one it acts for once its own summaries go to a node
- * before it (the leader answers again).  An acting leader that lets go of
- * a step still running hands its alerts over (not resolved: the leader
- * judges them anew, the endsAt last sent covers the time between). */
-static void
-lead_all(struct ld_peers *p, uint64_t now)
-{
-	uint64_t lost = lost_ns(&p->d->cur->conf), last;
-	struct ld_lead *l, **pp;
-	struct judge_step js;
-	struct ld_step_view v;
-	const char *on;
-
-	for (pp = &p->leads; *pp;) {
-		l = *pp;
-		last = l->created_ns;
-		if (l->recv_ns > last)
-			last = l->recv_ns;
-		if (l->own_ns > last)
-			last = l->own_ns;
-		on = l->ordered && lead_acting(l) ? lead_sent_on(p, l) : NULL;
-		if (on || (now > last && now - last > lost)) {
-			if (on)
-				ld_log(&p->d->log, "peer: job %" PRIu64 ".%" PRIu64 ": no longer led "
-				       "here (this node's summaries go to %s again, which leads it)",
-				       l->job, l->step, on);
-			else
-				ld_log(&p->d->log, "peer: job %" PRIu64 ".%" PRIu64 ": no longer led "
-				       "here (no summary for %.1f s)", l->job, l->step,
-				       age_s(now, last));
-			if (p->cb) {
-				lead_liveness(p, l, now);
-				lead_step(l, &js);
-				lead_view(l, &js, true, &v);
-				v.handover = l->ordered && lead_acting(l) && !lead_done(l);
-				p->cb(p->d, &v, NULL, 0, now);
-			}
-			*pp = l->next;
-			p->nleads--;
-			lead_free(l);
-			continue;
-		}
-		lead_round(p, l, now);
-		pp = &l->next;
-	}
-}
-
 void
 ld_peer_tick(struct ld_peers *p)
 {
 	uint64_t now = mono_ns();
 
 	send_all(p, now);
-	lead_all(p, now);
-}
-
-/* ---- what is shown ------------------------------------------------------------ */
-
-const struct judge_rank *
-ld_step_view_rank(const struct ld_step_view *v, int64_t rank)
-{
-	long i = rank_find(v->owner, rank);
-
-	return i >= 0 ? &v->owner->rk[i] : NULL;
-}
-
-const char *
-ld_step_view_node(const struct ld_step_view *v, int32_t i)
-{
-	return i >= 0 && (size_t)i < v->owner->nnodes ? v->owner->nodes[i].name : "";
-}
-
-static json_t *
-coords_json(const uint32_t *co)
-{
-	json_t *o = json_object();
-	int a;
-
-	for (a = 0; o && a < NAXES; a++)
-		json_object_set_new(o, axes[a], json_integer(co[a]));
-	return o;
-}
-
-static json_t *
-finding_json(const struct ld_lead *l, const struct judge_finding *f, uint64_t now)
-{
-	json_t *cul = json_array();
-	char h[24];
-	size_t i;
-
-	for (i = 0; cul && i < f->nculprits; i++)
-		json_array_append_new(cul, json_integer(f->culprits[i]));
-	snprintf(h, sizeof(h), "%016" PRIx64, f->comm_hash);
-	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:o, s:I, s:o, s:I, s:f, s:f, s:o, "
-			 "s:o, s:s}",
-			 "kind", judge_kind_name(f->kind), "group", f->group, "comm", f->comm,
-			 "comm_hash", h, "func", f->func, "seq", (json_int_t)f->seq,
-			 "colls", (json_int_t)f->colls, "culprits", cul,
-			 "culprits_total", (json_int_t)f->ncul_total,
-			 "node", f->node >= 0 && (size_t)f->node < l->nnodes ?
-			 json_string(l->nodes[f->node].name) : json_null(),
-			 "peers_waiting", (json_int_t)f->npeers_waiting,
-			 "for_s", (double)f->for_ns / 1e9, "since_s", age_s(now, f->since_ns),
-			 "exit_status", f->kind == JUDGE_EXITED && f->exit_status >= 0 ?
-			 json_integer(f->exit_status) : json_null(),
-			 "cost_frac", f->kind == JUDGE_SLOW ? json_real(f->cost_frac) : json_null(),
-			 "text", f->text);
-}
-
-static const char *
-node_state(const struct ld_lead *l, const struct lnode *nd)
-{
-	if (strcmp(nd->name, l->self) == 0)
-		return "self";
-	if (nd->lost)
-		return "lost";
-	if (nd->done)
-		return "done";
-	return nd->heard ? "ok" : "unheard";
-}
-
-static int
-by_rank(const void *a, const void *b, void *arg)
-{
-	const struct judge_rank *rk = arg;
-	int64_t x = rk[*(const uint32_t *)a].st.rank, y = rk[*(const uint32_t *)b].st.rank;
-
-	return x < y ? -1 : x > y;
-}
-
-static json_t *
-rank_json(const struct ld_lead *l, const struct judge_rank *jr, uint64_t now)
-{
-	const struct detect_rank *r = &jr->st;
-	json_t *comms = json_array();
-	uint32_t i;
-
-	for (i = 0; comms && i < r->ncomm; i++)
-		json_array_append_new(comms, ld_watch_comm_json(&r->comm[i], now));
-	return json_pack("{s:I, s:s, s:i, s:s, s:o, s:b, s:I, s:b, s:o, s:o}",
-			 "rank", (json_int_t)r->rank, "node", l->nodes[jr->node].name,
-			 "gpu", (int)jr->gpu, "nic", jr->nic, "coords", coords_json(jr->co),
-			 "present", jr->present != 0, "pid", (json_int_t)r->pid,
-			 "exited", r->exited != 0,
-			 "exit_status", r->exit_known ? json_integer(r->exit_status) : json_null(),
-			 "comms", comms);
-}
-
-static json_t *
-step_view_json(const struct ld_peers *p, const struct ld_lead *l, uint64_t now, uint64_t from,
-	       size_t count)
-{
-	json_t *nodes = json_array(), *ranks = json_array(), *find = json_array(), *lay;
-	uint32_t *order = l->nrk ? malloc(l->nrk * sizeof(*order)) : NULL;
-	json_t *next;
-	char boot[24];
-	size_t i, shown;
-
-	lay = coords_json(l->size);
-	for (i = 0; nodes && i < l->nnodes; i++) {
-		const struct lnode *nd = &l->nodes[i];
-
-		snprintf(boot, sizeof(boot), "%016" PRIx64, nd->boot_id);
-		json_array_append_new(nodes, json_pack("{s:s, s:s, s:o, s:I, s:I, s:o, s:I}",
-						       "name", nd->name, "state", node_state(l, nd),
-						       "last_s", nd->heard ? json_real(age_s(now, nd->last_ns)) :
-						       json_null(),
-						       "ranks", (json_int_t)nd->nrix,
-						       "msg_seq", (json_int_t)nd->msg_seq,
-						       "boot_id", nd->heard ? json_string(boot) : json_null(),
-						       "summaries", (json_int_t)nd->summaries));
-	}
-	if (l->nrk && !order) {
-		json_decref(nodes);
-		json_decref(ranks);
-		json_decref(find);
-		json_decref(lay);
-		return NULL;
-	}
-	for (i = 0; i < l->nrk; i++)
-		order[i] = (uint32_t)i;
-	if (l->nrk)
-		qsort_r(order, l->nrk, sizeof(*order), by_rank, l->rk);
-	for (i = 0; i < l->nrk && (uint64_t)l->rk[order[i]].st.rank < from; i++)
-		;
-	for (shown = 0; ranks && i < l->nrk && shown < count; i++, shown++)
-		json_array_append_new(ranks, rank_json(l, &l->rk[order[i]], now));
-	next = i < l->nrk ? json_integer(l->rk[order[i]].st.rank) : json_null();
-	free(order);
-	for (i = 0; find && i < l->nfind; i++)
-		json_array_append_new(find, finding_json(l, &l->find[i], now));
-	return json_pack("{s:I, s:I, s:I, s:s, s:s, s:o, s:I, s:o, s:f, s:I, s:I, s:o, s:I, s:I, "
-			 "s:o, s:o, s:o, s:o}",
-			 "job_id", (json_int_t)l->job, "step_id", (json_int_t)l->step,
-			 "uid", (json_int_t)l->uid, "role", lead_role(l),
-			 "self", l->self,
-			 "leader", l->ordered && l->nnodes ? json_string(l->nodes[0].name) : json_null(),
-			 "world", (json_int_t)l->world, "layout", lay,
-			 "lost_s", (double)lost_ns(&p->d->cur->conf) / 1e9,
-			 "rounds", (json_int_t)l->rounds,
-			 "findings_dropped", (json_int_t)(l->nfind_total - l->nfind),
-			 "nodes", nodes, "ranks_total", (json_int_t)l->nrk,
-			 "ranks_from", (json_int_t)from, "ranks_next", next, "ranks", ranks,
-			 "findings", find,
-			 "ended", l->end.ending ? json_string(l->end.text) : json_null());
+	ld_lead_all(p, now);
 }
 
 /*
@@ -2504,8 +1470,8 @@ step_view_json(const struct ld_peers *p, const struct ld_lead *l, uint64_t now, 
  * its summaries (the leader, or the node acting for it), so a client
  * follows one hop instead of asking every node.
  */
-static int
-step_elsewhere(const struct ld_peers *p, uint64_t job, uint64_t step, const char *self,
+int
+ld_peer_elsewhere(const struct ld_peers *p, uint64_t job, uint64_t step, const char *self,
 	       const char *leader, json_t **out, pl_err_t *err)
 {
 	const struct sstep *ss;
@@ -2524,43 +1490,6 @@ step_elsewhere(const struct ld_peers *p, uint64_t job, uint64_t step, const char
 	*out = json_pack("{s:s, s:s, s:b}", "error", err->text, "leader", target, "acting",
 			 acting);
 	return *out ? 421 : fail(err, 500, "out of memory");
-}
-
-int
-ld_peer_step_json(const struct ld_peers *p, uint64_t job, uint64_t step, uint64_t from,
-		  size_t count, bool all, long uid, json_t **out, pl_err_t *err)
-{
-	const struct ld_lead *l = lead_find(p, job, step);
-	long wi;
-
-	*out = NULL;
-	if (!l) {
-		struct ld_watch_step ws;
-		const char *leader;
-
-		wi = ld_watch_step_find(p->d->watch, job, step);
-		leader = wi >= 0 ? ld_watch_step_node(p->d->watch, (size_t)wi, 0) : NULL;
-		if (wi >= 0)
-			ld_watch_step_at(p->d->watch, (size_t)wi, &ws);
-		if (leader && strcmp(leader, ws.node) == 0)
-			return fail(err, 404, "job %" PRIu64 ".%" PRIu64 ": this node (%s) is its leader "
-				    "but leads it not (yet): %s", job, step, ws.node,
-				    p->d->cur->conf.peer_listen == LD_PEER_LISTEN_NO ?
-				    "peer_listen = no, and the step spans several nodes" :
-				    "no summary of it has come");
-		if (leader && (all || (long)ws.uid == uid))
-			return step_elsewhere(p, job, step, ws.node, leader, out, err);
-		if (leader)
-			return fail(err, 404, "job %" PRIu64 ".%" PRIu64 ": not led here for uid %ld",
-				    job, step, uid);
-		return fail(err, 404, "job %" PRIu64 ".%" PRIu64 ": not led here (%s): ask the layoutd "
-			    "of the node of its rank 0", job, step, p->d->cur->conf.node_name);
-	}
-	if (!all && (long)l->uid != uid)
-		return fail(err, 404, "job %" PRIu64 ".%" PRIu64 ": not led here for uid %ld", job,
-			    step, uid);
-	*out = step_view_json(p, l, mono_ns(), from, count);
-	return *out ? 200 : fail(err, 500, "out of memory");
 }
 
 void
@@ -2587,15 +1516,9 @@ ld_peer_step_reply(const struct ld_peers *p, struct evhttp_request *req, bool al
 void
 ld_peer_stats(const struct ld_peers *p, struct ld_peer_stats *st)
 {
-	const struct ld_lead *l;
-	size_t k;
-
 	*st = p->st;
 	st->led_steps = p->nleads;
-	st->nodes_lost = 0;
-	for (l = p->leads; l; l = l->next)
-		for (k = 0; k < l->nnodes; k++)
-			st->nodes_lost += l->nodes[k].lost;
+	st->nodes_lost = ld_lead_nodes_lost(p);
 }
 
 static const char *
@@ -2608,12 +1531,11 @@ json_t *
 ld_peer_json(const struct ld_peers *p)
 {
 	const struct ld_conf *c = &p->d->cur->conf;
-	json_t *ref = json_object(), *sends = json_array(), *leads = json_array();
+	json_t *ref = json_object(), *sends = json_array(), *leads = ld_lead_json(p);
 	const struct sstep *ss;
-	const struct ld_lead *l;
 	struct ld_peer_stats st;
 	uint64_t now = mono_ns();
-	size_t i, k;
+	size_t i;
 	int r;
 
 	ld_peer_stats(p, &st);
@@ -2645,20 +1567,6 @@ ld_peer_json(const struct ld_peers *p)
 						       "target", ss->target_name[0] ?
 						       json_string(ss->target_name) : json_null(),
 						       "links", links));
-	}
-	for (l = p->leads; leads && l; l = l->next) {
-		size_t lost = 0;
-
-		for (k = 0; k < l->nnodes; k++)
-			lost += l->nodes[k].lost;
-		json_array_append_new(leads, json_pack("{s:I, s:I, s:s, s:I, s:I, s:I, s:I}",
-						       "job_id", (json_int_t)l->job,
-						       "step_id", (json_int_t)l->step,
-						       "role", lead_role(l),
-						       "nodes", (json_int_t)l->nnodes,
-						       "nodes_lost", (json_int_t)lost,
-						       "ranks", (json_int_t)l->nrk,
-						       "findings", (json_int_t)l->nfind));
 	}
 	return json_pack("{s:o, s:i, s:o, s:I, s:I, s:f, s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:I, "
 			 "s:I, s:I, s:I, s:I, s:I, s:o, s:o}",
@@ -2738,7 +1646,6 @@ answer_pending(struct ld_peers *p, struct mjob *j)
 void
 ld_peer_free(struct ld_peers *p)
 {
-	struct ld_lead *l;
 	struct sstep *ss;
 
 	if (!p)
@@ -2762,10 +1669,7 @@ ld_peer_free(struct ld_peers *p)
 		p->sends = ss->next;
 		sstep_free(p, ss);
 	}
-	while ((l = p->leads)) {
-		p->leads = l->next;
-		lead_free(l);
-	}
+	ld_lead_free_all(p);
 	if (p->wake_ev)
 		event_free(p->wake_ev);
 	if (p->wake[0] >= 0)
