@@ -105,7 +105,7 @@ struct judge_state {
 	uint8_t *nstuck, *nheld; /* per input rank: entries flagged so */
 	uint8_t *nbusy;		/* per input rank: entries waiting or stuck */
 	struct js_slow *slow;	/* per global rank */
-	struct js_smooth *sm;	/* per global rank and slot */
+	struct js_smooth *sm;	/* per slot and global rank */
 	/* the last round's entries in input order and where the sort put
 	 * each: a round with the same entries (most rounds of a healthy
 	 * step) takes that order again instead of sorting */
@@ -667,6 +667,8 @@ mark_laggers(struct round *r, size_t g)
 			maxw = ent_comm(r, e)->colls;
 		nw++;
 	}
+	if (!nw)
+		return;		/* nobody waits: no lagger, nobody held */
 	qsort(w, nw, sizeof(*w), wait_cmp);
 	for (i = gr->first; i < gr->first + gr->n; i++) {
 		struct js_entry *e = &r->s->ent[i];
@@ -902,9 +904,12 @@ stuck_findings(struct round *r, size_t g)
 
 		for (i = gr->first; i < gr->first + gr->n; i++) {
 			const struct js_entry *e = &r->s->ent[i];
-			uint64_t t = ent_comm(r, e)->done + 1;
+			uint64_t t;
 
-			if ((e->flags & E_NAMED) && t > done_below && t < target)
+			if (!(e->flags & E_NAMED))
+				continue;
+			t = ent_comm(r, e)->done + 1;
+			if (t > done_below && t < target)
 				target = t;
 		}
 		if (target == UINT64_MAX)
@@ -996,6 +1001,18 @@ p2p_effect(const struct round *r, const struct js_group *gr, size_t i, uint32_t 
  * exited or lags, members missing while a node is lost, a member held in
  * another communicator); when nothing at all was found, every stuck
  * kernel. */
+/* Whether an entry of group gr has flag. */
+static int
+group_any(const struct round *r, const struct js_group *gr, uint16_t flag)
+{
+	size_t i;
+
+	for (i = gr->first; i < gr->first + gr->n; i++)
+		if (r->s->ent[i].flags & flag)
+			return 1;
+	return 0;
+}
+
 static void
 gpu_stuck_all(struct round *r)
 {
@@ -1012,6 +1029,8 @@ gpu_stuck_all(struct round *r)
 		for (g = 0; g < r->ngrp; g++) {
 			const struct js_group *gr = &r->s->grp[g];
 
+			if (!group_any(r, gr, E_STUCK))
+				continue;	/* (most groups: nothing below to do) */
 			if (pass == 0 && (gr->any_exited || gr->any_lagger ||
 					  (gr->missing && r->any_lost) ||
 					  member_held_elsewhere(r, gr)))
@@ -1376,7 +1395,8 @@ smooth(struct round *r, struct js_entry *e, double lead, double excess)
 	e->excess = excess;
 	if (e->rank < 0 || e->rank >= (int64_t)r->s->world || !(a > 0 && a <= 1))
 		return;
-	sm = &r->s->sm[(size_t)e->rank * PLW_MAX_COMMS + e->comm];
+	/* slot-major: a group's members (ranks in order) lie near each other */
+	sm = &r->s->sm[(size_t)e->comm * r->s->world + (size_t)e->rank];
 	if (sm->hash != c->hash || !sm->hash) {
 		sm->hash = c->hash;
 		sm->lead = lead;
