@@ -219,7 +219,7 @@ is_eq([a["labels"] for a in seen], [], "scancel: no alert reached Alertmanager i
 is_eq([b for b in hook.got()[hook_n:] if str(b.get("job_id", "")) == str(job)], [],
       "scancel: the webhook got nothing for the job")
 log = lab.log_tail("layoutd.%s.log" % leader[0], 400) if leader else ""
-is_eq(log.count("job %s.0: step cancelled/ended by signal: 32 of 32 ranks" % job), 1,
+is_eq(log.count("job %s.0: step cancelled/ended by signal: " % job), 1,
       "scancel: the leader's log says once that the step was ended by signal")
 
 # 1b. layoutctl watch JOBID on a node that is not the leader's: its layoutd
