@@ -140,6 +140,8 @@ struct ld_lead {
 	size_t nfind, nfind_total;
 	struct judge_finding prev[LEAD_MAX_FINDINGS];
 	size_t nprev;
+	struct judge_end end;			/* the step being ended by signal */
+	bool end_noted;				/* and that said in the log */
 	uint64_t created_ns, recv_ns, own_ns;	/* made; last summary from a peer; own, as target */
 	unsigned long rounds;
 };
@@ -1826,6 +1828,23 @@ lead_order(struct ld_peers *p, struct ld_lead *l)
 		lead_adopt_order(p, l, (size_t)wi, &ws);
 }
 
+/* The step's-end grace: the judge's default, and at least two intervals
+ * of this node's and of every node heard from (their summaries must
+ * come). */
+static uint64_t
+end_grace_ns(const struct ld_conf *c, const struct ld_lead *l, uint64_t dflt)
+{
+	uint64_t g = dflt, ms = (uint64_t)c->watch_interval_ms;
+	size_t k;
+
+	for (k = 0; k < l->nnodes; k++)
+		if (l->nodes[k].heard && l->nodes[k].interval_ms > ms)
+			ms = l->nodes[k].interval_ms;
+	if (2 * ms * 1000000 > g)
+		g = 2 * ms * 1000000;
+	return g;
+}
+
 static void
 lead_round(struct ld_peers *p, struct ld_lead *l, uint64_t now)
 {
@@ -1839,10 +1858,20 @@ lead_round(struct ld_peers *p, struct ld_lead *l, uint64_t now)
 	lead_step(l, &js);
 	judge_params_default(&jp);
 	jp.hang_threshold_ns = (uint64_t)c->hang_threshold_s * NS;
+	jp.end_grace_ns = end_grace_ns(c, l, jp.end_grace_ns);
 	l->nfind_total = judge_run(&js, l->rk, l->nrk, now, &jp, l->js, l->find, LEAD_MAX_FINDINGS);
 	l->nfind = l->nfind_total < LEAD_MAX_FINDINGS ? l->nfind_total : LEAD_MAX_FINDINGS;
 	l->rounds++;
 	log_findings(p, l);
+	judge_state_end(l->js, &l->end);
+	if (l->end.ending && !l->end_noted) {
+		struct buf eb = BUF_INIT;
+
+		ld_log(&p->d->log, "peer: job %" PRIu64 ".%" PRIu64 ": %s (no alert)", l->job, l->step,
+		       ld_escape(&eb, l->end.text, 300));
+		buf_free(&eb);
+	}
+	l->end_noted = l->end.ending;
 	if (p->cb) {
 		lead_view(l, &js, false, &v);
 		p->cb(p->d, &v, l->find, l->nfind, now);
@@ -2030,7 +2059,7 @@ step_view_json(const struct ld_peers *p, const struct ld_lead *l, uint64_t now, 
 	for (i = 0; find && i < l->nfind; i++)
 		json_array_append_new(find, finding_json(l, &l->find[i], now));
 	return json_pack("{s:I, s:I, s:I, s:s, s:s, s:o, s:I, s:o, s:f, s:I, s:I, s:o, s:I, s:I, "
-			 "s:o, s:o, s:o}",
+			 "s:o, s:o, s:o, s:o}",
 			 "job_id", (json_int_t)l->job, "step_id", (json_int_t)l->step,
 			 "uid", (json_int_t)l->uid, "role", lead_role(l),
 			 "self", l->self,
@@ -2041,7 +2070,8 @@ step_view_json(const struct ld_peers *p, const struct ld_lead *l, uint64_t now, 
 			 "findings_dropped", (json_int_t)(l->nfind_total - l->nfind),
 			 "nodes", nodes, "ranks_total", (json_int_t)l->nrk,
 			 "ranks_from", (json_int_t)from, "ranks_next", next, "ranks", ranks,
-			 "findings", find);
+			 "findings", find,
+			 "ended", l->end.ending ? json_string(l->end.text) : json_null());
 }
 
 int

@@ -13,6 +13,7 @@ node is drained in Slurm (and resumed by the test)."""
 import json
 import os
 import shutil
+import threading
 import time
 
 from clusterlib import LabError, skip_all, unavailable
@@ -91,6 +92,20 @@ leader = [r["node"] for r in rows if r["rank"] == "0"]
 diag("leader (rank 0's node): %s" % leader)
 
 
+def fired_of(bodies, job, alertname):
+    """The webhook's firing messages for job and alertname: fingerprint ->
+    the alert's rank label."""
+    return {b.get("fingerprint"): b.get("labels", {}).get("rank") for b in bodies
+            if b.get("status") == "firing" and str(b.get("job_id", "")) == str(job)
+            and b.get("alertname") == alertname}
+
+
+# The alerts a fault must raise once over the whole run: an exit is named
+# once (the exits of the others that Slurm or their timeouts end follow
+# it and are not named).
+EXACTLY_ONE = ("ParallelLayoutRankExited",)
+
+
 def fault_case(spec, alertname, what):
     """Run the step with a fault on rank 13; the alert for it must name rank
     13, its node (not the leader's), its group."""
@@ -136,6 +151,16 @@ def fault_case(spec, alertname, what):
     group = {"ParallelLayoutHang": "TP group 0 of PP stage 1", "ParallelLayoutGpuStuck": "PP group 5"}
     if alertname in group:
         is_eq(lab_.get("group"), group[alertname], "--fault=%s: the alert names rank 13's group" % spec)
+    # Over the whole run (every message the webhook got for the job, the
+    # resolves included): this alert for rank 13, and no other of its kind.
+    end = time.monotonic() + 30
+    while time.monotonic() < end and ours(am.alerts(), job):
+        time.sleep(0.2)
+    fired = fired_of(hook.got()[hook_n:], job, alertname)
+    if alertname in EXACTLY_ONE:
+        is_eq(sorted(fired.values()), [lab_.get("rank")],
+              "--fault=%s: exactly one %s alert over the whole run, the one naming rank 13 (%s)"
+              % (spec, alertname, sorted(fired.values())))
     like(mine[0]["annotations"].get("summary", ""), "13 on %s" % node13[0],
          "--fault=%s: the summary names rank 13 on its node: %r" % (spec, mine[0]["annotations"].get("summary")))
     is_eq(lab_.get("severity"), "critical", "--fault=%s: severity critical" % spec)
@@ -155,6 +180,40 @@ for spec, name, what in (("stop:13:3", "ParallelLayoutHang", "stops entering"),
                          ("stuck:13:3", "ParallelLayoutGpuStuck", "stuck on the GPU"),
                          ("exit:13:5:7", "ParallelLayoutRankExited", "exits with 7")):
     fault_case(spec, name, what)
+
+# A healthy step cancelled with scancel while it runs: every task gets
+# SIGTERM; that is the step ending, not a fault, and nothing is alerted (the
+# leader says so once in its log).  Watched until well past when a rank
+# killed alone would be in Alertmanager (its grace, 2 s, and the deliveries).
+before = last_job_id()
+hook_n = len(hook.got())
+res = {}
+t0 = time.monotonic()
+th = threading.Thread(target=lambda: res.update(r=lab.srun(
+    STEP + [EXEC] + DRV + ["--steps", "100000", "--timeout", "30"], timeout=120)))
+th.start()
+job = None
+while time.monotonic() - t0 < 60 and job is None and th.is_alive():
+    j = last_job_id()
+    job = j if j > before else None
+    time.sleep(0.2)
+time.sleep(5)
+rc, out, err = lab.run(["scancel", str(job)], timeout=15) if job else (1, "", "no job")
+ok(job is not None and rc == 0 and th.is_alive(),
+   "scancel of a running healthy step (job %s, rc %d %s)" % (job, rc, err.strip()[:200]))
+cancelled_at = time.monotonic()
+seen = []
+while time.monotonic() - cancelled_at < 10:
+    seen += ours(am.alerts(), job)
+    time.sleep(0.1)
+th.join()
+diag("scancel: srun ended %s" % (res.get("r", (None,))[0],))
+is_eq([a["labels"] for a in seen], [], "scancel: no alert reached Alertmanager in the 10 s after it")
+is_eq([b for b in hook.got()[hook_n:] if str(b.get("job_id", "")) == str(job)], [],
+      "scancel: the webhook got nothing for the job")
+log = lab.log_tail("layoutd.%s.log" % leader[0], 400) if leader else ""
+is_eq(log.count("job %s.0: step cancelled/ended by signal: " % job), 1,
+      "scancel: the leader's log says once that the step was ended by signal")
 
 # 2. Drain on: the culprit's node drained in Slurm, once; the test resumes it.
 try:

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The job-wide judge (see judge.h). */
 #include <ctype.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,6 +97,7 @@ struct judge_state {
 	uint8_t *nbusy;		/* per input rank: entries waiting or stuck */
 	struct js_slow *slow;	/* per global rank */
 	struct js_smooth *sm;	/* per global rank and slot */
+	struct judge_end end;	/* the last round's note on the step's end */
 };
 
 const char *
@@ -130,6 +132,7 @@ judge_params_default(struct judge_params *p)
 	p->slow_margin = 0.025;
 	p->slow_margin_off = 0.0125;
 	p->slow_smooth = 0.3;
+	p->end_grace_ns = 2 * NS;
 }
 
 void
@@ -198,6 +201,15 @@ judge_state_lead(const struct judge_state *s, int64_t rank)
 	if (!s || rank < 0 || rank >= (int64_t)s->world)
 		return 0;
 	return s->slow[rank].lead;
+}
+
+void
+judge_state_end(const struct judge_state *s, struct judge_end *out)
+{
+	if (s)
+		*out = s->end;
+	else
+		memset(out, 0, sizeof(*out));
 }
 
 /* ---- small helpers ---------------------------------------------------- */
@@ -953,15 +965,50 @@ exit_failed(int status)
 	return status < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0;
 }
 
-/* An exited rank: detect_run on the rank alone gives its verdict with
- * detect.c's timing (a rank alone has no peer to lag or wait on). */
+/* An exit, for the step's-end rule (judge.h): a failure, an end by a
+ * termination signal (or with no status yet), or exit 0. */
+enum { X_FAIL, X_TERM, X_ZERO };
+
+static int
+term_signal(int sig)
+{
+	return sig == SIGTERM || sig == SIGKILL || sig == SIGINT || sig == SIGHUP;
+}
+
+static int
+exit_class(const struct detect_rank *d)
+{
+	int st = d->exit_status;
+
+	if (!d->exit_known)
+		return X_TERM;
+	if (WIFSIGNALED(st))
+		return term_signal(WTERMSIG(st)) ? X_TERM : X_FAIL;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return X_ZERO;
+	if (WIFEXITED(st) && WEXITSTATUS(st) > 128 && term_signal(WEXITSTATUS(st) - 128))
+		return X_TERM;
+	return X_FAIL;
+}
+
+/* The signal of an X_TERM exit, 0 when its status is not known. */
+static int
+exit_signal(const struct detect_rank *d)
+{
+	if (!d->exit_known)
+		return 0;
+	if (WIFSIGNALED(d->exit_status))
+		return WTERMSIG(d->exit_status);
+	return WEXITSTATUS(d->exit_status) - 128;
+}
+
+/* An exited rank: st its wait status, -1 unknown. */
 static void
-exit_finding(struct round *r, uint32_t ix, const struct detect_verdict *v)
+exit_finding(struct round *r, uint32_t ix, int st)
 {
 	const struct judge_rank *jr = &r->rk[ix];
 	struct judge_finding *f = finding_new(r, JUDGE_EXITED);
 	struct line l = { f->text, sizeof(f->text), 0 };
-	int st = v->exit_status;
 
 	f->culprits[0] = jr->st.rank;
 	f->nculprits = f->ncul_total = 1;
@@ -985,28 +1032,100 @@ exit_finding(struct round *r, uint32_t ix, const struct detect_verdict *v)
 	    " while the step runs on; its peers will wait on it");
 }
 
+/* The note of a step being ended by signal (judge_state_end). */
+static void
+end_note(struct round *r, uint32_t nterm, uint32_t nexited, int sig, uint64_t since)
+{
+	struct judge_end *e = &r->s->end;
+	struct line l = { e->text, sizeof(e->text), 0 };
+	uint32_t world = r->st->world ? r->st->world : (uint32_t)r->n;
+
+	e->ending = 1;
+	e->nsignaled = nterm;
+	e->nexited = nexited;
+	e->sig = sig;
+	e->since_ns = since;
+	put(&l, "step cancelled/ended by signal: %u of %u ranks ended by a termination signal",
+	    nterm, world);
+	if (sig > 0)
+		put(&l, " (the first by signal %d)", sig);
+	put(&l, "; no rank named");
+}
+
+/*
+ * The exits, by the step's-end rule (judge.h): the step ending by signal
+ * names nobody; otherwise the first cause is named (the failures within
+ * the grace of it), and what follows it is the step coming down.
+ */
 static void
 exits(struct round *r)
 {
 	struct js_wait *w = r->s->wt;
-	size_t i, nx = 0;
-	int pass;
+	uint64_t grace = r->p->end_grace_ns > DETECT_EXIT_GRACE_NS ? r->p->end_grace_ns :
+			 DETECT_EXIT_GRACE_NS;
+	uint64_t t_term = UINT64_MAX, t_fail = UINT64_MAX, t0 = UINT64_MAX;
+	uint32_t world = r->st->world ? r->st->world : (uint32_t)r->n;
+	uint32_t nterm = 0;
+	size_t i, nx = 0, nrun = 0;
+	int pass, sig = 0;
 
-	for (i = 0; i < r->n; i++)
-		if (r->rk[i].present && r->rk[i].st.exited) {
-			w[nx].t = (uint64_t)r->rk[i].st.rank;
-			w[nx++].e = (uint32_t)i;
+	memset(&r->s->end, 0, sizeof(r->s->end));
+	for (i = 0; i < r->n; i++) {
+		const struct detect_rank *d = &r->rk[i].st;
+
+		if (!r->rk[i].present)
+			continue;
+		if (!d->exited) {
+			nrun++;
+			continue;
 		}
+		w[nx].t = (uint64_t)d->rank;
+		w[nx++].e = (uint32_t)i;
+		switch (exit_class(d)) {
+		case X_TERM:
+			nterm++;
+			if (d->exit_ns < t_term || t_term == UINT64_MAX) {
+				t_term = d->exit_ns;
+				sig = exit_signal(d);
+			}
+			break;
+		case X_FAIL:
+			if (d->exit_ns < t_fail)
+				t_fail = d->exit_ns;
+			break;
+		}
+	}
+	if (2 * (uint64_t)nterm > world && (t_fail == UINT64_MAX || t_fail > t_term)) {
+		end_note(r, nterm, (uint32_t)nx, sig, t_term);
+		return;
+	}
 	qsort(w, nx, sizeof(*w), wait_cmp);
+	/* Which exits are causes: a failure at once, an end by signal after
+	 * the grace, exit 0 past the threshold while the step runs on. */
+	for (i = 0; i < nx; i++) {
+		const struct detect_rank *d = &r->rk[w[i].e].st;
+		uint64_t gone = d->exit_ns ? age(r->now, d->exit_ns) : UINT64_MAX;
+		int c = exit_class(d), cause;
+
+		cause = c == X_FAIL || (c == X_TERM && gone > grace) ||
+			(c == X_ZERO && nrun && gone > r->p->hang_threshold_ns);
+		w[i].t = cause ? 1 : 0;
+		if (cause && d->exit_ns < t0)
+			t0 = d->exit_ns;
+	}
 	for (pass = 0; pass < 2; pass++)
 		for (i = 0; i < nx; i++) {
-			struct detect_verdict v;
+			const struct detect_rank *d = &r->rk[w[i].e].st;
+			int c = exit_class(d);
 
-			if (detect_run(&r->rk[w[i].e].st, 1, r->now, r->p->hang_threshold_ns, &v,
-				       1) < 1 || v.kind != DETECT_EXITED)
+			if (!w[i].t || (c == X_ZERO) != (pass == 1))
 				continue;
-			if (exit_failed(v.exit_status) == (pass == 0))
-				exit_finding(r, w[i].e, &v);
+			/* Within the grace of the first cause; a kill or exit 0
+			 * after a failure is the step coming down. */
+			if ((d->exit_ns > t0 && d->exit_ns - t0 > grace) ||
+			    (c != X_FAIL && t_fail != UINT64_MAX && d->exit_ns > t_fail))
+				continue;
+			exit_finding(r, w[i].e, d->exit_known ? d->exit_status : -1);
 		}
 }
 

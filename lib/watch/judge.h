@@ -9,10 +9,10 @@
  *
  * Findings, in this order (exits and slow ranks by rank, lost nodes by
  * index, the others by communicator hash, then collective):
- *   JUDGE_EXITED       a rank that exited, with detect.h's timing rules
- *                      (detect_run on the rank alone): a failure at once,
- *                      an unknown status after DETECT_EXIT_GRACE_NS, exit 0
- *                      only when the step ran on past the hang threshold.
+ *   JUDGE_EXITED       a rank that exited, by the step's-end rule below:
+ *                      a failure at once, an end by a termination signal
+ *                      after end_grace_ns, exit 0 only when the step ran
+ *                      on past the hang threshold; the first cause only.
  *   JUDGE_NODE_LOST    a node the caller marks lost (its summaries
  *                      stopped): its ranks are unknown and blamed for
  *                      nothing.
@@ -48,6 +48,33 @@
  *                      never while any rank is in a collective.
  *   JUDGE_SLOW         a rank that persistently arrives last in one of its
  *                      groups by a margin (below).
+ *
+ * The step's-end rule.  scancel, the end of a job's time limit and Slurm
+ * ending a step after a task failed (--kill-on-bad-exit) signal every
+ * task; slurmstepd gives the SPANK task_exit callback only the task's wait
+ * status, nothing about why it was signalled, so the rule reads the exits'
+ * shape.  An exit is
+ *   - an end by a termination signal: killed by SIGTERM, SIGKILL, SIGINT
+ *     or SIGHUP, or exit code 128 + one of them (what a shell between
+ *     Slurm and the program reports), or its status not known yet;
+ *   - exit 0;
+ *   - a failure: any other (an exit code other than 0, SIGSEGV, SIGABRT,
+ *     SIGBUS, ...).
+ * When more than half of the step's ranks (world) have ended by a
+ * termination signal and no failure came before the first of them, the
+ * step is being ended: no exit is named (a failure after that included:
+ * a rank dying as its peers go) and judge_state_end() says so ("step
+ * cancelled/ended by signal"), for the log and GET /v1/watch/step.
+ * Otherwise each exit is a cause once it is due: a failure at once, an end
+ * by a termination signal once end_grace_ns (at least
+ * DETECT_EXIT_GRACE_NS) has passed since it (a lone rank killed, by the
+ * OOM killer say), exit 0 once the hang threshold has passed while some
+ * rank still runs.  Named are the first cause (by exit time) and the
+ * causes within end_grace_ns after it (ends at the same moment cannot be
+ * told apart); not the exits that come later (the peers' own timeouts
+ * aborting them), nor any kill or exit 0 after a failure (Slurm killing
+ * the others after it).  end_grace_ns must cover the summaries'
+ * travel: the daemon gives at least 2 s and two intervals.
  *
  * The slow-rank rule.  Each communicator's summary carries its window
  * (detect.h: the last min(done, 32) completions of its wait ring, the sum
@@ -201,6 +228,18 @@ struct judge_params {
 	double slow_margin_off;	/* the lead that keeps a named rank named */
 	double slow_smooth;	/* weight of a new round in the smoothed
 				 * leads (0 < w <= 1; 1: no smoothing) */
+	uint64_t end_grace_ns;	/* the step's-end rule's grace (above) */
+};
+
+/* The step's end, as the last round saw it (the step's-end rule). */
+struct judge_end {
+	int ending;		/* 1: the step is being ended by signal */
+	uint32_t nsignaled;	/* its ranks ended by a termination signal
+				 * (or with no status yet) */
+	uint32_t nexited;	/* its ranks exited, all of them */
+	int sig;		/* the first one's signal, 0 unknown */
+	uint64_t since_ns;	/* when the first one ended (leader clock) */
+	char text[JUDGE_TEXT_LEN]; /* one line for people */
 };
 
 enum judge_kind {
@@ -240,8 +279,8 @@ struct judge_finding {
 
 struct judge_state;
 
-/* The defaults: hang 60 s, stall 300 s, and the slow-rank rule's values
- * measured above. */
+/* The defaults: hang 60 s, stall 300 s, the slow-rank rule's values
+ * measured above, an end grace of 2 s. */
 void judge_params_default(struct judge_params *p);
 
 /*
@@ -259,6 +298,10 @@ void judge_state_free(struct judge_state *s);
 /* The lead global rank `rank` had in the last round (its slowness score:
  * 0 when not judged or not leading). */
 double judge_state_lead(const struct judge_state *s, int64_t rank);
+
+/* The last round's note on the step's end into out (all 0 when the step
+ * is not being ended by signal). */
+void judge_state_end(const struct judge_state *s, struct judge_end *out);
 
 /*
  * Judge one round: n ranks (at most the state's world; ranks beyond are

@@ -308,6 +308,139 @@ c_exit_holds(void)
 	in_coll(2, C_TP, 201, NOW - 70 * S);
 }
 
+/* Rank r exited with wait status st, `ago` before NOW. */
+static void
+exit_at(int r, int st, uint64_t ago)
+{
+	rk[r].st.exited = 1;
+	rk[r].st.exit_known = 1;
+	rk[r].st.exit_status = st;
+	rk[r].st.exit_ns = NOW - ago;
+}
+
+/* scancel: every rank killed by SIGTERM 3 s ago, 10 ms apart, one of
+ * them (rank 9) with no status yet: the step ended, nobody named. */
+static void
+c_cancel(void)
+{
+	int r;
+
+	healthy();
+	for (r = 0; r < NR; r++)
+		exit_at(r, SIGTERM, 3 * S - (uint64_t)r * 10000000ULL);
+	rk[9].st.exit_known = 0;
+	rk[9].st.exit_status = 0;
+}
+
+/* The same half a second after: the step is seen ending already. */
+static void
+c_cancel_early(void)
+{
+	int r;
+
+	healthy();
+	for (r = 0; r < NR; r++)
+		exit_at(r, r % 2 ? SIGKILL : SIGTERM, S / 2);
+}
+
+/* A cancel during which two ranks fail as their peers go (an NCCL error,
+ * exit 1; a shell's 143): still the step ending. */
+static void
+c_cancel_fails(void)
+{
+	c_cancel();
+	exit_at(4, 1 << 8, 3 * S - 50000000ULL);
+	exit_at(5, 143 << 8, 3 * S - 60000000ULL);
+}
+
+/* Half of the ranks killed (not more): no step end.  Rank 0 was killed
+ * 6 s ago, 1 to 7 3 s ago, after its grace: only rank 0 is named. */
+static void
+c_half_killed(void)
+{
+	int r;
+
+	healthy();
+	for (r = 1; r < NR / 2; r++)
+		exit_at(r, SIGTERM, 3 * S - (uint64_t)r * 10000000ULL);
+	exit_at(0, SIGTERM, 6 * S);
+}
+
+/* A lone rank (6) killed by SIGKILL 3 s ago (the OOM killer): named. */
+static void
+c_lone_kill(void)
+{
+	healthy();
+	exit_at(6, SIGKILL, 3 * S);
+}
+
+/* ... 1 s ago: within the grace, not yet. */
+static void
+c_lone_kill_soon(void)
+{
+	healthy();
+	exit_at(6, SIGKILL, S);
+}
+
+/* Rank 13 exits with 7, then Slurm kills the others (SIGKILL 0.1 s
+ * later): only rank 13 is named. */
+static void
+c_fail_then_kills(void)
+{
+	int r;
+
+	healthy();
+	for (r = 0; r < NR; r++)
+		exit_at(r, SIGKILL, 3 * S - S / 10);
+	exit_at(13, 7 << 8, 3 * S);
+}
+
+/* Rank 13 exits with 7; 20 s later its peers time out waiting on it and
+ * abort (exit 3, SIGABRT): only rank 13. */
+static void
+c_fail_then_timeouts(void)
+{
+	int r;
+
+	healthy();
+	for (r = 0; r < NR; r++)
+		exit_at(r, r % 2 ? 3 << 8 : SIGABRT, 10 * S);
+	exit_at(13, 7 << 8, 30 * S);
+}
+
+/* Ranks 6 and 9 fail at the same moment (SIGSEGV, exit 1): both named. */
+static void
+c_two_fail(void)
+{
+	healthy();
+	exit_at(6, 1 << 8, S / 10);
+	exit_at(9, SIGSEGV, S / 5);
+}
+
+/* Rank 6 killed 30 s ago, its peers timing out 10 s ago: only 6. */
+static void
+c_kill_then_timeouts(void)
+{
+	int r;
+
+	healthy();
+	for (r = 0; r < NR; r++)
+		exit_at(r, 3 << 8, 10 * S);
+	exit_at(6, SIGKILL, 30 * S);
+}
+
+/* Every rank exited 0, the last the threshold and a second ago: the end
+ * of a healthy step, nobody named. */
+static void
+c_exit0_all(void)
+{
+	int r;
+
+	healthy();
+	for (r = 0; r < NR; r++)
+		exit_at(r, 0, T + S + (uint64_t)r * S);
+}
+
 /* Everyone idle outside NCCL for 400 s: a checkpoint. */
 static void
 c_stalled(void)
@@ -406,6 +539,9 @@ c_pp_held(void)
 
 /* Whether case setup is about lost nodes (detect.c knows no nodes). */
 static int c_lost(void (*setup)(void));
+/* Whether case setup is about the step's end (detect.c names each exit
+ * alone). */
+static int c_end(void (*setup)(void));
 
 struct want {
 	enum judge_kind kind;
@@ -471,6 +607,35 @@ static const struct tcase cases[] = {
 	  { { JUDGE_EXITED, "TP group 1 of PP stage 0", { 3 }, 1, 0, 70 * S, 0,
 	      "TP group 1 of PP stage 0: rank 3 on node0 GPU 3 was killed by signal 9; its "
 	      "peers will wait on it" } } },
+	{ "scancel: every rank killed by SIGTERM 3 s ago: the step ended, nobody named", c_cancel,
+	  0, { { 0 } } },
+	{ "every rank killed half a second ago: the step ending", c_cancel_early, 0, { { 0 } } },
+	{ "a cancel in which two ranks fail as their peers go: still the step ending",
+	  c_cancel_fails, 0, { { 0 } } },
+	{ "half of the ranks killed: only the first kill is named", c_half_killed, 1,
+	  { { JUDGE_EXITED, "TP group 0 of PP stage 0", { 0 }, 1, 0, 6 * S, 0,
+	      "TP group 0 of PP stage 0: rank 0 on node0 GPU 0 was killed by signal 15; its "
+	      "peers will wait on it" } } },
+	{ "a lone rank killed by SIGKILL 3 s ago: named after the grace", c_lone_kill, 1,
+	  { { JUDGE_EXITED, "TP group 3 of PP stage 0", { 6 }, 1, 0, 3 * S, 1,
+	      "TP group 3 of PP stage 0: rank 6 on node1 GPU 2 was killed by signal 9; its "
+	      "peers will wait on it" } } },
+	{ "a lone rank killed 1 s ago: within the grace", c_lone_kill_soon, 0, { { 0 } } },
+	{ "exit 7, then Slurm kills the others: only the failure", c_fail_then_kills, 1,
+	  { { JUDGE_EXITED, "TP group 2 of PP stage 1", { 13 }, 1, 0, 3 * S, 3,
+	      "TP group 2 of PP stage 1: rank 13 on node3 GPU 1 exited with status 7; its "
+	      "peers will wait on it" } } },
+	{ "exit 7, then the peers time out and abort: only the failure", c_fail_then_timeouts, 1,
+	  { { JUDGE_EXITED, "TP group 2 of PP stage 1", { 13 }, 1, 0, 30 * S, 3, NULL } } },
+	{ "two failures at one moment: both named", c_two_fail, 2,
+	  { { JUDGE_EXITED, "TP group 3 of PP stage 0", { 6 }, 1, 0, S / 10, 1, NULL },
+	    { JUDGE_EXITED, "TP group 0 of PP stage 1", { 9 }, 1, 0, S / 5, 2,
+	      "TP group 0 of PP stage 1: rank 9 on node2 GPU 1 was killed by signal 11; its "
+	      "peers will wait on it" } } },
+	{ "a kill, then the peers time out: only the kill", c_kill_then_timeouts, 1,
+	  { { JUDGE_EXITED, "TP group 3 of PP stage 0", { 6 }, 1, 0, 30 * S, 1, NULL } } },
+	{ "every rank exited 0, past the threshold: the step's end, nobody named", c_exit0_all, 0,
+	  { { 0 } } },
 	{ "every rank idle 400 s: stalled, nobody blamed", c_stalled, 1,
 	  { { JUDGE_STALLED, "world", { 0 }, 0, 0, 400 * S, -1,
 	      "world: all 16 ranks idle outside NCCL for 400 s, none in a collective (a "
@@ -493,6 +658,24 @@ static int
 c_lost(void (*setup)(void))
 {
 	return setup == c_node_lost || setup == c_node_lost_holds;
+}
+
+#define NEND	11	/* cases about the step's end */
+
+/* Whether judge_state_end must say the step is ending in case setup. */
+static int
+c_ended(void (*setup)(void))
+{
+	return setup == c_cancel || setup == c_cancel_early || setup == c_cancel_fails;
+}
+
+static int
+c_end(void (*setup)(void))
+{
+	return setup == c_cancel || setup == c_cancel_early || setup == c_cancel_fails ||
+	       setup == c_half_killed || setup == c_lone_kill || setup == c_lone_kill_soon ||
+	       setup == c_fail_then_kills || setup == c_fail_then_timeouts || setup == c_two_fail ||
+	       setup == c_kill_then_timeouts || setup == c_exit0_all;
 }
 
 /* Whether finding f is w; says what differs. */
@@ -599,6 +782,7 @@ static void
 run_cases(void)
 {
 	static struct judge_finding out[8];
+	struct judge_end end;
 	size_t i, k, n;
 	pl_err_t err;
 
@@ -618,7 +802,15 @@ run_cases(void)
 			good = same(&out[k], &cases[i].f[k], why, sizeof(why));
 		if (!ok(good, "%s", cases[i].name))
 			diag("  finding %zu: %s", k ? k - 1 : 0, why);
-		if (!c_lost(cases[i].setup) && !ok(agrees_with_detect(out, n, why, sizeof(why)),
+		judge_state_end(s, &end);
+		good = end.ending == c_ended(cases[i].setup) &&
+		       (!end.ending ||
+			(strstr(end.text, "step cancelled/ended by signal: ") == end.text &&
+			 strstr(end.text, " of 16 ranks ended by a termination signal")));
+		if (!ok(good, "%s: the step %s ending", cases[i].name,
+			c_ended(cases[i].setup) ? "is" : "is not"))
+			diag("  ending %d: '%s'", end.ending, end.text);
+		if (!c_lost(cases[i].setup) && !c_end(cases[i].setup) && !ok(agrees_with_detect(out, n, why, sizeof(why)),
 						  "%s: as detect_run names it", cases[i].name))
 			diag("  %s", why);
 		judge_state_free(s);
@@ -988,7 +1180,7 @@ main(void)
 	par.slow_margin = 0.05;
 	par.slow_margin_off = 0.025;
 	par.slow_smooth = 1;
-	plan(2 * (int)NCASES - NLOST + 16 + 7 + 2 + 15);
+	plan(3 * (int)NCASES - NLOST - NEND + 16 + 7 + 2 + 15);
 	run_cases();
 	slow_test();
 	bounded_test();
