@@ -57,8 +57,12 @@ check_rank(const struct sum_header *h, const struct detect_rank *r,
 	for (k = 0; k < r->ncomm; k++) {
 		const struct detect_comm *c = &r->comm[k];
 
-		FUZZ_ASSERT(!(c->flags & ~(uint32_t)(DETECT_GPU | DETECT_BUSY | DETECT_FINAL)),
+		FUZZ_ASSERT(!(c->flags & ~(uint32_t)(DETECT_GPU | DETECT_BUSY | DETECT_FINAL |
+						     DETECT_P2P | DETECT_SEND)) &&
+			    (!(c->flags & DETECT_SEND) || (c->flags & DETECT_P2P)),
 			    "rank %zu comm %u: flags", i, k);
+		FUZZ_ASSERT((c->flags & DETECT_P2P) ? c->p2p_peer >= 0 && c->p2p_peer < c->nranks :
+			    c->p2p_peer == -1, "rank %zu comm %u: p2p peer %d", i, k, c->p2p_peer);
 		FUZZ_ASSERT((c->nranks == 0 && c->rank == 0 && (c->flags & DETECT_BUSY)) ||
 			    (c->nranks >= 1 && c->nranks <= SUM_MAX_WORLD && c->rank >= 0 &&
 			     c->rank < c->nranks), "rank %zu comm %u: rank %d of %d", i, k,
@@ -157,7 +161,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_ASSERT(b.len == size, "encoded again: %zu bytes, came %zu", b.len, size);
 	for (i = 0; i < 8; i++)
 		FUZZ_ASSERT((uint8_t)b.s[96 + i] == (uint8_t)(RECV >> (8 * i)), "sender_now written");
-	FUZZ_ASSERT(!memcmp(b.s, data, 96) && !memcmp(b.s + 104, data + 104, size - 104),
+	/* Version 1's bytes are version 2's without a p2p part: the same
+	 * bytes but the version, which says whether there is one. */
+	FUZZ_ASSERT(!memcmp(b.s, data, 8) && !memcmp(b.s + 12, data + 12, 84) &&
+		    !memcmp(b.s + 104, data + 104, size - 104),
 		    "encoded again: the very bytes that came");
 	buf_free(&b);
 	check_young(data, size, n);

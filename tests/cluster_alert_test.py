@@ -102,8 +102,9 @@ def fired_of(bodies, job, alertname):
 
 # The alerts a fault must raise once over the whole run: an exit is named
 # once (the exits of the others that Slurm or their timeouts end follow
-# it and are not named).
-EXACTLY_ONE = ("ParallelLayoutRankExited",)
+# it and are not named); a stuck transfer once, none for the stages that
+# wait on it.
+EXACTLY_ONE = ("ParallelLayoutRankExited", "ParallelLayoutGpuStuck")
 
 
 def fault_case(spec, alertname, what):
@@ -126,9 +127,9 @@ def fault_case(spec, alertname, what):
             a["labels"].get("job_id") == job]
     if alertname == "ParallelLayoutGpuStuck":
         # A rank stuck in its p2p transfer: the stages downstream wait in
-        # theirs as long, and cross the threshold with it; the alert whose
-        # kernels include rank 13 is the one checked (the issue stays open
-        # on naming only it).
+        # theirs as long and cross the threshold with it, but each waits on
+        # a peer that never sent (the summary carries the p2p peer): only
+        # the stuck transfer is named, below once over the whole run.
         mine = [a for a in mine if "13" in a["labels"].get("rank", "").split(",")][:1]
     diag("--fault=%s: in Alertmanager after %s s: %s" % (spec, when and round(when, 2),
          [(a["labels"], a["annotations"].get("summary")) for a in seen]))
@@ -142,6 +143,11 @@ def fault_case(spec, alertname, what):
         ok("13" in ranks and node13[0] in lab_.get("node", "").split(",") and lab_.get("step") == "0"
            and lab_.get("user") == ME, "--fault=%s: rank 13 on %s is among the ranks whose kernels still run (%s)"
            % (spec, node13[0], lab_.get("rank")))
+        # Rank 13 (stage 1) waits in its receive from rank 5 (stage 0),
+        # whose send waits on it: the two ends of the stuck transfer, and no
+        # rank of the stages downstream.
+        ok(set(ranks) <= {"5", "13"}, "--fault=%s: only the two ends of the stuck transfer "
+           "(ranks 5 and 13), no stage downstream (%s)" % (spec, lab_.get("rank")))
     else:
         is_eq((lab_.get("rank"), lab_.get("node"), lab_.get("step"), lab_.get("user")),
               ("13", node13[0], "0", ME),

@@ -5,7 +5,7 @@
  * ns, the clock of the records) and the threshold.
  *
  * The state is a compact summary per rank and communicator (struct
- * detect_comm, 152 bytes; at most PLW_MAX_COMMS per rank), made from a
+ * detect_comm, 160 bytes; at most PLW_MAX_COMMS per rank), made from a
  * reader snapshot by detect_summarize().  It is what the next step sends
  * across nodes: fixed size, no pointers, times as the node's monotonic ns
  * (a receiver converts them to ages against the sender's `now`).
@@ -70,9 +70,13 @@
 #define DETECT_GPU	0x1u	/* the GPU part is recorded (KernelCh on) */
 #define DETECT_BUSY	0x2u	/* the slot was busy: no launch/gpu state */
 #define DETECT_FINAL	0x4u	/* the communicator was finalized */
+#define DETECT_P2P	0x8u	/* with DETECT_GPU: a p2p operation is in
+				 * flight (entered, not all completed on the
+				 * GPU); p2p_peer is the last one's peer */
+#define DETECT_SEND	0x10u	/* with DETECT_P2P: that one is a send */
 
 /*
- * One rank's state in one communicator (152 bytes, no pointers).
+ * One rank's state in one communicator (160 bytes, no pointers).
  *
  * The window: the collectives whose completion the record's wait ring
  * still holds, the most recent min(done, PLW_RING) of them.  nwait counts
@@ -100,6 +104,9 @@ struct detect_comm {
 	uint64_t progress_ns;	/* last kernel channel start or stop */
 	uint64_t wait_sum_ns;	/* the window's waits, added */
 	uint64_t gap_sum_ns;	/* the window's gaps, added */
+	int32_t p2p_peer;	/* DETECT_P2P: the last p2p operation's peer
+				 * (its rank in the communicator), else -1 */
+	uint32_t reserved;	/* 0 */
 };
 
 /* One local rank (of a running step) and its communicators. */

@@ -98,6 +98,11 @@ struct judge_state {
 	struct js_slow *slow;	/* per global rank */
 	struct js_smooth *sm;	/* per global rank and slot */
 	struct judge_end end;	/* the last round's note on the step's end */
+	uint64_t found_ns;	/* the last round with a finding (not by the
+				 * never-silent rule), 0 none */
+	uint64_t hang_first_ns;	/* the rounds with a hang finding (not
+				 * entered, GPU stuck): the first and */
+	uint64_t hang_last_ns;	/* the last of them, 0 none */
 };
 
 const char *
@@ -218,6 +223,14 @@ static uint64_t
 age(uint64_t now, uint64_t t)
 {
 	return now > t ? now - t : 0;
+}
+
+/* The step's-end grace (judge.h): end_grace_ns, at least
+ * DETECT_EXIT_GRACE_NS. */
+static uint64_t
+end_grace(const struct judge_params *p)
+{
+	return p->end_grace_ns > DETECT_EXIT_GRACE_NS ? p->end_grace_ns : DETECT_EXIT_GRACE_NS;
 }
 
 static void
@@ -482,6 +495,8 @@ struct round {
 	size_t max, count;
 	struct judge_finding sink;	/* findings past max */
 	int any_lost;
+	int any_exit;		/* a present rank exited (named or not) */
+	int fallback;		/* the never-silent rule named the stuck kernels */
 };
 
 static const struct detect_comm *
@@ -905,10 +920,43 @@ member_held_elsewhere(const struct round *r, const struct js_group *gr)
 	return 0;
 }
 
+/*
+ * The p2p rule (judge.h) for the stuck entry i of group gr: 1 when it
+ * waits in a p2p operation on a peer that is in flight with another peer
+ * (itself waiting) or in no p2p operation of gr (missing: it never posted
+ * its part), the effect of a cause elsewhere; 0 when its peer is in flight
+ * in the same transfer (*mate set to the peer's entry), or nothing is
+ * known of its p2p operations.
+ */
+static int
+p2p_effect(const struct round *r, const struct js_group *gr, size_t i, uint32_t *mate)
+{
+	const struct detect_comm *c = ent_comm(r, &r->s->ent[i]);
+	size_t j;
+
+	*mate = UINT32_MAX;
+	if ((c->flags & (DETECT_P2P | DETECT_GPU)) != (DETECT_P2P | DETECT_GPU) ||
+	    c->colls > c->done)
+		return 0;
+	for (j = gr->first; j < gr->first + gr->n; j++) {
+		const struct js_entry *e = &r->s->ent[j];
+		const struct detect_comm *pc = ent_comm(r, e);
+
+		if (j == i || pc->rank != c->p2p_peer)
+			continue;
+		if (ent_rank(r, e)->exited || !(pc->flags & DETECT_P2P) ||
+		    pc->p2p_peer != c->rank)
+			return 1;
+		*mate = (uint32_t)j;
+		return 0;
+	}
+	return 1;
+}
+
 /* Stuck kernels where the group has no cause of its own (a member that
  * exited or lags, members missing while a node is lost, a member held in
- * another communicator); when nothing at all was found, every stuck
- * kernel. */
+ * another communicator); when nothing at all was found and no rank
+ * exited, every stuck kernel. */
 static void
 gpu_stuck_all(struct round *r)
 {
@@ -920,7 +968,12 @@ gpu_stuck_all(struct round *r)
 	for (pass = 0; pass < 2; pass++) {
 		size_t before = r->count;
 
-		if (pass == 1 && r->count > 0)
+		/* Never silent, unless an exit explains the waits (one named,
+		 * one in its grace, or the step being ended), or the causes
+		 * named a moment ago have just gone (a rank aborting on its
+		 * timeout: its exit comes next). */
+		if (pass == 1 && (r->count > 0 || r->any_exit ||
+				  (r->s->found_ns && age(r->now, r->s->found_ns) <= end_grace(r->p))))
 			break;
 		for (g = 0; g < r->ngrp; g++) {
 			const struct js_group *gr = &r->s->grp[g];
@@ -929,13 +982,27 @@ gpu_stuck_all(struct round *r)
 					  (gr->missing && r->any_lost) ||
 					  member_held_elsewhere(r, gr)))
 				continue;
-			for (i = gr->first; i < gr->first + gr->n; i++)
-				if (r->s->ent[i].flags & E_STUCK)
+			for (i = gr->first; i < gr->first + gr->n; i++) {
+				uint32_t mate;
+
+				if (!(r->s->ent[i].flags & E_STUCK))
+					continue;
+				if (pass == 1) {
 					r->s->ent[i].flags |= E_NAMED;
+					continue;
+				}
+				if (p2p_effect(r, gr, i, &mate))
+					continue;
+				r->s->ent[i].flags |= E_NAMED;
+				if (mate != UINT32_MAX)
+					r->s->ent[mate].flags |= E_NAMED;
+			}
 			stuck_findings(r, g);
 		}
-		if (r->count > before)
+		if (r->count > before) {
+			r->fallback = pass == 1;
 			break;
+		}
 	}
 }
 
@@ -1061,8 +1128,7 @@ static void
 exits(struct round *r)
 {
 	struct js_wait *w = r->s->wt;
-	uint64_t grace = r->p->end_grace_ns > DETECT_EXIT_GRACE_NS ? r->p->end_grace_ns :
-			 DETECT_EXIT_GRACE_NS;
+	uint64_t grace = end_grace(r->p);
 	uint64_t t_term = UINT64_MAX, t_fail = UINT64_MAX, t0 = UINT64_MAX;
 	uint32_t world = r->st->world ? r->st->world : (uint32_t)r->n;
 	uint32_t nterm = 0;
@@ -1081,6 +1147,7 @@ exits(struct round *r)
 		}
 		w[nx].t = (uint64_t)d->rank;
 		w[nx++].e = (uint32_t)i;
+		r->any_exit = 1;
 		switch (exit_class(d)) {
 		case X_TERM:
 			nterm++;
@@ -1109,6 +1176,11 @@ exits(struct round *r)
 
 		cause = c == X_FAIL || (c == X_TERM && gone > grace) ||
 			(c == X_ZERO && nrun && gone > r->p->hang_threshold_ns);
+		/* An exit while a hang is named is its effect: the peers'
+		 * timeouts (NCCL's watchdog) aborting them. */
+		if (r->s->hang_first_ns && d->exit_ns >= r->s->hang_first_ns &&
+		    d->exit_ns <= r->s->hang_last_ns + grace)
+			cause = 0;
 		w[i].t = cause ? 1 : 0;
 		if (cause && d->exit_ns < t0)
 			t0 = d->exit_ns;
@@ -1581,5 +1653,14 @@ judge_run(const struct judge_step *step, const struct judge_rank *ranks, size_t 
 	gpu_stuck_all(&r);
 	stalled(&r);
 	slow(&r);
+	if (r.count && !r.fallback)
+		s->found_ns = now_ns;
+	for (g = 0; g < r.count && g < r.max; g++)
+		if (out[g].kind == JUDGE_NOT_ENTERED || out[g].kind == JUDGE_GPU_STUCK) {
+			if (!s->hang_last_ns || age(now_ns, s->hang_last_ns) > end_grace(p))
+				s->hang_first_ns = now_ns;
+			s->hang_last_ns = now_ns;
+			break;
+		}
 	return r.count;
 }

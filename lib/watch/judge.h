@@ -36,8 +36,27 @@
  *                      run.  Left out where a member exited or lags (the
  *                      effect, not the cause), or has members missing
  *                      while a node is lost; when that leaves no finding
- *                      at all, every stuck kernel is named (a hang is
- *                      never silent).
+ *                      at all and no rank exited (an exit explains the
+ *                      waits even while its finding waits out its grace,
+ *                      or the step is being ended), every stuck kernel is
+ *                      named (a hang is never silent).  The p2p rule: a kernel stuck in a
+ *                      p2p operation (DETECT_P2P: the summary carries its
+ *                      peer) whose peer is in flight with another peer
+ *                      (itself waiting) or in no p2p operation of the
+ *                      communicator (it never posted its part: the data
+ *                      never came) is the effect of a cause elsewhere and
+ *                      not named; a peer in flight in the same transfer
+ *                      (its peer is this rank) is its other end, and both
+ *                      ends are named (the kernels do not tell which one
+ *                      holds it).  A pipeline stage waiting on a stage
+ *                      that waits upstream is so never named, even in the
+ *                      round its wait crosses the threshold before the
+ *                      cause's does.  Without the p2p part (version 1
+ *                      summaries, KernelCh off) every stuck kernel of the
+ *                      group is named, as before.  Not told: a receive
+ *                      stuck after its sender's send completed (the data
+ *                      lost on the way) looks like a peer that never
+ *                      sent; then only the never-silent rule names it.
  *   JUDGE_STALLED      every present rank idle outside NCCL (nothing
  *                      entered and not completed, no kernel in flight) for
  *                      longer than stall_threshold: a checkpoint, a stuck
@@ -74,7 +93,10 @@
  * told apart); not the exits that come later (the peers' own timeouts
  * aborting them), nor any kill or exit 0 after a failure (Slurm killing
  * the others after it).  end_grace_ns must cover the summaries'
- * travel: the daemon gives at least 2 s and two intervals.
+ * travel: the daemon gives at least 2 s and two intervals.  An exit seen
+ * while a hang is named (a not-entered or GPU-stuck finding in a round
+ * since its first, until end_grace_ns after its last) is no cause either:
+ * the peers' own timeouts (NCCL's watchdog) aborting them behind it.
  *
  * The slow-rank rule.  Each communicator's summary carries its window
  * (detect.h: the last min(done, 32) completions of its wait ring, the sum

@@ -537,10 +537,104 @@ c_pp_held(void)
 		cm(r, C_PP)->colls = 0;
 }
 
+/* Rank r is in a p2p operation with peer (its rank in comm kind), a send
+ * or not, entered `at` and quiet since. */
+static void
+in_p2p(int r, int kind, int32_t peer, int send, uint64_t at)
+{
+	struct detect_comm *c = cm(r, kind);
+
+	c->flags |= DETECT_P2P | (send ? DETECT_SEND : 0);
+	c->p2p_peer = peer;
+	c->ch_inflight = 2;
+	c->progress_ns = at;
+}
+
+/*
+ * The transfer of PP group {3, 11} is stuck: 3's send to 11 and 11's
+ * receive from 3 in flight (71 and 70 s).  11's TP peer 10 waits for it
+ * in TP #201 59 s (not yet past the threshold), and 10's stage-0 peer 2
+ * waits 61 s in its receive from 10, which never posted the send: an
+ * effect, not named; the stuck transfer is, both ends.
+ */
+static void
+c_p2p_downstream(void)
+{
+	int r;
+
+	healthy();
+	for (r = 0; r < NR; r++) {
+		done_at(r, C_PP, 0, NOW - S);
+		cm(r, C_PP)->colls = 0;
+		cm(r, C_PP)->rank = (int32_t)co_pp(r);
+	}
+	in_p2p(3, C_PP, 1, 1, NOW - 71 * S);
+	in_p2p(11, C_PP, 0, 0, NOW - 70 * S);
+	in_p2p(2, C_PP, 1, 0, NOW - 61 * S);
+	in_coll(10, C_TP, 201, NOW - 59 * S);
+}
+
+/*
+ * A chain of p2p transfers in a communicator "chain" of ranks 1, 3 and 5
+ * (ranks 0, 1, 2 in it): 1 sends to 3, which receives (both stuck 70 s);
+ * 5 receives from 3 (stuck 69 s), which is in flight with 1: 5 is the
+ * effect, the transfer between 1 and 3 is named.
+ */
+static void
+c_p2p_chain(void)
+{
+	static const int mem[3] = { 1, 3, 5 };
+	int i;
+
+	healthy();
+	for (i = 0; i < 3; i++) {
+		struct detect_comm *c = cm(mem[i], 4);
+
+		*c = *cm(mem[i], C_TP);
+		c->hash = 0x6000;
+		snprintf(c->name, sizeof(c->name), "chain");
+		c->rank = i;
+		c->nranks = 3;
+		done_at(mem[i], 4, 0, NOW - 80 * S);
+		c->colls = 0;
+		rk[mem[i]].st.ncomm = 5;
+	}
+	in_p2p(1, 4, 1, 1, NOW - 70 * S);
+	in_p2p(3, 4, 0, 0, NOW - 70 * S);
+	in_p2p(5, 4, 1, 0, NOW - 69 * S);
+}
+
+/* 11's receive from 3 stuck 70 s, 3's send done (it posted no other): no
+ * cause is seen, and a hang is never silent: 11 is named. */
+static void
+c_p2p_alone(void)
+{
+	int r;
+
+	healthy();
+	for (r = 0; r < NR; r++) {
+		done_at(r, C_PP, 0, NOW - S);
+		cm(r, C_PP)->colls = 0;
+		cm(r, C_PP)->rank = (int32_t)co_pp(r);
+	}
+	in_p2p(11, C_PP, 0, 0, NOW - 70 * S);
+}
+
+/* The stuck transfer of c_p2p_downstream, its sender 3 gone half a second
+ * ago with no status yet (its timeout aborted it): nothing named yet (the
+ * exit waits out its grace), and no stuck kernel named in its place. */
+static void
+c_p2p_exit_pending(void)
+{
+	c_p2p_downstream();
+	rk[3].st.exited = 1;
+	rk[3].st.exit_ns = NOW - S / 2;
+}
+
 /* Whether case setup is about lost nodes (detect.c knows no nodes). */
 static int c_lost(void (*setup)(void));
 /* Whether case setup is about the step's end (detect.c names each exit
- * alone). */
+ * alone) or the p2p rule (detect.c has none). */
 static int c_end(void (*setup)(void));
 
 struct want {
@@ -588,6 +682,18 @@ static const struct tcase cases[] = {
 	{ "a stuck p2p transfer holds a TP group, whose pipeline partner waits: only it is named",
 	  c_pp_held, 1,
 	  { { JUDGE_GPU_STUCK, "PP group 3", { 3, 11 }, 2, 0, 71 * S, 0, NULL } } },
+	{ "a stuck p2p transfer: both ends named, not a stage waiting on a peer that never sent",
+	  c_p2p_downstream, 1,
+	  { { JUDGE_GPU_STUCK, "PP group 3", { 3, 11 }, 2, 0, 71 * S, 0,
+	      "PP group 3: collective 1 stuck on the GPU 71 s, kernels still running on ranks 3 "
+	      "on node0 GPU 3 and 11 on node2 GPU 3" } } },
+	{ "a chain of p2p transfers: the stuck one named, not the receive waiting on it",
+	  c_p2p_chain, 1,
+	  { { JUDGE_GPU_STUCK, "DP group 1 of PP stage 0", { 1, 3 }, 2, 1, 70 * S, 0, NULL } } },
+	{ "a stuck transfer whose sender exited, its status not known yet: nothing named yet",
+	  c_p2p_exit_pending, 0, { { 0 } } },
+	{ "a stuck receive whose sender is done: named (never silent)", c_p2p_alone, 1,
+	  { { JUDGE_GPU_STUCK, "PP group 3", { 11 }, 1, 1, 70 * S, 2, NULL } } },
 	{ "GPU stuck in TP group 2 of PP stage 0", c_gpu_stuck, 1,
 	  { { JUDGE_GPU_STUCK, "TP group 2 of PP stage 0", { 4, 5 }, 2, 0, 71 * S, 1,
 	      "TP group 2 of PP stage 0: AllReduce #200 stuck on the GPU 71 s, kernels still "
@@ -660,7 +766,7 @@ c_lost(void (*setup)(void))
 	return setup == c_node_lost || setup == c_node_lost_holds;
 }
 
-#define NEND	11	/* cases about the step's end */
+#define NEND	15	/* cases about the step's end or the p2p rule */
 
 /* Whether judge_state_end must say the step is ending in case setup. */
 static int
@@ -675,7 +781,8 @@ c_end(void (*setup)(void))
 	return setup == c_cancel || setup == c_cancel_early || setup == c_cancel_fails ||
 	       setup == c_half_killed || setup == c_lone_kill || setup == c_lone_kill_soon ||
 	       setup == c_fail_then_kills || setup == c_fail_then_timeouts || setup == c_two_fail ||
-	       setup == c_kill_then_timeouts || setup == c_exit0_all;
+	       setup == c_kill_then_timeouts || setup == c_exit0_all || setup == c_p2p_downstream ||
+	       setup == c_p2p_chain || setup == c_p2p_alone || setup == c_p2p_exit_pending;
 }
 
 /* Whether finding f is w; says what differs. */
@@ -1004,6 +1111,67 @@ slow_test(void)
 
 /* ---- bounded output ------------------------------------------------------- */
 
+/*
+ * The stuck transfer of c_p2p_downstream over rounds: named in round 0;
+ * at 1 s its sender 3 gave up (no p2p in flight, not exited yet: a rank
+ * aborting on its timeout), so no cause is seen, and the stuck kernels
+ * left (2 and 11; 10 waits in TP 30 s only) are not named in its place within the grace (2 s); at
+ * 3 s, still nothing seen, the never-silent rule names them.
+ */
+static void
+fallback_test(void)
+{
+	struct judge_finding out[4];
+	struct judge_state *s;
+	pl_err_t err;
+	size_t n0, n1, n3;
+
+	s = judge_state_new(NR, &err);
+	c_p2p_downstream();
+	in_coll(10, C_TP, 201, NOW - 30 * S);	/* far from the threshold */
+	n0 = s ? judge_run(&step, rk, NR, NOW, &par, s, out, 4) : 0;
+	ok(n0 == 1 && out[0].kind == JUDGE_GPU_STUCK && out[0].nculprits == 2,
+	   "fallback: round 0, the stuck transfer named (%zu findings)", n0);
+	cm(3, C_PP)->flags &= ~(DETECT_P2P | DETECT_SEND);
+	cm(3, C_PP)->ch_inflight = 0;
+	n1 = s ? judge_run(&step, rk, NR, NOW + S, &par, s, out, 4) : 9;
+	is_int((long long)n1, 0, "fallback: 1 s on, its sender gave up: nothing named within the grace");
+	n3 = s ? judge_run(&step, rk, NR, NOW + 3 * S, &par, s, out, 4) : 0;
+	ok(n3 == 2 && out[0].kind == JUDGE_GPU_STUCK && out[1].kind == JUDGE_GPU_STUCK &&
+	   out[0].culprits[0] == 2 && out[1].culprits[0] == 11,
+	   "fallback: 3 s on, past the grace, never silent: the stuck kernels of 2 and 11 (%zu)", n3);
+	n3 = s ? judge_run(&step, rk, NR, NOW + 4 * S, &par, s, out, 4) : 0;
+	is_int((long long)n3, 2, "fallback: and so the round after (it holds no grace of its own)");
+	judge_state_free(s);
+}
+
+/* A hang, then every rank aborting on its timeout: the exits are the
+ * hang's effect, none named (and no stuck kernel named in their place). */
+static void
+timeouts_test(void)
+{
+	struct judge_finding out[4];
+	struct judge_state *s;
+	pl_err_t err;
+	size_t n0, n1, n2;
+	int r;
+
+	s = judge_state_new(NR, &err);
+	c_gpu_stuck();
+	n0 = s ? judge_run(&step, rk, NR, NOW, &par, s, out, 4) : 0;
+	ok(n0 == 1 && out[0].kind == JUDGE_GPU_STUCK, "timeouts: round 0, TP group 2 stuck (%zu)",
+	   n0);
+	for (r = 0; r < NR; r++)
+		exit_at(r, r % 2 ? 3 << 8 : SIGABRT, 0);
+	for (r = 0; r < NR; r++)
+		rk[r].st.exit_ns = NOW + S / 2;
+	n1 = s ? judge_run(&step, rk, NR, NOW + S, &par, s, out, 4) : 9;
+	n2 = s ? judge_run(&step, rk, NR, NOW + 5 * S, &par, s, out, 4) : 9;
+	ok(n1 == 0 && n2 == 0, "timeouts: every rank aborting half a second later is the hang's "
+	   "effect: nothing named, 1 s and 5 s on (%zu, %zu)", n1, n2);
+	judge_state_free(s);
+}
+
 static void
 bounded_test(void)
 {
@@ -1180,10 +1348,12 @@ main(void)
 	par.slow_margin = 0.05;
 	par.slow_margin_off = 0.025;
 	par.slow_smooth = 1;
-	plan(3 * (int)NCASES - NLOST - NEND + 16 + 7 + 2 + 15);
+	plan(3 * (int)NCASES - NLOST - NEND + 4 + 2 + 16 + 7 + 2 + 15);
 	run_cases();
 	slow_test();
 	bounded_test();
+	fallback_test();
+	timeouts_test();
 	many_culprits_test();
 	names_test();
 	return done_testing();

@@ -28,7 +28,7 @@ enum {
 };
 enum {
 	C_HASH = 0, C_NAME = 8, C_RANK = 56, C_NRANKS = 60, C_FLAGS = 64, C_NWAIT = 68,
-	C_COLLS = 72, C_SEQ = 80, C_FUNC = 88, C_ENTER_AGE = 104, C_DONE = 112,
+	C_P2P_PEER = 69, C_COLLS = 72, C_SEQ = 80, C_FUNC = 88, C_ENTER_AGE = 104, C_DONE = 112,
 	C_INFLIGHT = 120, C_PROGRESS_AGE = 128, C_WAIT_SUM = 136, C_GAP_SUM = 144
 };
 _Static_assert(H_RESERVED + 4 == SUM_HEADER_BYTES, "header layout");
@@ -38,7 +38,8 @@ _Static_assert(H_NODE + SUM_NODE_LEN == H_JOB && R_NIC + SUM_NIC_LEN == R_NCOMM 
 	       C_NAME + DETECT_NAME_LEN == C_RANK && C_FUNC + DETECT_TEXT_LEN == C_ENTER_AGE,
 	       "texts fill their arrays");
 
-#define KNOWN_FLAGS	(DETECT_GPU | DETECT_BUSY | DETECT_FINAL)
+#define V1_FLAGS	(DETECT_GPU | DETECT_BUSY | DETECT_FINAL)
+#define KNOWN_FLAGS	(V1_FLAGS | DETECT_P2P | DETECT_SEND)
 
 static const char *const axis[SUM_NAXES] = { "tp", "cp", "ep", "dp", "pp" };
 
@@ -217,9 +218,15 @@ comm_check(const struct detect_comm *c, uint64_t enter_age, uint64_t progress_ag
 	   const char *where, pl_err_t *err)
 {
 	if (c->flags & ~KNOWN_FLAGS)
-		return pl_err_set(err, "%s: flags 0x%" PRIx32 ": want only 0x%x (gpu), 0x%x (busy) "
-				  "and 0x%x (finalized)", where, c->flags, DETECT_GPU, DETECT_BUSY,
-				  DETECT_FINAL);
+		return pl_err_set(err, "%s: flags 0x%" PRIx32 ": want only 0x%x (gpu), 0x%x (busy), "
+				  "0x%x (finalized), 0x%x (p2p) and 0x%x (send)", where, c->flags,
+				  DETECT_GPU, DETECT_BUSY, DETECT_FINAL, DETECT_P2P, DETECT_SEND);
+	if ((c->flags & DETECT_SEND) && !(c->flags & DETECT_P2P))
+		return pl_err_set(err, "%s: flags 0x%" PRIx32 ": 0x%x (send) only with 0x%x (p2p)",
+				  where, c->flags, DETECT_SEND, DETECT_P2P);
+	if ((c->flags & DETECT_P2P) && (c->p2p_peer < 0 || c->p2p_peer >= c->nranks))
+		return pl_err_set(err, "%s: p2p_peer %" PRId32 ": want 0 to %" PRId32 " (nranks %"
+				  PRId32 ")", where, c->p2p_peer, c->nranks - 1, c->nranks);
 	if (c->nranks == 0 && c->rank == 0 && (c->flags & DETECT_BUSY)) {
 		/* A busy slot whose identity could not be read. */
 	} else if (c->nranks < 1 || c->nranks > SUM_MAX_WORLD) {
@@ -400,7 +407,13 @@ comm_put(uint8_t *p, const struct detect_comm *w, uint64_t enter_age, uint64_t p
 	put32(p + C_RANK, (uint32_t)w->rank);
 	put32(p + C_NRANKS, (uint32_t)w->nranks);
 	put32(p + C_FLAGS, w->flags);
-	put32(p + C_NWAIT, w->nwait);
+	/* nwait <= PLW_RING (checked): one byte; the p2p peer < 2^24 above. */
+	p[C_NWAIT] = (uint8_t)w->nwait;
+	if (w->flags & DETECT_P2P) {
+		p[C_P2P_PEER] = (uint8_t)w->p2p_peer;
+		p[C_P2P_PEER + 1] = (uint8_t)(w->p2p_peer >> 8);
+		p[C_P2P_PEER + 2] = (uint8_t)(w->p2p_peer >> 16);
+	}
 	put64(p + C_COLLS, w->colls);
 	put64(p + C_SEQ, w->seq);
 	memcpy(p + C_FUNC, w->func, DETECT_TEXT_LEN);
@@ -452,7 +465,7 @@ sum_encode(struct buf *out, const struct sum_header *h, const struct detect_rank
 	const size_t start = out->len;
 	const uint64_t now = h->sender_now_ns;
 	size_t total = 0, i;
-	uint32_t k;
+	uint32_t k, version = 1;
 
 	if (h->node[0])
 		snprintf(where, sizeof(where), "node summary from %s",
@@ -490,10 +503,15 @@ sum_encode(struct buf *out, const struct sum_header *h, const struct detect_rank
 				goto fail;
 			comm_put(cb, &w, ea, pa);
 			buf_add(out, cb, sizeof(cb));
+			if (w.flags & DETECT_P2P)
+				version = SUM_VERSION;
 		}
 	}
 	if (out->bad)
 		return pl_err_set(err, "%s: out of memory", where);
+	/* Without a p2p part the bytes are version 1's: a leader not
+	 * upgraded yet reads them. */
+	put32((uint8_t *)out->s + start + H_VERSION, version);
 	return 0;
 fail:
 	out->len = start;
@@ -546,9 +564,9 @@ header_get(const uint8_t *p, size_t len, struct sum_header *h, uint32_t *nranks,
 	if (len >= 8 && get64(p + H_MAGIC) != SUM_MAGIC)
 		return pl_err_set(err, "node summary: magic %s: want \"PLWSUM01\"",
 				  pl_clipn((const char *)p, 8, c, sizeof(c)));
-	if (len >= 12 && (v = get32(p + H_VERSION)) != SUM_VERSION)
+	if (len >= 12 && ((v = get32(p + H_VERSION)) < 1 || v > SUM_VERSION))
 		return pl_err_set(err, "node summary: version %" PRIu32 ": this layoutd reads "
-				  "version %u only", v, SUM_VERSION);
+				  "versions 1 to %u", v, SUM_VERSION);
 	if (len < SUM_HEADER_BYTES)
 		return pl_err_set(err, "node summary: %zu bytes, shorter than its %u-byte header",
 				  len, SUM_HEADER_BYTES);
@@ -593,10 +611,11 @@ header_get(const uint8_t *p, size_t len, struct sum_header *h, uint32_t *nranks,
 }
 
 static int
-comm_get(const uint8_t *p, uint64_t recv, struct detect_comm *c, const char *where,
-	 pl_err_t *err)
+comm_get(const uint8_t *p, uint64_t recv, uint32_t version, struct detect_comm *c,
+	 const char *where, pl_err_t *err)
 {
 	uint64_t ea, pa;
+	uint32_t peer;
 
 	c->hash = get64(p + C_HASH);
 	if (text_get(c->name, p + C_NAME, DETECT_NAME_LEN, where, "name", err) < 0 ||
@@ -605,7 +624,23 @@ comm_get(const uint8_t *p, uint64_t recv, struct detect_comm *c, const char *whe
 	c->rank = (int32_t)get32(p + C_RANK);
 	c->nranks = (int32_t)get32(p + C_NRANKS);
 	c->flags = get32(p + C_FLAGS);
-	c->nwait = get32(p + C_NWAIT);
+	if (version == 1) {
+		/* nwait a u32, no p2p part. */
+		c->nwait = get32(p + C_NWAIT);
+		peer = 0;
+		if (c->flags & ~V1_FLAGS)
+			return pl_err_set(err, "%s: flags 0x%" PRIx32 ": want only 0x%x (gpu), 0x%x "
+					  "(busy) and 0x%x (finalized) in version 1", where,
+					  c->flags, DETECT_GPU, DETECT_BUSY, DETECT_FINAL);
+	} else {
+		c->nwait = p[C_NWAIT];
+		peer = (uint32_t)p[C_P2P_PEER] | (uint32_t)p[C_P2P_PEER + 1] << 8 |
+		       (uint32_t)p[C_P2P_PEER + 2] << 16;
+	}
+	c->p2p_peer = (c->flags & DETECT_P2P) ? (int32_t)peer : -1;
+	if (!(c->flags & DETECT_P2P) && peer)
+		return pl_err_set(err, "%s: p2p_peer %" PRIu32 " without flag 0x%x (p2p): want 0",
+				  where, peer, DETECT_P2P);
 	c->colls = get64(p + C_COLLS);
 	c->seq = get64(p + C_SEQ);
 	ea = get64(p + C_ENTER_AGE);
@@ -673,7 +708,7 @@ rank_get(const uint8_t *p, size_t len, size_t *off, uint32_t i, uint32_t nr,
 	q += SUM_RANK_BYTES;
 	for (k = 0; k < r->ncomm; k++, q += SUM_COMM_BYTES) {
 		snprintf(cwhere, sizeof(cwhere), "%s: communicator %" PRIu32, rwhere, k);
-		if (comm_get(q, recv, &r->comm[k], cwhere, err) < 0)
+		if (comm_get(q, recv, get32(p + H_VERSION), &r->comm[k], cwhere, err) < 0)
 			return -1;
 	}
 	*off = (size_t)(q - p);

@@ -28,10 +28,13 @@
  *    56 nic char[32]   88 ncomm u32     92 reserved u32 (0)
  *   a communicator, SUM_COMM_BYTES (152): the fields of struct detect_comm
  *     0 hash u64       8 name char[48]  56 rank i32    60 nranks i32
- *    64 flags u32     68 nwait u32      72 colls u64    80 seq u64
+ *    64 flags u32     68 nwait u8       69 p2p_peer u24 72 colls u64
+ *    80 seq u64
  *    88 func char[16] 104 enter_age_ns u64  112 done u64
  *   120 ch_inflight u64  128 progress_age_ns u64
  *   136 wait_sum_ns u64  144 gap_sum_ns u64
+ *   p2p_peer is the peer of the p2p operation in flight with the flag
+ *   DETECT_P2P (the one a stuck p2p kernel waits on: judge.h), 0 without.
  *
  * Times: the sender's clocks mean nothing to the receiver, so each time of
  * detect_rank (exit_ns) and detect_comm (enter_ns, progress_ns) travels as
@@ -43,11 +46,16 @@
  * gap_sum_ns are durations and travel as they are.  sender_real_ns
  * (CLOCK_REALTIME) only dates the summary for people.
  *
- * Versioning: the layout above is version SUM_VERSION.  Any change to it
- * takes a new version and the receiver refuses every version but its own
- * (naming both), so a leader never misreads a summary; during a rolling
- * upgrade the nodes on the other version are refused (and logged) until
- * they match.  The reserved fields are 0 and checked.
+ * Versioning: the layout above is version SUM_VERSION (2).  Any change to
+ * it takes a new version; the receiver reads its own and the older ones
+ * it knows and refuses any other (naming it), so a leader never misreads
+ * a summary.  Version 1 is the same but for nwait, a u32 at 68, and no
+ * p2p part (no flag DETECT_P2P or DETECT_SEND, p2p_peer -1 decoded): a
+ * version 1 summary is a version 2 one with neither, so a new leader reads
+ * the nodes not upgraded yet; an old leader refuses (and logs) the new
+ * ones until it is upgraded.  sum_encode writes version 1 when no
+ * communicator has a p2p part (the same bytes), version 2 otherwise.
+ * The reserved fields are 0 and checked.
  *
  * What the receiver checks (sum_decode), before any field is used:
  *   - the length: at least the header, at most SUM_MAX_BYTES, equal to
@@ -64,7 +72,9 @@
  *     exit_status a wait status (0-65535), 0 while not known; exit_age_ns 0
  *     while not exited; coordinate co[a] < size[a]; gpu -1 (unknown) or in
  *     [0, SUM_MAX_GPU);
- *   - per communicator: flags only DETECT_GPU, DETECT_BUSY, DETECT_FINAL;
+ *   - per communicator: flags only DETECT_GPU, DETECT_BUSY, DETECT_FINAL,
+ *     DETECT_P2P and DETECT_SEND (with DETECT_P2P); p2p_peer in
+ *     [0, nranks) with DETECT_P2P, 0 without;
  *     0 <= rank < nranks <= SUM_MAX_WORLD (nranks 0 only in a busy slot,
  *     whose identity was not readable); nwait <= PLW_RING; the sums 0 when
  *     nwait is 0 and at most nwait * SUM_MAX_AGE_NS;
@@ -87,7 +97,7 @@
 #include "pl_err.h"
 
 #define SUM_MAGIC	0x31304d5553574c50ULL	/* "PLWSUM01" little-endian */
-#define SUM_VERSION	1u
+#define SUM_VERSION	2u
 #define SUM_MAX_RANKS	1024		/* ranks in one summary */
 #define SUM_MAX_BYTES	(1u << 20)	/* a whole summary */
 #define SUM_MAX_WORLD	(1 << 24)	/* ranks in a step or communicator */

@@ -69,6 +69,7 @@ comm(struct detect_rank *r, uint64_t hash, const char *name, int32_t rank, int32
 	c->rank = rank;
 	c->nranks = nranks;
 	c->flags = flags;
+	c->p2p_peer = -1;
 	return c;
 }
 
@@ -194,6 +195,8 @@ rank_diff(const struct detect_rank *a, const struct detect_rank *b)
 		if (x->nwait != y->nwait || x->wait_sum_ns != y->wait_sum_ns ||
 		    x->gap_sum_ns != y->gap_sum_ns)
 			return "comm window";
+		if (x->p2p_peer != y->p2p_peer)
+			return "comm p2p_peer";
 	}
 	return NULL;
 }
@@ -292,13 +295,13 @@ t_bytes(void)
 		ok(0, "bytes: no encoding");
 		return;
 	}
-	ok(!memcmp(p, "PLWSUM01", 8) && le_get(p + 8, 4) == SUM_VERSION &&
+	ok(!memcmp(p, "PLWSUM01", 8) && le_get(p + 8, 4) == 1 &&
 	   le_get(p + 12, 4) == len && !strcmp((const char *)p + 16, "node2") &&
 	   le_get(p + 80, 8) == 4242 && le_get(p + 88, 8) == 3 && le_get(p + 96, 8) == SEND &&
 	   le_get(p + 112, 8) == 7 && le_get(p + 128, 4) == 1000 && le_get(p + 136, 4) == 16 &&
 	   le_get(p + 140, 4) == 2 && le_get(p + 148, 4) == 2 && le_get(p + 152, 4) == 4 &&
 	   le_get(p + 160, 4) == 3 && le_get(p + 164, 4) == 0 && p[120] == 0x88 && p[127] == 0x11,
-	   "header: \"PLWSUM01\", version, size, node, job, step, now, seq, uid, world, layout, "
+	   "header: \"PLWSUM01\", version 1 (no p2p part), size, node, job, step, now, seq, uid, world, layout, "
 	   "nranks at their offsets, little-endian");
 	ok(le_get(p + R0, 8) == 4 && le_get(p + R0 + 8, 8) == 1004 && le_get(p + R1 + 16, 8) == 3 * S &&
 	   le_get(p + R1 + 24, 4) == 7 << 8 && le_get(p + R2 + 28, 4) == 0xffffffffu &&
@@ -334,7 +337,8 @@ struct patch {
 
 static const struct patch patches[] = {
 	TXT(0, "XLWSUM01", "magic XLWSUM01: want \"PLWSUM01\"", "wrong magic"),
-	NUM(8, 4, 2, "version 2: this layoutd reads version 1 only", "wrong version"),
+	NUM(8, 4, 3, "version 3: this layoutd reads versions 1 to 2", "a version to come"),
+	NUM(8, 4, 0, "version 0: this layoutd reads versions 1 to 2", "version 0"),
 	NUM(12, 4, FIX_LEN + 1, "truncated: 912 bytes of the 913", "total_size above the length"),
 	NUM(12, 4, FIX_LEN - 1, "912 bytes, 1 more than its total_size 911", "total_size below"),
 	NUM(12, 4, 0xffffffffu, "truncated: 912 bytes of the 4294967295", "total_size huge"),
@@ -662,6 +666,87 @@ t_empty(void)
 	buf_free(&b);
 }
 
+/* Bytes p refused by sum_decode with a message containing want. */
+static void
+like_err(const uint8_t *p, size_t len, const char *want, const char *what)
+{
+	struct detect_rank *r = NULL;
+	struct sum_rank_info *in = NULL;
+	struct sum_header h;
+	size_t n = 0;
+	pl_err_t err;
+
+	pl_err_clear(&err);
+	if (sum_decode(p, len, RECV, &h, &r, &in, &n, &err) != -1) {
+		ok(0, "%s: refused", what);
+		free(r);
+		free(in);
+		return;
+	}
+	like(err.text, want, "%s: %s", what, err.text);
+}
+
+/*
+ * The p2p part (version 2): rank 4's tp communicator with a send to its
+ * rank 1 in flight is encoded as version 2, nwait in byte 68 and the peer
+ * in 69-71, and comes back; the same bytes without the flag, as version
+ * 1, with the peer out of range or a send without p2p are refused.
+ */
+static void
+t_p2p(void)
+{
+	struct detect_rank *r = NULL;
+	struct sum_rank_info *in = NULL;
+	struct sum_header h;
+	struct buf b = BUF_INIT;
+	pl_err_t err;
+	size_t n = 0;
+	uint8_t *p;
+	int rv;
+
+	fixture();
+	fr[0].comm[0].flags |= DETECT_P2P | DETECT_SEND;
+	fr[0].comm[0].p2p_peer = 1;
+	pl_err_clear(&err);
+	rv = sum_encode(&b, &fh, fr, fi, 3, &err);
+	p = (uint8_t *)b.s;
+	ok(rv == 0 && b.len == FIX_LEN && le_get(p + 8, 4) == 2 && p[R0C0 + 68] == 32 &&
+	   le_get(p + R0C0 + 69, 3) == 1 &&
+	   le_get(p + R0C0 + 64, 4) == (DETECT_GPU | DETECT_P2P | DETECT_SEND) &&
+	   le_get(p + R0C1 + 68, 4) == 12,
+	   "a p2p in flight: version 2, nwait in byte 68, the peer in 69-71 (%s)", err.text);
+	rv = rv ? rv : sum_decode(p, b.len, RECV, &h, &r, &in, &n, &err);
+	ok(rv == 0 && n == 3 && r[0].comm[0].p2p_peer == 1 && r[0].comm[0].nwait == 32 &&
+	   r[0].comm[0].flags == (DETECT_GPU | DETECT_P2P | DETECT_SEND) &&
+	   r[0].comm[1].p2p_peer == -1 && r[1].comm[0].p2p_peer == -1,
+	   "decoded: the p2p peer and flags back, -1 where none (%s)", err.text);
+	free(r);
+	free(in);
+	if (!b.len) {
+		ok(0, "no encoding");
+		ok(0, "no encoding");
+		ok(0, "no encoding");
+		ok(0, "no encoding");
+		return;
+	}
+	le_put(p + R0C0 + 64, 4, DETECT_GPU);
+	like_err(p, b.len, "communicator 0: p2p_peer 1 without flag 0x8 (p2p): want 0",
+		 "version 2: a p2p peer without the flag refused");
+	le_put(p + R0C0 + 64, 4, DETECT_GPU | DETECT_P2P | DETECT_SEND);
+	le_put(p + 8, 4, 1);
+	like_err(p, b.len, "flags 0x19: want only 0x1 (gpu), 0x2 (busy) and 0x4 (finalized) in "
+		 "version 1", "version 1: no p2p flags");
+	le_put(p + 8, 4, 2);
+	le_put(p + R0C0 + 69, 3, 2);
+	like_err(p, b.len, "communicator 0: p2p_peer 2: want 0 to 1 (nranks 2)",
+		 "version 2: the p2p peer out of the communicator refused");
+	le_put(p + R0C0 + 69, 3, 0);
+	le_put(p + R0C0 + 64, 4, DETECT_GPU | DETECT_SEND);
+	like_err(p, b.len, "flags 0x11: 0x10 (send) only with 0x8 (p2p)",
+		 "version 2: a send without p2p refused");
+	buf_free(&b);
+}
+
 /* The size of 8 ranks x 6 communicators, as sum_size says and as encoded. */
 static void
 t_size(void)
@@ -707,7 +792,7 @@ main(void)
 	uint8_t *good;
 	size_t len;
 
-	plan(5 + 3 + (int)NPATCH + 3 + 2 + 4 + 11 + 2 + 2);
+	plan(5 + 3 + (int)NPATCH + 3 + 2 + 4 + 11 + 2 + 6 + 2);
 	t_roundtrip();
 	t_bytes();
 	good = encoded(&len);
@@ -720,6 +805,7 @@ main(void)
 	t_encode_cleans();
 	t_encode_refuses();
 	t_empty();
+	t_p2p();
 	t_size();
 	return done_testing();
 }
