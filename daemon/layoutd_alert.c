@@ -12,7 +12,12 @@
  * made again at each send.  A firing alert is sent with endsAt = now +
  * 3 x alert_resend_s, as Alertmanager's clients do, so an alert whose
  * resolve never arrives (a dropped message, a dead leader) still ends by
- * itself; a resolved one with endsAt = now.
+ * itself; a resolved one with endsAt = now.  startsAt is the condition's
+ * start (lib's starts_ns: the finding's since).  A node that acted for the
+ * step's leader and lets go of the step while it runs (the leader answers
+ * again) resolves its node-lost alerts and hands the others over: nothing
+ * sent, the leader sends them anew with the same labels and start, and the
+ * endsAt sent last covers the time between: one alert in Alertmanager.
  *
  * Delivery: one queue entry per (target, alert), bounded by
  * alert_queue_max.  A newer message for an alert replaces one still
@@ -1176,6 +1181,10 @@ log_event(struct ld_alerts *a, enum alert_action what, const struct alert *al,
 		ld_log(&a->d->log, "alert resolved: %s job %" PRIu64 ".%" PRIu64 " (%016" PRIx64 ") "
 		       "after %.0f s: %s", alert_name(al->f.kind), al->key.job_id, al->key.step_id,
 		       al->fp, (double)(an->mono - al->starts_ns) / 1e9, text);
+	else if (what == ALERT_HANDOVER)
+		ld_log(&a->d->log, "alert handed over: %s job %" PRIu64 ".%" PRIu64 " (%016" PRIx64 "), "
+		       "not resolved: the step's leader judges it again: %s", alert_name(al->f.kind),
+		       al->key.job_id, al->key.step_id, al->fp, text);
 	else if (what == ALERT_OVERFLOW)
 		ld_ratelog(&a->d->log, &a->rl_over, "alert not kept: %d alerts are open already "
 			   "(%lu not kept so far): %s job %" PRIu64 ".%" PRIu64 ": %s",
@@ -1195,6 +1204,13 @@ on_event(void *arg, enum alert_action what, const struct alert *al)
 	if (what == ALERT_OVERFLOW) {
 		a->overflow++;
 		log_event(a, what, al, &rd->an);
+		return;
+	}
+	/* Nothing sent: the endsAt last sent covers the time until the
+	 * leader sends it again, with the same labels and start. */
+	if (what == ALERT_HANDOVER) {
+		log_event(a, what, al, &rd->an);
+		ainfo_retire(a, al->fp);
 		return;
 	}
 	if (what == ALERT_FIRE) {
@@ -1321,7 +1337,10 @@ ld_alert_findings(struct ld *d, const struct ld_step_view *v, const struct judge
 	rd.v = v;
 	anchor_now(&rd.an, now_ns);
 	if (v->final) {
-		alerts_end_step(a->t, v->job_id, v->step_id, now_ns, on_event, &rd);
+		if (v->handover)
+			alerts_hand_over(a->t, v->job_id, v->step_id, now_ns, on_event, &rd);
+		else
+			alerts_end_step(a->t, v->job_id, v->step_id, now_ns, on_event, &rd);
 		lstep_drop(a, v->job_id, v->step_id);
 		return;
 	}
@@ -1343,7 +1362,8 @@ alert_json(const struct ld_alerts *a, const struct alert *al, const struct ainfo
 	snprintf(fp, sizeof(fp), "%016" PRIx64, al->fp);
 	o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:s, s:s, s:s, s:s, s:o, s:I, s:s, "
 		      "s:s, s:s, s:I, s:I, s:f, s:I}",
-		      "fingerprint", fp, "status", al->resolved_ns ? "resolved" : "firing",
+		      "fingerprint", fp,
+		      "status", al->handed ? "handed-over" : al->resolved_ns ? "resolved" : "firing",
 		      "alertname", alert_name(al->f.kind), "severity", alert_severity(al->f.kind),
 		      "kind", judge_kind_name(al->f.kind),
 		      "job_id", (json_int_t)al->key.job_id, "step_id", (json_int_t)al->key.step_id,

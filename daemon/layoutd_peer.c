@@ -28,7 +28,9 @@
  * one not skipped is the target; reaching this node itself, the summary is
  * handed in directly.  A node leads a step while summaries for it come
  * (its own included while it is its own target): nodes[0] normally, the
- * next reachable node when followers cannot reach it.
+ * next reachable node when followers cannot reach it.  That one lets go
+ * as soon as its own summaries go to a node before it again, and hands
+ * its alerts over (layoutd_alert.c) unless the step ended.
  *
  * The leader keeps per node the last summary (its ranks copied into one
  * array of judge_rank, rebased on receipt), when it came, its boot_id and
@@ -1878,8 +1880,38 @@ lead_round(struct ld_peers *p, struct ld_lead *l, uint64_t now)
 	}
 }
 
+/* The node this node's own summaries of l's step go to when that is
+ * another node of the order (a node before it answers again), else NULL. */
+static const char *
+lead_sent_on(const struct ld_peers *p, const struct ld_lead *l)
+{
+	const struct sstep *ss;
+
+	for (ss = p->sends; ss; ss = ss->next)
+		if (ss->job == l->job && ss->step == l->step)
+			return ss->target != SIZE_MAX && ss->target_name[0] &&
+			       strcmp(ss->target_name, l->self) != 0 ? ss->target_name : NULL;
+	return NULL;
+}
+
+/* Whether every node heard from had every rank exited: the step ended. */
+static bool
+lead_done(const struct ld_lead *l)
+{
+	size_t k;
+
+	for (k = 0; k < l->nnodes; k++)
+		if (l->nodes[k].heard && !l->nodes[k].done)
+			return false;
+	return true;
+}
+
 /* Judge every step led here; let go of those no summary came for in
- * peer_lost_s (the own one counted while this node is its own target). */
+ * peer_lost_s (the own one counted while this node is its own target),
+ * and at once of one it acts for once its own summaries go to a node
+ * before it (the leader answers again).  An acting leader that lets go of
+ * a step still running hands its alerts over (not resolved: the leader
+ * judges them anew, the endsAt last sent covers the time between). */
 static void
 lead_all(struct ld_peers *p, uint64_t now)
 {
@@ -1887,6 +1919,7 @@ lead_all(struct ld_peers *p, uint64_t now)
 	struct ld_lead *l, **pp;
 	struct judge_step js;
 	struct ld_step_view v;
+	const char *on;
 
 	for (pp = &p->leads; *pp;) {
 		l = *pp;
@@ -1895,13 +1928,21 @@ lead_all(struct ld_peers *p, uint64_t now)
 			last = l->recv_ns;
 		if (l->own_ns > last)
 			last = l->own_ns;
-		if (now > last && now - last > lost) {
-			ld_log(&p->d->log, "peer: job %" PRIu64 ".%" PRIu64 ": no longer led here (no "
-			       "summary for %.1f s)", l->job, l->step, age_s(now, last));
+		on = l->ordered && lead_acting(l) ? lead_sent_on(p, l) : NULL;
+		if (on || (now > last && now - last > lost)) {
+			if (on)
+				ld_log(&p->d->log, "peer: job %" PRIu64 ".%" PRIu64 ": no longer led "
+				       "here (this node's summaries go to %s again, which leads it)",
+				       l->job, l->step, on);
+			else
+				ld_log(&p->d->log, "peer: job %" PRIu64 ".%" PRIu64 ": no longer led "
+				       "here (no summary for %.1f s)", l->job, l->step,
+				       age_s(now, last));
 			if (p->cb) {
 				lead_liveness(p, l, now);
 				lead_step(l, &js);
 				lead_view(l, &js, true, &v);
+				v.handover = l->ordered && lead_acting(l) && !lead_done(l);
 				p->cb(p->d, &v, NULL, 0, now);
 			}
 			*pp = l->next;

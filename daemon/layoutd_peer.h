@@ -53,6 +53,9 @@ struct ld_step_view {
 	bool acting;			/* this node leads because nodes[0] cannot be reached */
 	bool final;			/* the last call: this node no longer leads the step
 					 * (it ended, or the leader is back); n is 0 */
+	bool handover;			/* final, and the step runs on led elsewhere (this
+					 * node acted for its leader, which answers again):
+					 * its alerts go on there, not resolved here */
 	const struct judge_step *step;	/* identity, layout, nodes with liveness (judge.h) */
 	const struct judge_rank *ranks;	/* every rank known, in no particular order */
 	size_t nranks;

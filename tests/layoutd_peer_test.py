@@ -15,7 +15,11 @@ do not hold the leader up (placements and views are timed meanwhile); a
 rank stopped on a follower is named by the leader with its node; the
 leader stopped, the followers go to the next node within
 peer_fail_intervals, which reports the leader lost; the leader back, the
-view is rebuilt from the next summaries and the stand-in lets go.
+view is rebuilt from the next summaries and the stand-in lets go.  With
+a real Alertmanager: a hang fired by the stand-in while the leader is
+away stays one alert when the leader comes back (no resolve between, the
+same labels and startsAt), and the stand-in's node-lost alert for the
+leader resolves.
 """
 import hashlib
 import http.client
@@ -30,6 +34,7 @@ import sys
 import tempfile
 import time
 
+from amlib import ALERTMANAGER, Alertmanager, Webhook
 from taplib import (LAYOUTD, data, diag, done, http_request, is_eq, like, ok, run, skip,
                     wait_for)
 
@@ -46,6 +51,7 @@ FAIL_INTERVALS = 3
 LOST_S = 5.0            # auto: max(3 intervals, 5 s)
 THRESHOLD = 5
 JOB = 4242
+RESEND = 2              # alert_resend_s: endsAt 6 s ahead
 
 
 def coords(r):
@@ -131,7 +137,8 @@ class Daemon:
     """A layoutd for node `name`, its peer listener as the map says
     (listen auto) or at listen; peer_port for the nodes the map lacks."""
 
-    def __init__(self, tmp, name, mapf, munged, port, peer_port, listen="auto", wrapper=()):
+    def __init__(self, tmp, name, mapf, munged, port, peer_port, listen="auto", wrapper=(),
+                 extra=""):
         self.name, self.port = name, port
         self.sock = os.path.join(tmp, "ld-%s.sock" % name)
         self.log = os.path.join(tmp, "ld-%s.log" % name)
@@ -145,6 +152,7 @@ class Daemon:
                     "peer_fail_intervals = %d\nrequest_timeout_ms = 2000\nlog = %s\n" %
                     (mapf, self.sock, name, INTERVAL_MS, THRESHOLD, wd, listen, peer_port,
                      munged.sock, FAIL_INTERVALS, self.log))
+            f.write(extra)
         self.wrapper = list(wrapper)
         self.start()
 
@@ -463,6 +471,73 @@ def conf_checks(tmp, mapf):
            (line, want, p.stderr.strip()[-200:]))
 
 
+def handover(tmp, ds, worlds, am, hook):
+    """Rank 5 (on node2) stops; the leader is stopped at once, node2 acts
+    for it and fires the hang; the leader back, node2 hands the step over:
+    Alertmanager holds one alert all along (never resolved, startsAt
+    kept), the webhook gets no resolve, and the stand-in's node-lost alert
+    for the leader is resolved."""
+    a, b, c = ds
+    job = JOB + 3
+    w = World(tmp, job, ["--steps", "100000", "--compute-us", "3000", "--fault=stop:5:20"])
+    worlds.append(w)
+    is_eq(w.register(ds), [200] * WORLD, "handover: a step whose rank 5 (on %s) stops" %
+          NODES[1])
+    ok(wait_for(lambda: len((a.view(job) or {}).get("ranks", [])) == WORLD, 30, 0.2),
+       "handover: the leader has it whole")
+    a.stop()
+
+    def hang(alerts):
+        return [x for x in alerts if x["labels"].get("alertname") == "ParallelLayoutHang" and
+                x["labels"].get("job_id") == str(job) and x["labels"].get("rank") == "5"]
+    t0 = time.monotonic()
+    waited, got = am.wait_alerts(lambda al: hang(al) and
+                                 (b.view(job) or {}).get("role") == "acting", THRESHOLD + 30)
+    first = hang(got)
+    ok(waited is not None and first, "handover: %s, acting, fired the hang of rank 5 into "
+       "Alertmanager %.1f s after the leader stopped" % (NODES[1], time.monotonic() - t0))
+    starts = first[0]["startsAt"] if first else None
+    lost_fired = wait_for(lambda: [x for x in am.alerts() if x["labels"].get("job_id") == str(job)
+                                   and x["labels"].get("alertname") == "ParallelLayoutNodeLost"],
+                          LOST_S + 10, 0.2)
+    ok(lost_fired, "handover: and the leader's node lost")
+    hook_n = len(hook.got())
+    ok(a.start(), "handover: the leader starts again")
+    # From here on, every 0.1 s: the hang is in Alertmanager, with its
+    # startsAt; until the stand-in let go of the step and the leader sent
+    # the alert, and three re-send periods more.
+    seen, gaps, moved, t_end = 0, 0, set(), None
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < 60:
+        h = hang(am.alerts())
+        seen += 1
+        if not h:
+            gaps += 1
+        elif h[0]["startsAt"] != starts:
+            moved.add(h[0]["startsAt"])
+        if t_end is None and b.view(job) is None and \
+                any(x["kind"] == "not-entered" for x in (a.view(job) or {}).get("findings", [])):
+            t_end = time.monotonic() + 3 * RESEND
+        if t_end is not None and time.monotonic() > t_end:
+            break
+        time.sleep(0.1)
+    ok(t_end is not None, "handover: %s let go of the step and the leader names the hang "
+       "again" % NODES[1])
+    is_eq((gaps, sorted(moved)), (0, []), "handover: the hang stayed in Alertmanager at each of "
+          "%d looks, its startsAt %s never moved" % (seen, starts))
+    res = [x for x in hook.got()[hook_n:] if x.get("status") == "resolved" and
+           x.get("alertname") == "ParallelLayoutHang" and str(x.get("job_id")) == str(job)]
+    is_eq(res, [], "handover: the webhook got no resolve for the hang")
+    like(b.log_text(), "alert handed over: ParallelLayoutHang job %d.0" % job,
+         "handover: %s says it handed the alert over, not resolved" % NODES[1])
+    ok(not [x for x in am.alerts() if x["labels"].get("job_id") == str(job) and
+            x["labels"].get("alertname") == "ParallelLayoutNodeLost"],
+       "handover: the node-lost alert for the leader is resolved")
+    w.close(ds)
+    ok(wait_for(lambda: not hang(am.alerts()), LOST_S + 20, 0.2),
+       "handover: the hang resolves when the step ends")
+
+
 def main():
     if not DRIVER or not HOOK or not os.path.exists(HOOK):
         skip("layoutd peers", "NCCL_DRIVER / PL_NCCL_HOOK not set")
@@ -475,7 +550,7 @@ def main():
         return done()
     tmp = tempfile.mkdtemp(prefix="ld-peer.")
     os.chmod(tmp, 0o755)
-    m = lh = None
+    m = lh = am = hook = None
     ds = []
     worlds = []
     try:
@@ -502,9 +577,20 @@ def main():
         wrapper = [] if why_not else [vg, "--error-exitcode=99", "--leak-check=full",
                                       "--errors-for-leak-kinds=definite", "-q"]
         fb = base + 3       # peer_port: for a node the map lacks
-        ds = [Daemon(tmp, NODES[0], mapf, m, base, fb, wrapper=wrapper),
-              Daemon(tmp, NODES[1], mapf, m, base + 1, fb, wrapper=wrapper),
-              Daemon(tmp, NODES[2], mapf, m, base + 2, fb),
+        extra = ""
+        if ALERTMANAGER:
+            am = Alertmanager()
+            try:
+                am.start()
+                hook = Webhook().start()
+                extra = ("alertmanager_url = %s\nwebhook_url = %s\nalert_resend_s = %d\n" %
+                         (am.url, hook.url, RESEND))
+            except RuntimeError as e:
+                diag("no Alertmanager: %s" % e)
+                am = None
+        ds = [Daemon(tmp, NODES[0], mapf, m, base, fb, wrapper=wrapper, extra=extra),
+              Daemon(tmp, NODES[1], mapf, m, base + 1, fb, wrapper=wrapper, extra=extra),
+              Daemon(tmp, NODES[2], mapf, m, base + 2, fb, extra=extra),
               Daemon(tmp, "localhost", mapf, m, fb, fb, listen="%s:%d" % (HOST, fb))]
         a, b, c, lh = ds
         if not ok(all(d.up and d.p.poll() is None for d in ds),
@@ -677,6 +763,10 @@ def main():
            "restart: the stand-in lets go of the step %.1f s later" % (time.monotonic() - t0))
         like(b.log_text(), "job %d.0: no longer led here" % (JOB + 2), "and says so")
         w.close(ds)
+        if am:
+            handover(tmp, ds, worlds, am, hook)
+        else:
+            skip("the alert across a failover and back", "no prometheus-alertmanager")
         rc = a.stop()
         if wrapper:
             is_eq(rc, 0, "valgrind: no errors, no definite leaks in the restarted leader")
@@ -697,6 +787,11 @@ def main():
                 d.p.wait()
         if m:
             m.stop()
+        if am:
+            am.stop()
+            am.cleanup()
+        if hook:
+            hook.stop()
         if os.environ.get("PL_KEEP_TMP"):
             diag("kept " + tmp)
         else:

@@ -128,22 +128,34 @@ find_open(struct alerts *t, const struct alert_key *k, uint64_t fp)
 	return NULL;
 }
 
-/* Resolve open alert i: into the ring, out of the array (order kept). */
+/* Resolve open alert i (or hand it over): into the ring, out of the
+ * array (order kept). */
 static void
-resolve(struct alerts *t, size_t i, uint64_t now_ns, alert_emit emit, void *arg)
+leave(struct alerts *t, size_t i, uint64_t now_ns, enum alert_action what, alert_emit emit,
+      void *arg)
 {
 	struct alert *a = &t->open[i];
 
 	a->resolved_ns = now_ns ? now_ns : 1;
 	a->seen = 0;
-	t->st.resolved++;
-	emit(arg, ALERT_RESOLVE, a);
+	a->handed = what == ALERT_HANDOVER;
+	if (a->handed)
+		t->st.handed++;
+	else
+		t->st.resolved++;
+	emit(arg, what, a);
 	t->recent[t->recent_next] = *a;
 	t->recent_next = (t->recent_next + 1) % ALERTS_RECENT;
 	if (t->nrecent < ALERTS_RECENT)
 		t->nrecent++;
 	memmove(a, a + 1, (t->nopen - i - 1) * sizeof(*a));
 	t->nopen--;
+}
+
+static void
+resolve(struct alerts *t, size_t i, uint64_t now_ns, alert_emit emit, void *arg)
+{
+	leave(t, i, now_ns, ALERT_RESOLVE, emit, arg);
 }
 
 static void
@@ -228,6 +240,23 @@ alerts_end_step(struct alerts *t, uint64_t job_id, uint64_t step_id, uint64_t no
 	while (i < t->nopen) {
 		if (t->open[i].key.job_id == job_id && t->open[i].key.step_id == step_id)
 			resolve(t, i, now_ns, emit, arg);
+		else
+			i++;
+	}
+}
+
+void
+alerts_hand_over(struct alerts *t, uint64_t job_id, uint64_t step_id, uint64_t now_ns,
+		 alert_emit emit, void *arg)
+{
+	size_t i = 0;
+
+	while (i < t->nopen) {
+		const struct alert *a = &t->open[i];
+
+		if (a->key.job_id == job_id && a->key.step_id == step_id)
+			leave(t, i, now_ns, a->key.kind == JUDGE_NODE_LOST ? ALERT_RESOLVE :
+			      ALERT_HANDOVER, emit, arg);
 		else
 			i++;
 	}

@@ -17,6 +17,13 @@
  *                   then kept among the last ALERTS_RECENT resolved.
  *   ALERT_OVERFLOW  a new finding while max_open alerts are open: not
  *                   kept, counted (the caller logs it).
+ *   ALERT_HANDOVER  an open alert of a step this node no longer judges
+ *                   while the step runs on (an acting leader whose leader
+ *                   answers again): out of the table like a resolved one,
+ *                   but nothing is to be sent: the leader judges it anew
+ *                   and sends it with the same labels and start, and the
+ *                   endsAt last sent (3 re-send periods ahead) covers the
+ *                   time between, so Alertmanager sees one alert.
  *
  * The fingerprint is what identifies an alert across rounds: the kind,
  * the job and step, the communicator's hash (0 for exited, node-lost,
@@ -61,13 +68,15 @@ struct alert {
 	uint64_t resolved_ns;		/* 0 while open */
 	uint32_t sends;			/* FIRE and RESENDs so far */
 	int seen;			/* scratch: in this round's findings */
+	int handed;			/* left by ALERT_HANDOVER, not resolved */
 };
 
 enum alert_action {
 	ALERT_FIRE = 1,
 	ALERT_RESEND,
 	ALERT_RESOLVE,
-	ALERT_OVERFLOW
+	ALERT_OVERFLOW,
+	ALERT_HANDOVER
 };
 
 /* What to send about a; a lives only during the call, which must not
@@ -105,6 +114,13 @@ void alerts_update(struct alerts *t, uint64_t job_id, uint64_t step_id,
 void alerts_end_step(struct alerts *t, uint64_t job_id, uint64_t step_id, uint64_t now_ns,
 		     alert_emit emit, void *arg);
 
+/* This node no longer judges step job.step, which runs on elsewhere (its
+ * leader is back): RESOLVE for its node-lost alerts (the node that was
+ * lost answers again), HANDOVER for every other open alert of it.  Both
+ * go among the last resolved (handed set for the second). */
+void alerts_hand_over(struct alerts *t, uint64_t job_id, uint64_t step_id, uint64_t now_ns,
+		      alert_emit emit, void *arg);
+
 /* The open alerts, in the order they fired (i < alerts_nopen). */
 size_t alerts_nopen(const struct alerts *t);
 const struct alert *alerts_open(const struct alerts *t, size_t i);
@@ -119,6 +135,7 @@ struct alerts_stats {
 	uint64_t resent;
 	uint64_t resolved;
 	uint64_t overflow;
+	uint64_t handed;
 };
 
 void alerts_stats(const struct alerts *t, struct alerts_stats *s);

@@ -5,7 +5,7 @@
  * words and the events it must give, derived by hand from the rules in
  * alerts.h.  A finding is KIND[:cHASH][:RANK,RANK...][@NODE][#SEQ][/TOTAL]
  * with KIND one of exit, lost, hang, stuck, stalled, slow; an event is
- * F (fire), S (re-send), R (resolve) or O (overflow) and the finding's
+ * F (fire), S (re-send), R (resolve), O (overflow) or H (handed over) and the finding's
  * word without seq.
  */
 #include <inttypes.h>
@@ -94,7 +94,7 @@ struct got {
 static void
 on_event(void *arg, enum alert_action what, const struct alert *a)
 {
-	static const char act[] = "?FSRO";
+	static const char act[] = "?FSROH";
 	struct got *g = arg;
 	size_t i;
 
@@ -124,6 +124,7 @@ struct round {
 };
 
 #define END_STEP 99
+#define HAND_OVER 98	/* step 0 handed over (alerts_hand_over) */
 
 static const struct {
 	const char *name;
@@ -192,6 +193,14 @@ static const struct {
 		{ 2, END_STEP, "", "R exit:1 R stalled" },
 		{ 3, 1, "exit:1", "" },
 	} },
+	{ "handed over: the lost node resolved, the others left unresolved, another step kept",
+	  16, {
+		{ 1, 0, "hang:c1:13 lost@0 exit:5", "F hang:c1:13 F lost@0 F exit:5" },
+		{ 2, 1, "stalled", "F stalled" },
+		{ 3, HAND_OVER, "", "H hang:c1:13 R lost@0 H exit:5" },
+		{ 4, 1, "stalled", "" },
+		{ 5, 0, "hang:c1:13", "F hang:c1:13" },
+	} },
 	{ "a resend is due per alert, from its own last send", 16, {
 		{ 0, 0, "exit:1", "F exit:1" },
 		{ 30, 0, "exit:1 exit:2", "F exit:2" },
@@ -226,6 +235,8 @@ run_case(size_t c)
 		memset(&g, 0, sizeof(g));
 		if (rd->step == END_STEP)
 			alerts_end_step(t, 7, 0, rd->t * S, on_event, &g);
+		else if (rd->step == HAND_OVER)
+			alerts_hand_over(t, 7, 0, rd->t * S, on_event, &g);
 		else
 			alerts_update(t, 7, rd->step, f, n, rd->t * S, RESEND, on_event, &g);
 		if (strcmp(g.text, rd->events) != 0) {
