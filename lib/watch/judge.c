@@ -212,7 +212,8 @@ judge_state_new(uint32_t world, pl_err_t *err)
 	s->nat = calloc(s->cap, sizeof(*s->nat));
 	s->perm = calloc(s->cap, sizeof(*s->perm));
 	s->tmp = calloc(s->cap, sizeof(*s->tmp));
-	if (!s->sm || !s->nat || !s->perm || !s->tmp || !s->ent || !s->grp || !s->wt || !s->vw || !s->vc || !s->pw || !s->pc || !s->co ||
+	if (!s->sm || !s->nat || !s->perm || !s->tmp || !s->ent || !s->grp || !s->wt || !s->vw ||
+	    !s->vc || !s->pw || !s->pc || !s->co ||
 	    !s->rgrp || !s->nstuck || !s->nheld || !s->nbusy || !s->slow)
 		goto oom;
 	return s;
