@@ -18,6 +18,7 @@
  *   slowrank_measure [--runs N] [--seconds S] [--interval-ms MS]
  *                    [--tp N] [--pp N] [--dp N] [--csv FILE] [--verbose]
  *                    [--seed-base N] [--expect-slow R | --expect-none]
+ *                    [--margin N]   (slow_margin in 1/10000, off at half)
  *                    [-- DRIVER-ARGS]
  *
  * Run k (from 0) gives the driver --seed N+k (N: --seed-base, 1), so the
@@ -62,6 +63,7 @@ struct opts {
 	int expect_none;
 	int verbose;		/* every round's scores */
 	int seed_base;		/* run k runs the driver with --seed base+k */
+	int margin_pm;		/* slow_margin in 1/10000 (0: the default) */
 	char *dargs[MAX_ARGS];
 	int ndargs;
 };
@@ -364,6 +366,10 @@ one_run(int run, FILE *csv, struct run_result *res)
 	step.nodes = &node;
 	step.nnodes = 1;
 	judge_params_default(&par);
+	if (opt.margin_pm) {
+		par.slow_margin = opt.margin_pm / 10000.0;
+		par.slow_margin_off = par.slow_margin / 2;
+	}
 	state = judge_state_new(step.world, &err);
 	if (!state)
 		die(err.text);
@@ -458,6 +464,7 @@ parse(int argc, char **argv)
 		{ "expect-none", no_argument, NULL, 'n' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "seed-base", required_argument, NULL, 'b' },
+		{ "margin", required_argument, NULL, 'm' },
 		{ NULL, 0, NULL, 0 }
 	};
 	int ch;
@@ -475,10 +482,11 @@ parse(int argc, char **argv)
 		case 'n': opt.expect_none = 1; break;
 		case 'v': opt.verbose = 1; break;
 		case 'b': opt.seed_base = (int)num("--seed-base", optarg, 0, 1000000); break;
+		case 'm': opt.margin_pm = (int)num("--margin (in 1/10000)", optarg, 1, 5000); break;
 		default:
 			fprintf(stderr, "usage: " PROG " [--runs N] [--seconds S] [--interval-ms MS] "
 				"[--tp N] [--pp N] [--dp N] [--csv FILE] [--expect-slow R | "
-				"--expect-none] [--verbose] [--seed-base N] [-- DRIVER-ARGS]\n");
+				"--expect-none] [--verbose] [--seed-base N] [--margin N] [-- DRIVER-ARGS]\n");
 			exit(2);
 		}
 	}

@@ -150,8 +150,8 @@ judge_params_default(struct judge_params *p)
 	p->slow_window = 16;
 	p->slow_rounds = 20;
 	p->slow_persist_ns = 20 * NS;
-	p->slow_margin = 0.025;
-	p->slow_margin_off = 0.0125;
+	p->slow_margin = 0.02;
+	p->slow_margin_off = 0.01;
 	p->slow_smooth = 0.3;
 	p->end_grace_ns = 2 * NS;
 }
