@@ -30,7 +30,7 @@ with a fault that brings other alerts (but the ranks' failed exits after
 the driver's own timeout, in a stall) is a wrong culprit.
 
 Usage: bench/bench_alert.py [BUILD_DIR] [--stalls N] [--healthy N] [--slow N]
-       [--interval-ms MS] [--threshold S] [--grace S] [--keep DIR]
+       [--interval-ms MS] [--threshold S] [--seed-base N] [--grace S] [--keep DIR]
        (as root; BUILD_DIR default _build)
 Exit: 0 targets met, 1 a target missed or a detection problem (late,
 missed, wrong culprit, false alarm), 2 a run did not do what it should.
@@ -54,14 +54,16 @@ p.add_argument("--healthy", type=int, default=30)
 p.add_argument("--slow", type=int, default=3)
 p.add_argument("--interval-ms", type=int, default=1000)
 p.add_argument("--threshold", type=int, default=5)
+p.add_argument("--seed-base", type=int, default=1,
+               help="run i of each phase gives the driver --seed BASE+i: its own jitter and spikes")
 p.add_argument("--grace", type=float, default=None,
                help="seconds to watch Alertmanager after a phase's last step ended "
                "(default threshold + 10: an exit is judged a threshold after it, and "
                "the leader keeps a step 6 s after its last summary)")
 p.add_argument("--keep", default=None,
                help="directory for the evidence: every alert Alertmanager showed (polled "
-               "all along), what the leader sent the webhook, the layoutd logs, each rank's driver output, srun's output "
-               "of a run with a problem")
+               "all along), what the leader sent the webhook, the layoutd logs, each "
+               "rank's driver output, srun's output of a run with a problem")
 a = p.parse_args()
 GRACE = a.grace if a.grace is not None else a.threshold + 10
 B = os.path.abspath(a.build)
@@ -172,7 +174,7 @@ def stalls(n):
         before = wl.last_job_id()
         rc, out, err, when, seen, stop = wl.watched(
             STEP + [wl.exec] + HEALTHY + ["--steps", "40", "--timeout", str(a.threshold + 8),
-                                          "--fault=stop:13:3"],
+                                          "--fault=stop:13:3", "--seed", str(a.seed_base + i)],
             lambda al: named(al, "ParallelLayoutHang", before),
             at_sighting=lambda al: wl.stopped_at(None, 13))
         rows = rows_of(out)
@@ -218,7 +220,8 @@ def slows(n):
         before = wl.last_job_id()
         t0 = time.time()
         rc, out, err, when, seen, _ = wl.watched(
-            STEP + [wl.exec] + HEALTHY + ["--steps", "200", "--timeout", "30", "--fault=slow:13:10"],
+            STEP + [wl.exec] + HEALTHY + ["--steps", "200", "--timeout", "30", "--fault=slow:13:10",
+                                          "--seed", str(a.seed_base + i)],
             lambda al: named(al, "ParallelLayoutSlowRank", before), timeout=300)
         rows = rows_of(out)
         job = the_job(rows, before)
@@ -234,8 +237,8 @@ def slows(n):
             problems.append("%s: rank 13 not named while the step ran (%.0f s)"
                             % (label, time.time() - t0))
             keep(label, job, rc, out, err)
-            print("slow  %2d: job %d: rank 13 10 %% slower; NOT NAMED in %.0f s"
-                  % (i, job, time.time() - t0), flush=True)
+            print("slow  %2d: job %d (seed %d): rank 13 10 %% slower; NOT NAMED in %.0f s"
+                  % (i, job, a.seed_base + i, time.time() - t0), flush=True)
             continue
         if (len(mine) != 1 or mine[0]["labels"].get("rank") != "13"
                 or mine[0]["labels"].get("node") != node13[0]):
@@ -248,8 +251,8 @@ def slows(n):
         if when - t0 > SLOW_S:
             problems.append("%s: late: %.1f s" % (label, when - t0))
             keep(label, job, rc, out, err)
-        print("slow  %2d: job %d: rank 13 10 %% slower; named on %s in Alertmanager %.1f s after "
-              "srun started" % (i, job, node13[0], when - t0), flush=True)
+        print("slow  %2d: job %d (seed %d): rank 13 10 %% slower; named on %s in Alertmanager "
+              "%.1f s after srun started" % (i, job, a.seed_base + i, node13[0], when - t0), flush=True)
 
 
 healthy_ok = 0
@@ -260,7 +263,8 @@ def healthies(n):
     for i in range(n):
         before = wl.last_job_id()
         rc, out, err, when, seen, _ = wl.watched(
-            STEP + [wl.exec] + HEALTHY + ["--steps", "40", "--timeout", "30"],
+            STEP + [wl.exec] + HEALTHY + ["--steps", "40", "--timeout", "30",
+                                          "--seed", str(a.seed_base + i)],
             lambda al: any(job_of(x) > before for x in al))
         rows = rows_of(out)
         job = the_job(rows, before)
@@ -272,8 +276,9 @@ def healthies(n):
             keep(label, job, rc, out, err)
         else:
             healthy_ok += 1
-        print("healthy %2d: job %d: rc %d, %d ranks result=ok%s" % (
-            i, job, rc, done, "; an alert while it ran" if when is not None else ""), flush=True)
+        print("healthy %2d: job %d (seed %d): rc %d, %d ranks result=ok%s" % (
+            i, job, a.seed_base + i, rc, done, "; an alert while it ran" if when is not None else ""),
+            flush=True)
 
 
 class Everything:
