@@ -348,6 +348,7 @@ wl.down()
 false_alarms = 0
 false_runs = 0
 extra = []
+extra_first = []  # runs where such an alert showed before the expected one
 for ph, i, job, node13 in runs:
     mine = [x for x in every if job_of(x) == job]
     if ph == "healthy":
@@ -365,8 +366,15 @@ for ph, i, job, node13 in runs:
                  and "exited with status 0" not in (x.get("annotations") or {}).get("summary", ""))]
     if other:
         names = sorted({x["labels"].get("alertname") for x in other})
-        extra.append("%s %d (job %d): %d other alert(s) (%s), e.g. %s"
-                     % (ph, i, job, len(other), ", ".join(names), brief(other[0])))
+        # When they showed, against the expected alert: one that comes
+        # first sends the operator to the wrong ranks.
+        exp = [x["first_seen"] for x in mine if x not in other and x["labels"].get("alertname") == want]
+        when_ = ("; first seen %+.1f s from the expected alert" % (other[0]["first_seen"] - exp[0])
+                 if exp else "; the expected alert never showed")
+        if exp and other[0]["first_seen"] < exp[0]:
+            extra_first.append("%s %d" % (ph, i))
+        extra.append("%s %d (job %d): %d other alert(s) (%s)%s, e.g. %s"
+                     % (ph, i, job, len(other), ", ".join(names), when_, brief(other[0])))
 
 
 def fig(v, nd):
@@ -391,7 +399,8 @@ res = {"threshold_s": a.threshold, "interval_ms": a.interval_ms, "grace_s": GRAC
        "slow_max_s": max(slow_s) if slow_s else None,
        "healthy_runs": n_healthy, "healthy_exit_ok": healthy_ok,
        "false_alarms": false_alarms, "false_alarm_runs": false_runs,
-       "other_alerts": extra, "problems": problems, "failed_runs": bad, "phases": phases,
+       "other_alerts": extra, "other_alert_first": extra_first, "problems": problems,
+       "failed_runs": bad, "phases": phases,
        "cpus": os.cpu_count()}
 print(json.dumps(res))
 
@@ -417,9 +426,10 @@ print("# false alarms:     %d alert(s) in %d of %d healthy runs (watched %d s pa
 print("# same work:        the alert named exactly rank 13 on its node in %d of %d stall runs "
       "and %d of %d slow runs; %d of %d healthy runs had 32 ranks exit 0 (result=ok)"
       % (stall_named_13, n_stall, slow_named_13, n_slow, healthy_ok, n_healthy))
-print("# other alerts:     %d run(s) of %d with a fault had alerts besides the expected one%s"
-      % (len(extra), n_stall + n_slow, " (the ranks' exits after the driver's timeout not counted)"
-         if n_stall else ""))
+print("# other alerts:     %d run(s) of %d with a fault had alerts besides the expected one, in %d "
+      "of them before it%s" % (len(extra), n_stall + n_slow, len(extra_first),
+                               " (the ranks' exits after the driver's timeout not counted)"
+                               if n_stall else ""))
 met = stall_ok and slow_ok and false_alarms == 0 and not problems and not extra
 print("# result: %s" % ("RUNS FAILED" if bad else "targets met" if met else "MISSED"))
 for b in bad + problems + extra:
