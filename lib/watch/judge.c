@@ -1043,7 +1043,8 @@ gpu_stuck_all(struct round *r)
 		/* Never silent, unless an exit explains the waits (one named,
 		 * one in its grace, or the step being ended), or the causes
 		 * named a moment ago have just gone (a rank aborting on its
-		 * timeout: its exit comes next). */
+		 * timeout: its exit comes next); and only for kernels stuck a
+		 * grace past the threshold. */
 		if (pass == 1 && (r->count > 0 || r->any_exit ||
 				  (r->s->found_ns && age(r->now, r->s->found_ns) <= end_grace(r->p))))
 			break;
@@ -1062,7 +1063,12 @@ gpu_stuck_all(struct round *r)
 				if (!(r->s->ent[i].flags & E_STUCK))
 					continue;
 				if (pass == 1) {
-					r->s->ent[i].flags |= E_NAMED;
+					/* a grace past the threshold: the cause (a rank
+					 * its peers wait for elsewhere) crosses it a
+					 * round or so after the stages it holds */
+					if (age(r->now, ent_comm(r, &r->s->ent[i])->progress_ns) >
+					    r->p->hang_threshold_ns + end_grace(r->p))
+						r->s->ent[i].flags |= E_NAMED;
 					continue;
 				}
 				if (p2p_effect(r, gr, i, &mate))

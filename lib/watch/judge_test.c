@@ -620,6 +620,16 @@ c_p2p_alone(void)
 	in_p2p(11, C_PP, 0, 0, NOW - 70 * S);
 }
 
+/* The same receive stuck only 61 s, a second past the threshold: within
+ * the grace the never-silent rule leaves for a cause to cross it (the
+ * stages a stopped rank holds cross it a round before its peers do). */
+static void
+c_p2p_alone_young(void)
+{
+	c_p2p_alone();
+	in_p2p(11, C_PP, 0, 0, NOW - 61 * S);
+}
+
 /* The stuck transfer of c_p2p_downstream, its sender 3 gone half a second
  * ago with no status yet (its timeout aborted it): nothing named yet (the
  * exit waits out its grace), and no stuck kernel named in its place. */
@@ -694,6 +704,8 @@ static const struct tcase cases[] = {
 	  c_p2p_exit_pending, 0, { { 0 } } },
 	{ "a stuck receive whose sender is done: named (never silent)", c_p2p_alone, 1,
 	  { { JUDGE_GPU_STUCK, "PP group 3", { 11 }, 1, 1, 70 * S, 2, NULL } } },
+	{ "the same stuck 61 s: within the grace past the threshold, not named yet",
+	  c_p2p_alone_young, 0, { { 0 } } },
 	{ "GPU stuck in TP group 2 of PP stage 0", c_gpu_stuck, 1,
 	  { { JUDGE_GPU_STUCK, "TP group 2 of PP stage 0", { 4, 5 }, 2, 0, 71 * S, 1,
 	      "TP group 2 of PP stage 0: AllReduce #200 stuck on the GPU 71 s, kernels still "
@@ -766,7 +778,7 @@ c_lost(void (*setup)(void))
 	return setup == c_node_lost || setup == c_node_lost_holds;
 }
 
-#define NEND	15	/* cases about the step's end or the p2p rule */
+#define NEND	16	/* cases about the step's end or the p2p rule */
 
 /* Whether judge_state_end must say the step is ending in case setup. */
 static int
@@ -782,7 +794,8 @@ c_end(void (*setup)(void))
 	       setup == c_half_killed || setup == c_lone_kill || setup == c_lone_kill_soon ||
 	       setup == c_fail_then_kills || setup == c_fail_then_timeouts || setup == c_two_fail ||
 	       setup == c_kill_then_timeouts || setup == c_exit0_all || setup == c_p2p_downstream ||
-	       setup == c_p2p_chain || setup == c_p2p_alone || setup == c_p2p_exit_pending;
+	       setup == c_p2p_chain || setup == c_p2p_alone || setup == c_p2p_exit_pending ||
+	       setup == c_p2p_alone_young;
 }
 
 /* Whether finding f is w; says what differs. */
