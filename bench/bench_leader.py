@@ -380,7 +380,7 @@ def main():
             f.write("map = %s\nsocket = %s/ld.sock\nnode_name = leader\nhwloc_check = no\n"
                     "watch_interval_ms = 1000\nwatch_dir = %s/wd\npeer_listen = 127.0.0.1:%d\n"
                     "munge_socket = %s\npeer_max_connections = 4096\nmax_connections = 64\n"
-                    "request_timeout_ms = 10000\nlog = %s\n" % (mapf, tmp, tmp, port, msock, log))
+                    "request_timeout_ms = 60000\nlog = %s\n" % (mapf, tmp, tmp, port, msock, log))
         ld = subprocess.Popen([layoutd, "-f", conf], stdin=subprocess.DEVNULL,
                               stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
         sockp = os.path.join(tmp, "ld.sock")
