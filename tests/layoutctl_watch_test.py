@@ -89,8 +89,8 @@ def fake_scontrol(tmp):
         f.write("#!/bin/sh\n[ \"$1 $2 $3\" = \"-o show step\" ] || exit 3\n"
                 "case \"$4\" in\n1.0|1.3) cat '%s' ;;\n1) cat '%s' ;;\n"
                 "*) cat '%s' >&2; exit 1 ;;\nesac\n" %
-                (data("slurm/scontrol-show-step-o.txt"), data("slurm/scontrol-show-step-job-o.txt"),
-                 data("slurm/scontrol-show-step-unknown.stderr")))
+                (data("lab-scontrol-show-step-o.txt"), data("lab-scontrol-show-step-job-o.txt"),
+                 data("lab-scontrol-show-step-unknown.stderr")))
     os.chmod(path, 0o755)
     return path
 
