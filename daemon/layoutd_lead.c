@@ -35,18 +35,13 @@
 #include "layoutd_peer_int.h"
 #include "layoutd_watch.h"
 #include "summary.h"
+#include "topo_ix.h"
 
 #define LEAD_MAX_FINDINGS 256		/* findings kept per step and round */
 
 static const char *const axes[NAXES] = { "tp", "cp", "ep", "dp", "pp" };
 
 /* ---- the state ----------------------------------------------------------- */
-
-/* name or rank -> dense index, open addressing; slot = index + 1 */
-struct ixtab {
-	uint32_t *slot;
-	size_t size, used;
-};
 
 /* A node of a step led here. */
 struct lnode {
@@ -71,11 +66,11 @@ struct ld_lead {
 	char self[LD_PEER_NODE_LEN];
 	struct lnode *nodes;
 	size_t nnodes, capnodes;
-	struct ixtab node_ix;
+	struct topo_ix node_ix;		/* name -> index into nodes */
 	struct judge_node *jn;		/* capnodes of them, for the judge */
 	struct judge_rank *rk;		/* every rank heard of */
 	size_t nrk, caprk;
-	struct ixtab rank_ix;
+	uint32_t *rank_at;		/* world of them: index + 1 into rk, 0 none */
 	struct judge_state *js;
 	struct judge_finding find[LEAD_MAX_FINDINGS];
 	size_t nfind, nfind_total;
@@ -87,107 +82,26 @@ struct ld_lead {
 	unsigned long rounds;
 };
 
-
-static uint64_t
-fnv(const char *s)
+static const char *
+lnode_name(const void *ctx, long i)
 {
-	uint64_t h = UINT64_C(14695981039346656037);
+	const struct ld_lead *l = ctx;
 
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * UINT64_C(1099511628211);
-	return h;
-}
-
-static uint64_t
-mix(int64_t r)
-{
-	uint64_t x = (uint64_t)r * UINT64_C(0x9e3779b97f4a7c15);
-
-	return x ^ (x >> 29);
-}
-
-/* ---- the index tables ------------------------------------------------------ */
-
-typedef bool (*ix_eq)(const struct ld_lead *l, uint32_t i, const void *key);
-typedef uint64_t (*ix_hash)(const struct ld_lead *l, uint32_t i);
-
-static long
-ix_find(const struct ixtab *t, uint64_t h, ix_eq eq, const struct ld_lead *l, const void *key)
-{
-	size_t i;
-
-	if (!t->size)
-		return -1;
-	for (i = h & (t->size - 1); t->slot[i]; i = (i + 1) & (t->size - 1))
-		if (eq(l, t->slot[i] - 1, key))
-			return (long)(t->slot[i] - 1);
-	return -1;
-}
-
-/* Record entry ix (not in t yet); the table grows at half full.  0 or -1. */
-static int
-ix_add(struct ixtab *t, uint32_t ix, ix_hash hash, const struct ld_lead *l)
-{
-	size_t i;
-
-	if ((t->used + 1) * 2 > t->size) {
-		size_t size = t->size ? t->size * 2 : 64, k;
-		uint32_t *slot = calloc(size, sizeof(*slot));
-
-		if (!slot)
-			return -1;
-		for (k = 0; k < t->size; k++) {
-			if (!t->slot[k])
-				continue;
-			for (i = hash(l, t->slot[k] - 1) & (size - 1); slot[i]; i = (i + 1) & (size - 1))
-				;
-			slot[i] = t->slot[k];
-		}
-		free(t->slot);
-		t->slot = slot;
-		t->size = size;
-	}
-	for (i = hash(l, ix) & (t->size - 1); t->slot[i]; i = (i + 1) & (t->size - 1))
-		;
-	t->slot[i] = ix + 1;
-	t->used++;
-	return 0;
-}
-
-static bool
-node_eq(const struct ld_lead *l, uint32_t i, const void *key)
-{
-	return strcmp(l->nodes[i].name, key) == 0;
-}
-
-static uint64_t
-node_hash(const struct ld_lead *l, uint32_t i)
-{
-	return fnv(l->nodes[i].name);
-}
-
-static bool
-rank_eq(const struct ld_lead *l, uint32_t i, const void *key)
-{
-	return l->rk[i].st.rank == *(const int64_t *)key;
-}
-
-static uint64_t
-rank_hash(const struct ld_lead *l, uint32_t i)
-{
-	return mix(l->rk[i].st.rank);
+	return l->nodes[i].name;
 }
 
 static long
 node_find(const struct ld_lead *l, const char *name)
 {
-	return ix_find(&l->node_ix, fnv(name), node_eq, l, name);
+	return topo_ix_find(&l->node_ix, name, lnode_name, l);
 }
 
 static long
 rank_find(const struct ld_lead *l, int64_t rank)
 {
-	return ix_find(&l->rank_ix, mix(rank), rank_eq, l, &rank);
+	if (rank < 0 || (uint64_t)rank >= l->world)
+		return -1;
+	return (long)l->rank_at[rank] - 1;
 }
 
 /* The index of node `name`, added when new.  -1 when out of memory. */
@@ -214,7 +128,7 @@ node_add(struct ld_lead *l, const char *name)
 	}
 	memset(&l->nodes[l->nnodes], 0, sizeof(l->nodes[0]));
 	copy_str(l->nodes[l->nnodes].name, sizeof(l->nodes[0].name), name);
-	if (ix_add(&l->node_ix, (uint32_t)l->nnodes, node_hash, l) < 0)
+	if (topo_ix_add(&l->node_ix, (long)l->nnodes, lnode_name, l) < 0)
 		return -1;
 	return (long)l->nnodes++;
 }
@@ -233,9 +147,9 @@ lead_free(struct ld_lead *l)
 		free(l->nodes[i].rix);
 	free(l->nodes);
 	free(l->jn);
-	free(l->node_ix.slot);
+	topo_ix_free(&l->node_ix);
 	free(l->rk);
-	free(l->rank_ix.slot);
+	free(l->rank_at);
 	judge_state_free(l->js);
 	free(l);
 }
@@ -284,6 +198,9 @@ lead_new(struct ld_peers *p, const struct sum_header *h, long wi, uint64_t now, 
 	l->step = h->step_id;
 	l->uid = h->uid;
 	l->world = h->world;
+	l->rank_at = calloc(l->world, sizeof(*l->rank_at));
+	if (!l->rank_at)
+		goto oom;
 	memcpy(l->size, h->size, sizeof(l->size));
 	l->created_ns = now;
 	snprintf(l->self, sizeof(l->self), "%s", c->node_name);
@@ -401,13 +318,10 @@ lead_take_ranks(struct ld_peers *p, struct ld_lead *l, long ni, const struct det
 
 		x = rank_find(l, r[i].rank);
 		if (x < 0) {
+			/* 0 <= rank < world: sum_decode's check, the world the step's */
 			x = (long)l->nrk++;
 			l->rk[x].st.rank = r[i].rank;
-			if (ix_add(&l->rank_ix, (uint32_t)x, rank_hash, l) < 0) {
-				l->nrk--;
-				free(rix);
-				return fail(err, 500, "out of memory");
-			}
+			l->rank_at[r[i].rank] = (uint32_t)x + 1;
 		}
 		jr = &l->rk[x];
 		memcpy(&jr->st, &r[i], offsetof(struct detect_rank, comm) +
@@ -658,7 +572,6 @@ lead_adopt_order(struct ld_peers *p, struct ld_lead *l, size_t wi, const struct 
 	struct judge_node *jn = calloc(n + old, sizeof(*jn));
 	uint32_t *map = calloc(old ? old : 1, sizeof(*map));
 	bool *taken = calloc(old ? old : 1, sizeof(*taken));
-	struct ixtab ix = { NULL, 0, 0 };
 	long o;
 
 	if (!nn || !jn || !map || !taken)
@@ -684,16 +597,15 @@ lead_adopt_order(struct ld_peers *p, struct ld_lead *l, size_t wi, const struct 
 		l->rk[k].node = map[l->rk[k].node];
 	free(l->nodes);
 	free(l->jn);
-	free(l->node_ix.slot);
+	topo_ix_free(&l->node_ix);
 	l->nodes = nn;
 	l->jn = jn;
 	l->nnodes = n + extra;
 	l->capnodes = n + old;
-	l->node_ix = ix;
 	nn = NULL;
 	jn = NULL;
 	for (k = 0; k < l->nnodes; k++)
-		if (ix_add(&l->node_ix, (uint32_t)k, node_hash, l) < 0)
+		if (topo_ix_add(&l->node_ix, (long)k, lnode_name, l) < 0)
 			break;	/* out of memory: found by name no more, still listed */
 	l->ordered = true;
 	snprintf(l->self, sizeof(l->self), "%s", ws->node);

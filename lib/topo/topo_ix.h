@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Internal to lib/: a name -> index hash over an array the caller owns (the
- * map's nodes, a reader's switches or blocks).  Open addressing over
+ * A name -> index hash over an array the caller owns (the map's nodes, a
+ * reader's switches or blocks, the nodes of a step layoutd leads).  Open addressing over
  * indices, FNV-1a, load kept under 1/2, so adding n names costs O(n).  The
  * names stay in the caller's array; name(ctx, i) returns entry i's.
  */
