@@ -693,7 +693,8 @@ static const char *
 lead_sent_on(const struct ld_peers *p, const struct ld_lead *l)
 {
 	size_t k;
-	const char *t = ld_peer_target(p, l->job, l->step, &k);
+	bool relay;
+	const char *t = ld_peer_target(p, l->job, l->step, &k, &relay);
 
 	return t && strcmp(t, l->self) != 0 ? t : NULL;
 }

@@ -142,6 +142,7 @@ struct sstep {
 	uint64_t seq;			/* msg_seq of the last summary */
 	size_t target;			/* where they go (SIZE_MAX: none yet) */
 	char target_name[LD_PEER_NODE_LEN];
+	bool target_relay;		/* the target is this node's relay */
 	struct plink **links;
 	size_t nlinks;
 	bool final_sent;		/* the step ended and its last state went */
@@ -1191,7 +1192,7 @@ sstep_get(struct ld_peers *p, uint64_t job, uint64_t step)
 }
 
 const char *
-ld_peer_target(const struct ld_peers *p, uint64_t job, uint64_t step, size_t *k)
+ld_peer_target(const struct ld_peers *p, uint64_t job, uint64_t step, size_t *k, bool *relay)
 {
 	const struct sstep *ss;
 
@@ -1200,6 +1201,7 @@ ld_peer_target(const struct ld_peers *p, uint64_t job, uint64_t step, size_t *k)
 			if (ss->target == SIZE_MAX || !ss->target_name[0])
 				return NULL;
 			*k = ss->target;
+			*relay = ss->target_relay;
 			return ss->target_name;
 		}
 	return NULL;
@@ -1378,6 +1380,7 @@ route_summary(struct ld_peers *p, size_t wi, const struct ld_watch_step *ws, str
 		    (ss->target == SIZE_MAX || ss->target == 0 || ss->target == relay))
 			p->st.failovers++;
 		ss->target = to;
+		ss->target_relay = to == relay;
 		snprintf(ss->target_name, sizeof(ss->target_name), "%s", name);
 	}
 	if (sum && (self || ld_lead_find(p, ws->job_id, ws->step_id))) {
@@ -1474,19 +1477,15 @@ int
 ld_peer_elsewhere(const struct ld_peers *p, uint64_t job, uint64_t step, const char *self,
 	       const char *leader, json_t **out, pl_err_t *err)
 {
-	const struct sstep *ss;
-	const char *target = leader;
-	bool acting = false;
+	bool relay = false, acting;
+	size_t k = 0;
+	const char *to = ld_peer_target(p, job, step, &k, &relay);
+	const char *target = to ? to : leader;
 
-	for (ss = p->sends; ss; ss = ss->next)
-		if (ss->job == job && ss->step == step && ss->target != SIZE_MAX &&
-		    ss->target_name[0]) {
-			target = ss->target_name;
-			acting = ss->target > 0;
-			break;
-		}
+	/* a relay leads or names where it sends in turn: one hop more */
+	acting = to && !relay && k > 0;
 	fail(err, 421, "job %" PRIu64 ".%" PRIu64 ": not led here (%s): ask its %s, %s", job,
-	     step, self, acting ? "acting leader" : "leader", target);
+	     step, self, relay ? "relay" : acting ? "acting leader" : "leader", target);
 	*out = json_pack("{s:s, s:s, s:b}", "error", err->text, "leader", target, "acting",
 			 acting);
 	return *out ? 421 : fail(err, 500, "out of memory");

@@ -143,8 +143,10 @@ long ld_lead_nodes_lost(const struct ld_peers *p);
 /* ---- layoutd_peer.c ---- */
 
 /* Where this node's summaries of job.step go now (the node's name, its
- * place in the order in *k), or NULL before the first. */
-const char *ld_peer_target(const struct ld_peers *p, uint64_t job, uint64_t step, size_t *k);
+ * place in the order in *k, whether it is this node's relay in *relay), or
+ * NULL before the first. */
+const char *ld_peer_target(const struct ld_peers *p, uint64_t job, uint64_t step, size_t *k,
+			   bool *relay);
 
 /* The step runs here but is led elsewhere: 421 with where this node
  * sends its summaries, as *out (or 500 with err). */

@@ -312,6 +312,23 @@ def main():
         f2 = n2.sending()
         ok([(x["node"], x["path"]) for x in f2.get("links", [])] == [(NODES[0], "/v1/peer/summary")],
            "node2, in the leader's group, posts its summary to the leader")
+        st, j = member.get("/v1/watch/step?job=%d&step=0" % JOB)
+        ok(st == 421 and (j or {}).get("leader") == NODES[2] and (j or {}).get("acting") is False
+           and "ask its relay, node3" in str(j),
+           "node4 does not lead the step: 421 naming its relay, not as an acting leader (%s)" %
+           str(j)[:200])
+        st, j = relay.get("/v1/watch/step?job=%d&step=0" % JOB)
+        ok(st == 421 and (j or {}).get("leader") == NODES[0] and (j or {}).get("acting") is False,
+           "the relay names the leader in turn (%s)" % str(j)[:200])
+        rc, out, err = run("watch", str(JOB), "--once", "--json", "--socket", member.sock,
+                           "--munge-socket", m.sock, "--timeout", "5000")
+        try:
+            w = json.loads(out) if rc == 0 else {}
+        except ValueError:
+            w = {}
+        ok(w.get("self") == NODES[0] and len(w.get("ranks", [])) == WORLD,
+           "layoutctl watch on node4 follows its relay to the leader: the whole step (rc %d %s)" %
+           (rc, err.strip()[-200:]))
         pl = lead.peer()
         b1, i1 = pl.get("batches_in", 0), pl.get("batch_items", 0)
         time.sleep(2.0)
