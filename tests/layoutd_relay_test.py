@@ -19,7 +19,6 @@ batch whose items are refused one by one.
 import json
 import os
 import shutil
-import signal
 import struct
 import subprocess
 import sys
@@ -27,7 +26,8 @@ import tempfile
 import time
 
 from taplib import LAYOUTD, diag, done, http_request, is_eq, like, ok, run, skip, wait_for
-from layoutd_peer_test import Munged, free_ports, peer_call, sha
+from layoutd_peer_test import Daemon, Munged, free_ports, peer_call, sha
+from watchlib import checker
 
 NODES = ["node1", "node2", "node3", "node4", "node5"]
 HOST = "127.0.0.1"
@@ -63,75 +63,23 @@ def batch(items):
     return struct.pack("<QIIQ", BATCH_MAGIC, 1, len(items), 24 + len(body)) + body
 
 
-class Node:
-    """A layoutd for node `name` with peer_fanin = 2."""
+class Node(Daemon):
+    """Node `name`'s layoutd as layoutd_peer_test starts it, with
+    peer_fanin = 2, its peer listener where the map says."""
 
     def __init__(self, tmp, name, mapf, munged, port, wrapper=()):
-        self.name, self.port = name, port
-        self.sock = os.path.join(tmp, "ld-%s.sock" % name)
-        self.log = os.path.join(tmp, "ld-%s.log" % name)
-        self.conf = os.path.join(tmp, "ld-%s.conf" % name)
-        wd = os.path.join(tmp, "wd-%s" % name)
-        os.makedirs(wd, 0o755, exist_ok=True)
-        with open(self.conf, "w") as f:
-            f.write("map = %s\nsocket = %s\nsocket_mode = 0666\nnode_name = %s\n"
-                    "hwloc_check = no\nwatch_interval_ms = %d\nhang_threshold_s = 5\n"
-                    "watch_dir = %s\npeer_listen = auto\nmunge_socket = %s\n"
-                    "peer_fail_intervals = %d\npeer_fanin = 2\nrequest_timeout_ms = 2000\n"
-                    "log = %s\n" % (mapf, self.sock, name, INTERVAL_MS, wd, munged.sock,
-                                    FAIL_INTERVALS, self.log))
-        self.wrapper = list(wrapper)
-        self.start()
-
-    def start(self):
-        self.p = subprocess.Popen(self.wrapper + [LAYOUTD, "-f", self.conf],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
-                                  stdin=subprocess.DEVNULL)
-        self.up = wait_for(self._answers, 120)
-        return self.up and self.p.poll() is None
-
-    def _answers(self):
-        if self.p.poll() is not None:
-            return True
-        try:
-            return http_request(self.sock, "GET", "/v1/health", timeout=2)[0] == 200 and \
-                "listening on http://%s:%d" % (HOST, self.port) in self.log_text()
-        except OSError:
-            return False
-
-    def get(self, path):
-        try:
-            st, _, body = http_request(self.sock, "GET", path, timeout=10)
-            return st, json.loads(body)
-        except (OSError, ValueError):
-            return None, None
-
-    def post(self, path, body):
-        return http_request(self.sock, "POST", path, json.dumps(body))[0]
+        super().__init__(tmp, name, mapf, munged, port, port, wrapper=wrapper,
+                         extra="peer_fanin = 2\n")
 
     def view(self):
-        st, j = self.get("/v1/watch/step?job=%d&step=0" % JOB)
-        return j if st == 200 else None
+        return super().view(JOB)
 
     def peer(self):
-        st, j = self.get("/v1/watch")
-        return (j or {}).get("peer") or {} if st == 200 else {}
+        return super().peer() or {}
 
     def sending(self):
         s = [x for x in self.peer().get("sending", []) if x["job_id"] == JOB]
         return s[0] if s else {}
-
-    def stop(self, sig=signal.SIGTERM):
-        if self.p.poll() is None:
-            self.p.send_signal(sig)
-        return self.p.wait(timeout=120)
-
-    def log_text(self):
-        try:
-            with open(self.log, errors="replace") as f:
-                return f.read()
-        except OSError:
-            return ""
 
 
 def peer_map(tmp, base):
@@ -157,7 +105,7 @@ def register(node, k, pid):
            "record": "/nonexistent/record",
            "step": {"world": WORLD, "layout": {"tp": 1, "cp": 1, "ep": 1, "dp": 5, "pp": 1},
                     "nodes": NODES}}
-    return node.post("/v1/watch/tasks", reg)
+    return node.post("/v1/watch/tasks", reg)[0]
 
 
 def present(v):
@@ -255,14 +203,7 @@ def main():
         m = Munged(tmp)
         if not ok(m.up and m.p.poll() is None, "a private munged runs"):
             return done()
-        vg = shutil.which("valgrind")
-        with open(LAYOUTD, "rb") as f:
-            exe = f.read()
-        why_not = ("valgrind not installed" if not vg else
-                   "layoutd is a wrapper script" if exe.startswith(b"#!") else
-                   "layoutd is built with AddressSanitizer" if b"__asan_init" in exe else None)
-        wrapper = [] if why_not else [vg, "--error-exitcode=99", "--leak-check=full",
-                                      "--errors-for-leak-kinds=definite", "-q"]
+        wrapper, why_not = checker()
         ns = [Node(tmp, n, mapf, m, base + k, wrapper if k in (0, 2) else ())
               for k, n in enumerate(NODES)]
         lead, n2, relay, member, n5 = ns
@@ -312,12 +253,12 @@ def main():
         f2 = n2.sending()
         ok([(x["node"], x["path"]) for x in f2.get("links", [])] == [(NODES[0], "/v1/peer/summary")],
            "node2, in the leader's group, posts its summary to the leader")
-        st, j = member.get("/v1/watch/step?job=%d&step=0" % JOB)
+        st, j = member.get_json("/v1/watch/step?job=%d&step=0" % JOB)
         ok(st == 421 and (j or {}).get("leader") == NODES[2] and (j or {}).get("acting") is False
            and "ask its relay, node3" in str(j),
            "node4 does not lead the step: 421 naming its relay, not as an acting leader (%s)" %
            str(j)[:200])
-        st, j = relay.get("/v1/watch/step?job=%d&step=0" % JOB)
+        st, j = relay.get_json("/v1/watch/step?job=%d&step=0" % JOB)
         ok(st == 421 and (j or {}).get("leader") == NODES[0] and (j or {}).get("acting") is False,
            "the relay names the leader in turn (%s)" % str(j)[:200])
         rc, out, err = run("watch", str(JOB), "--once", "--json", "--socket", member.sock,
