@@ -193,11 +193,7 @@ def stalls(n):
             problems.append("%s: no ParallelLayoutHang while the step ran" % label)
             keep(label, job, rc, out, err)
             continue
-        if (len(mine) != 1 or mine[0]["labels"].get("rank") != "13"
-                or mine[0]["labels"].get("node") != node13[0]):
-            problems.append("%s: wrong culprit: %s (rank 13 is on %s)"
-                            % (label, "; ".join(brief(x) for x in mine), node13[0]))
-            keep(label, job, rc, out, err)
+        if not culprit_13(mine, node13[0], label, job, rc, out, err):
             continue
         stall_named_13 += 1
         stall_s.append(when - stop)
@@ -208,6 +204,18 @@ def stalls(n):
         print("stall %2d: job %d: rank 13 stopped; ParallelLayoutHang for rank 13 on %s in "
               "Alertmanager %.2f s later%s" % (i, job, node13[0], when - stop, " LATE" if late else ""),
               flush=True)
+
+
+def culprit_13(mine, node13, label, job, rc, out, err):
+    """Whether the run's alerts of the kind looked for name exactly rank 13
+    on its node; else a problem noted and the evidence kept."""
+    if (len(mine) == 1 and mine[0]["labels"].get("rank") == "13"
+            and mine[0]["labels"].get("node") == node13):
+        return True
+    problems.append("%s: wrong culprit: %s (rank 13 is on %s)"
+                    % (label, "; ".join(brief(x) for x in mine), node13))
+    keep(label, job, rc, out, err)
+    return False
 
 
 slow_s = []
@@ -240,11 +248,7 @@ def slows(n):
             print("slow  %2d: job %d (seed %d): rank 13 10 %% slower; NOT NAMED in %.0f s"
                   % (i, job, a.seed_base + i, time.time() - t0), flush=True)
             continue
-        if (len(mine) != 1 or mine[0]["labels"].get("rank") != "13"
-                or mine[0]["labels"].get("node") != node13[0]):
-            problems.append("%s: wrong culprit: %s (rank 13 is on %s)"
-                            % (label, "; ".join(brief(x) for x in mine), node13[0]))
-            keep(label, job, rc, out, err)
+        if not culprit_13(mine, node13[0], label, job, rc, out, err):
             continue
         slow_named_13 += 1
         slow_s.append(when - t0)
