@@ -350,8 +350,8 @@ int
 ld_lead_take(struct ld_peers *p, const void *data, size_t len, uint64_t recv_ns, bool own,
 	     bool target, enum ld_peer_refusal *r, pl_err_t *err)
 {
-	struct sum_rank_info *info = NULL;
-	struct detect_rank *ranks = NULL;
+	const struct sum_rank_info *info;
+	const struct detect_rank *ranks;
 	struct ld_lead *l;
 	struct lnode *nd;
 	struct sum_header h;
@@ -362,8 +362,10 @@ ld_lead_take(struct ld_peers *p, const void *data, size_t len, uint64_t recv_ns,
 	long ni, wi;
 
 	*r = LD_REFUSE_SUMMARY;
-	if (sum_decode(data, len, recv_ns, &h, &ranks, &info, &n, err) < 0)
+	if (sum_decode_in(data, len, recv_ns, &h, &p->dec, &n, err) < 0)
 		return 422;
+	ranks = p->dec.ranks;
+	info = p->dec.info;
 	*r = LD_REFUSE_STEP;
 	status = 409;
 	l = ld_lead_find(p, h.job_id, h.step_id);
@@ -435,8 +437,6 @@ ld_lead_take(struct ld_peers *p, const void *data, size_t len, uint64_t recv_ns,
 		l->own_ns = recv_ns;
 	status = 200;
 out:
-	free(ranks);
-	free(info);
 	return status;
 }
 

@@ -1679,6 +1679,7 @@ ld_peer_free(struct ld_peers *p)
 	pthread_mutex_destroy(&p->mu);
 	free(p->scratch);
 	free(p->scratch_info);
+	sum_space_free(&p->dec);
 	free(p);
 }
 

@@ -60,6 +60,7 @@ struct ld_peers {
 	struct detect_rank *scratch;
 	struct sum_rank_info *scratch_info;
 	size_t cap_scratch;
+	struct sum_space dec;		/* what ld_lead_take decodes into */
 	struct ld_peer_stats st;
 	struct ld_ratelog rl[LD_NREFUSE];
 	struct ld_ratelog rl_send;

@@ -105,6 +105,35 @@ check_young(const uint8_t *data, size_t size, size_t n_want)
 	free(in);
 }
 
+/* sum_decode_in into one space kept across inputs, as a leader keeps it:
+ * the same verdict, error and ranks as sum_decode's. */
+static void
+same_in_space(const uint8_t *data, size_t size, int rv, const struct sum_header *h,
+	      const struct detect_rank *r, const struct sum_rank_info *in, size_t n,
+	      const pl_err_t *err)
+{
+	static struct sum_space sp;
+	struct sum_header h2;
+	size_t n2 = 99, i;
+	pl_err_t e2;
+
+	pl_err_clear(&e2);
+	FUZZ_ASSERT(sum_decode_in(data, size, RECV, &h2, &sp, &n2, &e2) == rv && n2 == n &&
+		    !memcmp(h, &h2, sizeof(h2)) && !strcmp(err->text, e2.text),
+		    "sum_decode_in: another verdict (%zu ranks, %s)", n2, e2.text);
+	for (i = 0; i < n; i++) {
+		const struct detect_rank *a = &r[i], *b = &sp.ranks[i];
+
+		FUZZ_ASSERT(a->job_id == b->job_id && a->step_id == b->step_id &&
+			    a->rank == b->rank && a->pid == b->pid && a->exited == b->exited &&
+			    a->exit_known == b->exit_known && a->exit_status == b->exit_status &&
+			    a->exit_ns == b->exit_ns && a->ncomm == b->ncomm &&
+			    !memcmp(a->comm, b->comm, a->ncomm * sizeof(a->comm[0])) &&
+			    !memcmp(&in[i], &sp.info[i], sizeof(in[i])),
+			    "sum_decode_in: rank entry %zu differs", i);
+	}
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -120,6 +149,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	pl_err_clear(&err);
 	rv = sum_decode(data, size, RECV, &h, &r, &in, &n, &err);
 	FUZZ_ASSERT(rv == 0 || rv == -1, "rv %d", rv);
+	same_in_space(data, size, rv, &h, r, in, n, &err);
 	if (rv == -1) {
 		FUZZ_ASSERT(pl_err_isset(&err) && !strncmp(err.text, "node summary", 12),
 			    "a refusal says what it refused: %s", err.text);

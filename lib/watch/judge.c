@@ -34,6 +34,23 @@ struct js_entry {
 	double lead, excess;	/* the slow-rank rule, when E_JUDGED */
 };
 
+/*
+ * What the passes read of an entry's communicator (and of its rank),
+ * copied once a round by build() into hot[], in the entries' order.  The
+ * passes go over the entries again and again, and the rank records the
+ * fields come from are 5 KB apiece, tens of MB for a large step: reading
+ * them there was a cache miss per field and pass, most of the judge's
+ * time.  The texts (name, func) are read where they are, by the few
+ * entries a finding names (ent_full).
+ */
+struct js_hot {
+	uint64_t hash, colls, done, enter_ns, progress_ns, ch_inflight;
+	uint64_t wait_sum_ns, gap_sum_ns;
+	int32_t rank, nranks, p2p_peer;
+	uint32_t flags, nwait;
+	uint32_t exited;	/* the rank's: 1 it ended */
+};
+
 /* What places an entry in the sort. */
 struct js_key {
 	uint64_t hash;
@@ -112,6 +129,7 @@ struct judge_state {
 	struct js_key *nat;
 	uint32_t *perm;
 	struct js_entry *tmp;
+	struct js_hot *hot;	/* per entry, this round (build) */
 	size_t nnat;
 	struct judge_end end;	/* the last round's note on the step's end */
 	uint64_t found_ns;	/* the last round with a finding (not by the
@@ -178,6 +196,7 @@ judge_state_free(struct judge_state *s)
 	free(s->nat);
 	free(s->perm);
 	free(s->tmp);
+	free(s->hot);
 	free(s);
 }
 
@@ -212,7 +231,8 @@ judge_state_new(uint32_t world, pl_err_t *err)
 	s->nat = calloc(s->cap, sizeof(*s->nat));
 	s->perm = calloc(s->cap, sizeof(*s->perm));
 	s->tmp = calloc(s->cap, sizeof(*s->tmp));
-	if (!s->sm || !s->nat || !s->perm || !s->tmp || !s->ent || !s->grp || !s->wt || !s->vw ||
+	s->hot = calloc(s->cap, sizeof(*s->hot));
+	if (!s->sm || !s->nat || !s->perm || !s->tmp || !s->hot || !s->ent || !s->grp || !s->wt || !s->vw ||
 	    !s->vc || !s->pw || !s->pc || !s->co ||
 	    !s->rgrp || !s->nstuck || !s->nheld || !s->nbusy || !s->slow)
 		goto oom;
@@ -478,7 +498,7 @@ usable(const struct detect_comm *c)
 
 /* In its last collective for longer than the threshold (detect.c's rule). */
 static int
-waiting(const struct detect_comm *c, uint64_t now, uint64_t thr)
+waiting(const struct js_hot *c, uint64_t now, uint64_t thr)
 {
 	if (!c->colls || age(now, c->enter_ns) <= thr)
 		return 0;
@@ -486,7 +506,7 @@ waiting(const struct detect_comm *c, uint64_t now, uint64_t thr)
 }
 
 static int
-gpu_stuck(const struct detect_comm *c, uint64_t now, uint64_t thr)
+gpu_stuck(const struct js_hot *c, uint64_t now, uint64_t thr)
 {
 	return (c->flags & DETECT_GPU) && c->ch_inflight && age(now, c->progress_ns) > thr;
 }
@@ -520,18 +540,27 @@ struct round {
 	int any_lost;
 	int any_exit;		/* a present rank exited (named or not) */
 	int fallback;		/* the never-silent rule named the stuck kernels */
+	/* stalled()'s evidence, gathered by build() on its way through the
+	 * ranks: no_stall when a live rank is in a collective (or its state
+	 * says nothing), else how many live ranks ran any and when the last
+	 * one was seen */
+	int no_stall;
+	size_t stall_nr;
+	uint64_t stall_last;
 };
 
-static const struct detect_comm *
+/* Entry e's hot copy (e points into s->ent). */
+static const struct js_hot *
 ent_comm(const struct round *r, const struct js_entry *e)
 {
-	return &r->rk[e->ix].st.comm[e->comm];
+	return &r->s->hot[e - r->s->ent];
 }
 
-static const struct detect_rank *
-ent_rank(const struct round *r, const struct js_entry *e)
+/* Entry e's communicator itself, texts included. */
+static const struct detect_comm *
+ent_full(const struct round *r, const struct js_entry *e)
 {
-	return &r->rk[e->ix].st;
+	return &r->rk[e->ix].st.comm[e->comm];
 }
 
 /* Sort the m entries of this round: in the last round's order when they
@@ -566,6 +595,27 @@ sort_entries(struct judge_state *s, size_t m)
 	s->nnat = m;
 }
 
+/* stalled()'s rule for communicator c of a live rank (see there). */
+static void
+stall_note(struct round *r, const struct detect_comm *c, int *ran)
+{
+	if (c->flags & DETECT_BUSY) {
+		r->no_stall = 1;
+		return;
+	}
+	if (c->flags & DETECT_FINAL)
+		return;
+	if (!(c->flags & DETECT_GPU) || c->done < c->colls || c->ch_inflight) {
+		r->no_stall = 1;
+		return;
+	}
+	*ran |= c->colls > 0;
+	if (c->enter_ns > r->stall_last)
+		r->stall_last = c->enter_ns;
+	if (c->progress_ns > r->stall_last)
+		r->stall_last = c->progress_ns;
+}
+
 /* Every present rank's usable communicators, sorted by (hash, rank), a
  * rank's second slot of one hash dropped; then the groups. */
 static void
@@ -576,12 +626,15 @@ build(struct round *r)
 
 	for (i = 0; i < r->n; i++) {
 		const struct detect_rank *d = &r->rk[i].st;
+		int ran = 0;
 
 		if (!r->rk[i].present)
 			continue;
 		for (k = 0; k < d->ncomm && k < PLW_MAX_COMMS; k++) {
 			struct js_entry *e = &s->ent[m];
 
+			if (!d->exited && !r->no_stall)
+				stall_note(r, &d->comm[k], &ran);
 			if (!usable(&d->comm[k]))
 				continue;
 			memset(e, 0, sizeof(*e));
@@ -591,6 +644,8 @@ build(struct round *r)
 			e->comm = (uint16_t)k;
 			m++;
 		}
+		if (!d->exited)
+			r->stall_nr += ran;
 	}
 	sort_entries(s, m);
 	r->nent = 0;
@@ -613,6 +668,27 @@ build(struct round *r)
 		g->n++;
 		r->nent++;
 	}
+	for (i = 0; i < r->nent; i++) {
+		const struct js_entry *e = &s->ent[i];
+		const struct detect_rank *d = &r->rk[e->ix].st;
+		const struct detect_comm *c = &d->comm[e->comm];
+		struct js_hot *h = &s->hot[i];
+
+		h->hash = c->hash;
+		h->colls = c->colls;
+		h->done = c->done;
+		h->enter_ns = c->enter_ns;
+		h->progress_ns = c->progress_ns;
+		h->ch_inflight = c->ch_inflight;
+		h->wait_sum_ns = c->wait_sum_ns;
+		h->gap_sum_ns = c->gap_sum_ns;
+		h->rank = c->rank;
+		h->nranks = c->nranks;
+		h->p2p_peer = c->p2p_peer;
+		h->flags = c->flags;
+		h->nwait = c->nwait;
+		h->exited = d->exited != 0;
+	}
 }
 
 /* Per group: the live members' fewest collectives, exits, missing
@@ -630,11 +706,11 @@ mark_state(struct round *r)
 		gr->min_live_colls = UINT64_MAX;
 		for (i = gr->first; i < gr->first + gr->n; i++) {
 			struct js_entry *e = &r->s->ent[i];
-			const struct detect_comm *c = ent_comm(r, e);
+			const struct js_hot *c = ent_comm(r, e);
 
 			if (c->nranks > nranks)
 				nranks = c->nranks;
-			if (ent_rank(r, e)->exited) {
+			if (ent_comm(r, e)->exited) {
 				gr->any_exited = 1;
 				continue;
 			}
@@ -690,7 +766,7 @@ mark_laggers(struct round *r, size_t g)
 		struct js_entry *e = &r->s->ent[i];
 		uint64_t colls = ent_comm(r, e)->colls;
 
-		if (ent_rank(r, e)->exited || colls >= maxw)
+		if (ent_comm(r, e)->exited || colls >= maxw)
 			continue;
 		for (j = 0; j < nw; j++)
 			if (w[j].e != i && ent_comm(r, &r->s->ent[w[j].e])->colls > colls)
@@ -762,7 +838,7 @@ static void
 group_label(struct round *r, size_t g, char *out, size_t size)
 {
 	const struct js_group *gr = &r->s->grp[g];
-	const struct detect_comm *c = ent_comm(r, &r->s->ent[gr->first]);
+	const struct detect_comm *c = ent_full(r, &r->s->ent[gr->first]);
 	size_t i;
 
 	for (i = 0; i < gr->n; i++)
@@ -776,7 +852,7 @@ static struct judge_finding *
 group_finding(struct round *r, enum judge_kind kind, size_t g, struct line *l)
 {
 	struct judge_finding *f = finding_new(r, kind);
-	const struct detect_comm *c = ent_comm(r, &r->s->ent[r->s->grp[g].first]);
+	const struct detect_comm *c = ent_full(r, &r->s->ent[r->s->grp[g].first]);
 
 	group_label(r, g, f->group, sizeof(f->group));
 	f->comm_hash = c->hash;
@@ -823,7 +899,8 @@ lag_findings(struct round *r, size_t g)
 
 	for (;;) {
 		uint64_t target = UINT64_MAX;
-		const struct detect_comm *pc = NULL;
+		const struct js_hot *pc = NULL;
+		const struct detect_comm *pcf = NULL;
 		struct judge_finding *f;
 		uint32_t ix[JUDGE_MAX_CULPRITS];
 		struct line l;
@@ -841,13 +918,15 @@ lag_findings(struct round *r, size_t g)
 		f = group_finding(r, JUDGE_NOT_ENTERED, g, &l);
 		for (i = gr->first; i < gr->first + gr->n; i++) {
 			const struct js_entry *e = &r->s->ent[i];
-			const struct detect_comm *p = ent_comm(r, &r->s->ent[e->pc]);
+			const struct js_hot *p = ent_comm(r, &r->s->ent[e->pc]);
 
 			if (!(e->flags & E_NAMED) || p->colls != target)
 				continue;
 			add_culprit(r, f, ix, i);
-			if (!pc || p->enter_ns < pc->enter_ns)
+			if (!pc || p->enter_ns < pc->enter_ns) {
 				pc = p;
+				pcf = ent_full(r, &r->s->ent[e->pc]);
+			}
 		}
 		for (i = gr->first; i < gr->first + gr->n; i++) {
 			const struct js_entry *e = &r->s->ent[i];
@@ -855,8 +934,8 @@ lag_findings(struct round *r, size_t g)
 			if ((e->flags & E_WAITING) && ent_comm(r, e)->colls >= target)
 				f->npeers_waiting++;
 		}
-		text_copy(f->func, sizeof(f->func), pc->func, sizeof(pc->func));
-		f->seq = pc->seq;
+		text_copy(f->func, sizeof(f->func), pcf->func, sizeof(pcf->func));
+		f->seq = pcf->seq;
 		f->colls = target;
 		f->since_ns = pc->enter_ns;
 		f->for_ns = age(r->now, pc->enter_ns);
@@ -934,7 +1013,7 @@ stuck_findings(struct round *r, size_t g)
 		f->colls = target;
 		for (i = gr->first; i < gr->first + gr->n; i++) {
 			const struct js_entry *e = &r->s->ent[i];
-			const struct detect_comm *c = ent_comm(r, e);
+			const struct js_hot *c = ent_comm(r, e);
 
 			if (!(e->flags & E_NAMED) || c->done + 1 != target) {
 				f->npeers_waiting++;
@@ -946,8 +1025,10 @@ stuck_findings(struct round *r, size_t g)
 				f->since_ns = c->progress_ns;
 			}
 			if (!f->func[0] && c->colls == target) {
-				text_copy(f->func, sizeof(f->func), c->func, sizeof(c->func));
-				f->seq = c->seq;
+				const struct detect_comm *cf = ent_full(r, e);
+
+				text_copy(f->func, sizeof(f->func), cf->func, sizeof(cf->func));
+				f->seq = cf->seq;
 			}
 		}
 		f->for_ns = quiet;
@@ -972,7 +1053,7 @@ member_held_elsewhere(const struct round *r, const struct js_group *gr)
 	for (i = gr->first; i < gr->first + gr->n; i++) {
 		const struct js_entry *e = &r->s->ent[i];
 
-		if (ent_rank(r, e)->exited || (e->flags & (E_WAITING | E_STUCK)))
+		if (ent_comm(r, e)->exited || (e->flags & (E_WAITING | E_STUCK)))
 			continue;
 		if (r->s->nbusy[e->ix] > 0)
 			return 1;
@@ -991,7 +1072,7 @@ member_held_elsewhere(const struct round *r, const struct js_group *gr)
 static int
 p2p_effect(const struct round *r, const struct js_group *gr, size_t i, uint32_t *mate)
 {
-	const struct detect_comm *c = ent_comm(r, &r->s->ent[i]);
+	const struct js_hot *c = ent_comm(r, &r->s->ent[i]);
 	size_t j;
 
 	*mate = UINT32_MAX;
@@ -1000,11 +1081,11 @@ p2p_effect(const struct round *r, const struct js_group *gr, size_t i, uint32_t 
 		return 0;
 	for (j = gr->first; j < gr->first + gr->n; j++) {
 		const struct js_entry *e = &r->s->ent[j];
-		const struct detect_comm *pc = ent_comm(r, e);
+		const struct js_hot *pc = ent_comm(r, e);
 
 		if (j == i || pc->rank != c->p2p_peer)
 			continue;
-		if (ent_rank(r, e)->exited || !(pc->flags & DETECT_P2P) ||
+		if (ent_comm(r, e)->exited || !(pc->flags & DETECT_P2P) ||
 		    pc->p2p_peer != c->rank)
 			return 1;
 		*mate = (uint32_t)j;
@@ -1328,35 +1409,12 @@ nodes_lost(struct round *r)
 static void
 stalled(struct round *r)
 {
-	uint64_t last = 0;
-	size_t i, k, nr = 0;
+	uint64_t last = r->stall_last;
+	size_t nr = r->stall_nr;
 	struct judge_finding *f;
 	struct line l;
 
-	for (i = 0; i < r->n; i++) {
-		const struct detect_rank *d = &r->rk[i].st;
-		int ran = 0;
-
-		if (!r->rk[i].present || d->exited)
-			continue;
-		for (k = 0; k < d->ncomm && k < PLW_MAX_COMMS; k++) {
-			const struct detect_comm *c = &d->comm[k];
-
-			if (c->flags & DETECT_BUSY)
-				return;
-			if (c->flags & DETECT_FINAL)
-				continue;
-			if (!(c->flags & DETECT_GPU) || c->done < c->colls || c->ch_inflight)
-				return;
-			ran |= c->colls > 0;
-			if (c->enter_ns > last)
-				last = c->enter_ns;
-			if (c->progress_ns > last)
-				last = c->progress_ns;
-		}
-		nr += ran;
-	}
-	if (!nr || age(r->now, last) <= r->p->stall_threshold_ns)
+	if (r->no_stall || !nr || age(r->now, last) <= r->p->stall_threshold_ns)
 		return;
 	f = finding_new(r, JUDGE_STALLED);
 	l.b = f->text;
@@ -1406,9 +1464,9 @@ slow_judgeable(const struct round *r, const struct js_group *gr)
 		return 0;
 	for (i = gr->first; i < gr->first + gr->n; i++) {
 		const struct js_entry *e = &r->s->ent[i];
-		const struct detect_comm *c = ent_comm(r, e);
+		const struct js_hot *c = ent_comm(r, e);
 
-		if (ent_rank(r, e)->exited || !(c->flags & DETECT_GPU) ||
+		if (ent_comm(r, e)->exited || !(c->flags & DETECT_GPU) ||
 		    c->nwait < r->p->slow_window || !c->nwait)
 			return 0;
 	}
@@ -1421,7 +1479,7 @@ slow_judgeable(const struct round *r, const struct js_group *gr)
 static void
 smooth(struct round *r, struct js_entry *e, double lead, double excess)
 {
-	const struct detect_comm *c = ent_comm(r, e);
+	const struct js_hot *c = ent_comm(r, e);
 	struct js_smooth *sm;
 	double a = r->p->slow_smooth;
 
@@ -1455,7 +1513,7 @@ slow_group(struct round *r, size_t g)
 	if (!slow_judgeable(r, gr))
 		return;
 	for (i = 0; i < m; i++) {
-		const struct detect_comm *c = ent_comm(r, &r->s->ent[gr->first + i]);
+		const struct js_hot *c = ent_comm(r, &r->s->ent[gr->first + i]);
 		double w = (double)c->wait_sum_ns / c->nwait;
 
 		vw[i].v = w;
@@ -1609,7 +1667,7 @@ slow_streaks(struct round *r)
 	slow_pipelines(r);
 	for (i = 0; i < s->world; i++) {
 		struct js_slow *sl = &s->slow[i];
-		const struct detect_comm *c;
+		const struct js_hot *c;
 
 		if (sl->best == UINT32_MAX || sl->held || sl->explained ||
 		    sl->cost < slow_need(r, sl) || sl->busy_lead < slow_need(r, sl)) {

@@ -539,8 +539,22 @@ static int
 text_get(char *dst, const uint8_t *p, size_t size, const char *where, const char *what,
 	 pl_err_t *err)
 {
+	static const uint8_t zeros[SUM_NODE_LEN];
 	char c[PL_CLIP_BUF];
-	size_t i, n = strnlen((const char *)p, size);
+	size_t i, n;
+
+	/* One pass in the common case (every text of every communicator of
+	 * every summary a leader takes): printable bytes, the NUL, zeros. */
+	for (i = 0; i < size && p[i] >= 0x20 && p[i] <= 0x7e; i++)
+		;
+	if (i < size && !p[i] && size - i - 1 <= sizeof(zeros) &&
+	    memcmp(p + i + 1, zeros, size - i - 1) == 0) {
+		memcpy(dst, p, size);
+		return 0;
+	}
+	/* Refused (or longer than the zeros): the checks one by one, naming
+	 * what is wrong. */
+	n = strnlen((const char *)p, size);
 
 	if (n == size)
 		return pl_err_set(err, "%s: %s %s: no NUL within its %zu bytes", where, what,
@@ -725,38 +739,41 @@ rank_get(const uint8_t *p, size_t len, size_t *off, uint32_t i, uint32_t nr,
 	return 0;
 }
 
-int
-sum_decode(const void *data, size_t len, uint64_t recv_now_ns, struct sum_header *h,
-	   struct detect_rank **ranks, struct sum_rank_info **info, size_t *n,
-	   pl_err_t *err)
+/* sum_decode_in's work, into sp (grown to the header's rank count). */
+static int
+decode_into(const uint8_t *p, size_t len, uint64_t recv_now_ns, struct sum_header *h,
+	    struct sum_space *sp, size_t *n, pl_err_t *err)
 {
-	const uint8_t *p = data;
-	struct detect_rank *r = NULL;
-	struct sum_rank_info *in = NULL;
+	struct detect_rank *r;
+	struct sum_rank_info *in;
 	char where[96];
 	size_t off = SUM_HEADER_BYTES;
 	uint32_t nr = 0, i;
-	int rv = -1;
 	pl_err_t quiet;
 
-	*ranks = NULL;
-	*info = NULL;
 	*n = 0;
 	memset(h, 0, sizeof(*h));
 	if (!p && len)
 		return pl_err_set(err, "node summary: no data");
 	if (header_get(p, len, h, &nr, where, sizeof(where), err) < 0)
-		goto out;
-	if (nr) {
+		return -1;
+	if (nr > sp->cap) {
 		/* each rank entry zeroed up to its last communicator as it is read
 		 * (rank_get): a rank's 32 slots are 4.9 KB, most of them unused */
-		r = malloc(nr * sizeof(*r));
-		in = calloc(nr, sizeof(*in));
-		if (!r || !in) {
-			pl_err_set(err, "%s: out of memory for %" PRIu32 " ranks", where, nr);
-			goto out;
-		}
+		r = realloc(sp->ranks, nr * sizeof(*r));
+		if (r)
+			sp->ranks = r;
+		in = r ? realloc(sp->info, nr * sizeof(*in)) : NULL;
+		if (in)
+			sp->info = in;
+		if (!r || !in)
+			return pl_err_set(err, "%s: out of memory for %" PRIu32 " ranks", where, nr);
+		sp->cap = nr;
 	}
+	r = sp->ranks;
+	in = sp->info;
+	if (nr)
+		memset(in, 0, nr * sizeof(*in));
 	pl_err_clear(&quiet);
 	for (i = 0; i < nr; i++)
 		if (rank_get(p, len, &off, i, nr, h, recv_now_ns, &r[i], &in[i], where, false,
@@ -768,28 +785,53 @@ sum_decode(const void *data, size_t len, uint64_t recv_now_ns, struct sum_header
 		for (i = 0; i < nr; i++)
 			if (rank_get(p, len, &off, i, nr, h, recv_now_ns, &r[i], &in[i], where, true,
 				     err) < 0)
-				goto out;
-		pl_err_set(err, "%s%s", where, quiet.text);	/* not reached: the walks agree */
-		goto out;
+				return -1;
+		return pl_err_set(err, "%s%s", where, quiet.text);	/* not reached: the walks agree */
 	}
-	if (off != len) {
-		pl_err_set(err, "%s: %zu bytes after the last rank entry: want none", where,
-			   len - off);
-		goto out;
-	}
+	if (off != len)
+		return pl_err_set(err, "%s: %zu bytes after the last rank entry: want none", where,
+				  len - off);
 	if (unique_check(r, nr, where, err) < 0)
-		goto out;
-	*ranks = r;
-	r = NULL;
-	*info = in;
-	in = NULL;
+		return -1;
 	*n = nr;
-	rv = 0;
-out:
-	free(r);
-	free(in);
-	if (rv < 0)
-		memset(h, 0, sizeof(*h));
+	return 0;
+}
+
+int
+sum_decode_in(const void *data, size_t len, uint64_t recv_now_ns, struct sum_header *h,
+	      struct sum_space *sp, size_t *n, pl_err_t *err)
+{
+	if (decode_into(data, len, recv_now_ns, h, sp, n, err) == 0)
+		return 0;
+	memset(h, 0, sizeof(*h));
+	*n = 0;
+	return -1;
+}
+
+void
+sum_space_free(struct sum_space *sp)
+{
+	free(sp->ranks);
+	free(sp->info);
+	memset(sp, 0, sizeof(*sp));
+}
+
+int
+sum_decode(const void *data, size_t len, uint64_t recv_now_ns, struct sum_header *h,
+	   struct detect_rank **ranks, struct sum_rank_info **info, size_t *n,
+	   pl_err_t *err)
+{
+	struct sum_space sp = { NULL, NULL, 0 };
+	int rv = sum_decode_in(data, len, recv_now_ns, h, &sp, n, err);
+
+	*ranks = NULL;
+	*info = NULL;
+	if (rv == 0 && *n) {
+		*ranks = sp.ranks;
+		*info = sp.info;
+	} else {
+		sum_space_free(&sp);
+	}
 	return rv;
 }
 

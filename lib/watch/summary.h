@@ -179,6 +179,23 @@ int sum_decode(const void *data, size_t len, uint64_t recv_now_ns, struct sum_he
 	       pl_err_t *err);
 
 /*
+ * The same into arrays kept from one call to the next, for a receiver that
+ * decodes many summaries (a leader: no allocation per summary).  On
+ * success sp->ranks and sp->info hold the *n ranks until the next call;
+ * they grow to the largest rank count seen and are freed by
+ * sum_space_free.  On a refusal *n is 0 and their contents are undefined.
+ */
+struct sum_space {
+	struct detect_rank *ranks;
+	struct sum_rank_info *info;
+	size_t cap;		/* ranks both arrays hold */
+};
+
+int sum_decode_in(const void *data, size_t len, uint64_t recv_now_ns, struct sum_header *h,
+		  struct sum_space *sp, size_t *n, pl_err_t *err);
+void sum_space_free(struct sum_space *sp);
+
+/*
  * A batch: the summaries a relay forwards to the leader in one message
  * (the fan-in of layoutd_peer.c), each with how long it waited at the
  * relay so that the leader rebases its ages right.

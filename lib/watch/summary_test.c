@@ -448,6 +448,71 @@ t_patches(const uint8_t *good, size_t len)
 }
 
 /*
+ * sum_decode_in into one space, as a leader does: the same ranks as
+ * sum_decode, every refusal the same error with n 0, and the space kept
+ * (not grown again, not freed) across refusals.
+ */
+static void
+t_space(const uint8_t *good, size_t len)
+{
+	struct sum_space sp = { NULL, NULL, 0 };
+	struct detect_rank *r = NULL, *keep;
+	struct sum_rank_info *in = NULL;
+	struct sum_header h, h2;
+	const char *d = NULL;
+	uint8_t *p = malloc(len);
+	size_t n = 0, n2 = 0, i, same = 0;
+	pl_err_t err, err2;
+	int rv, rv2;
+
+	pl_err_clear(&err);
+	rv = sum_decode(good, len, RECV, &h, &r, &in, &n, &err);
+	rv2 = sum_decode_in(good, len, RECV, &h2, &sp, &n2, &err);
+	for (i = 0; rv == 0 && rv2 == 0 && i < n && !d; i++)
+		if ((d = rank_diff(&sp.ranks[i], &r[i])) || (d = info_diff(&sp.info[i], &in[i])))
+			diag("  rank entry %zu: %s differs", i, d);
+	ok(rv == 0 && rv2 == 0 && n2 == n && sp.cap == n && !d &&
+	   memcmp(&h, &h2, sizeof(h)) == 0,
+	   "sum_decode_in: the header and the %zu ranks sum_decode gives", n);
+	for (i = 0; i < NPATCH; i++) {
+		const struct patch *x = &patches[i];
+		struct detect_rank *r1 = NULL;
+		struct sum_rank_info *in1 = NULL;
+		size_t n1 = 0;
+
+		memcpy(p, good, len);
+		if (x->width)
+			le_put(p + x->off, x->width, x->value);
+		else
+			memcpy(p + x->off, x->bytes, x->nbytes);
+		pl_err_clear(&err);
+		pl_err_clear(&err2);
+		n2 = 99;
+		rv = sum_decode(p, len, RECV, &h, &r1, &in1, &n1, &err);
+		rv2 = sum_decode_in(p, len, RECV, &h2, &sp, &n2, &err2);
+		same += rv == -1 && rv2 == -1 && n2 == 0 && !h2.node[0] &&
+			strcmp(err.text, err2.text) == 0;
+		free(r1);
+		free(in1);
+	}
+	ok(same == NPATCH, "sum_decode_in: each of the %zu patched summaries refused with "
+	   "sum_decode's error and n 0 (%zu agree)", NPATCH, same);
+	keep = sp.ranks;
+	pl_err_clear(&err);
+	rv2 = sum_decode_in(good, len, RECV, &h2, &sp, &n2, &err);
+	for (i = 0, d = NULL; rv2 == 0 && i < n && !d; i++)
+		d = rank_diff(&sp.ranks[i], &r[i]);
+	ok(rv2 == 0 && n2 == n && !d && sp.ranks == keep && sp.cap >= n,
+	   "sum_decode_in after the refusals: the same ranks, in the space they left "
+	   "(a refusal may have grown it, to %zu ranks)", sp.cap);
+	sum_space_free(&sp);
+	ok(!sp.ranks && !sp.info && !sp.cap, "sum_space_free empties the space");
+	free(r);
+	free(in);
+	free(p);
+}
+
+/*
  * Truncated at every byte offset: with the header's size intact, "shorter
  * than its header" or "truncated"; with the size made to agree, a message
  * naming nranks or the rank entry that does not fit.  Also one byte more.
@@ -792,13 +857,14 @@ main(void)
 	uint8_t *good;
 	size_t len;
 
-	plan(5 + 3 + (int)NPATCH + 3 + 2 + 4 + 11 + 2 + 6 + 2);
+	plan(5 + 3 + (int)NPATCH + 4 + 3 + 2 + 4 + 11 + 2 + 6 + 2);
 	t_roundtrip();
 	t_bytes();
 	good = encoded(&len);
 	if (!good)
 		return 1;
 	t_patches(good, len);
+	t_space(good, len);
 	t_truncated(good, len);
 	t_too_large(good, len);
 	free(good);
