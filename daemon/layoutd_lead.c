@@ -307,7 +307,8 @@ lead_take_ranks(struct ld_peers *p, struct ld_lead *l, long ni, const struct det
 		l->rk = rk;
 		l->caprk = cap;
 	}
-	rix = n ? malloc(n * sizeof(*rix)) : NULL;
+	/* a node sends the same ranks round after round: keep its index */
+	rix = n == nd->nrix ? nd->rix : n ? malloc(n * sizeof(*rix)) : NULL;
 	if (n && !rix)
 		return fail(err, 500, "out of memory");
 	for (i = 0; i < nd->nrix; i++)
@@ -333,7 +334,8 @@ lead_take_ranks(struct ld_peers *p, struct ld_lead *l, long ni, const struct det
 		jr->present = 1;
 		rix[i] = (uint32_t)x;
 	}
-	free(nd->rix);
+	if (rix != nd->rix)
+		free(nd->rix);
 	nd->rix = rix;
 	nd->nrix = n;
 	return 0;

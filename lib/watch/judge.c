@@ -130,6 +130,7 @@ struct judge_state {
 	uint32_t *perm;
 	struct js_entry *tmp;
 	struct js_hot *hot;	/* per entry, this round (build) */
+	struct js_hot *hot_in;	/* the same in input order, before the sort */
 	size_t nnat;
 	struct judge_end end;	/* the last round's note on the step's end */
 	uint64_t found_ns;	/* the last round with a finding (not by the
@@ -197,6 +198,7 @@ judge_state_free(struct judge_state *s)
 	free(s->perm);
 	free(s->tmp);
 	free(s->hot);
+	free(s->hot_in);
 	free(s);
 }
 
@@ -232,8 +234,9 @@ judge_state_new(uint32_t world, pl_err_t *err)
 	s->perm = calloc(s->cap, sizeof(*s->perm));
 	s->tmp = calloc(s->cap, sizeof(*s->tmp));
 	s->hot = calloc(s->cap, sizeof(*s->hot));
-	if (!s->sm || !s->nat || !s->perm || !s->tmp || !s->hot || !s->ent || !s->grp || !s->wt || !s->vw ||
-	    !s->vc || !s->pw || !s->pc || !s->co ||
+	s->hot_in = calloc(s->cap, sizeof(*s->hot_in));
+	if (!s->sm || !s->nat || !s->perm || !s->tmp || !s->hot || !s->hot_in || !s->ent ||
+	    !s->grp || !s->wt || !s->vw || !s->vc || !s->pw || !s->pc || !s->co ||
 	    !s->rgrp || !s->nstuck || !s->nheld || !s->nbusy || !s->slow)
 		goto oom;
 	return s;
@@ -595,6 +598,26 @@ sort_entries(struct judge_state *s, size_t m)
 	s->nnat = m;
 }
 
+/* The hot copy of communicator c of rank d. */
+static void
+hot_copy(struct js_hot *h, const struct detect_rank *d, const struct detect_comm *c)
+{
+	h->hash = c->hash;
+	h->colls = c->colls;
+	h->done = c->done;
+	h->enter_ns = c->enter_ns;
+	h->progress_ns = c->progress_ns;
+	h->ch_inflight = c->ch_inflight;
+	h->wait_sum_ns = c->wait_sum_ns;
+	h->gap_sum_ns = c->gap_sum_ns;
+	h->rank = c->rank;
+	h->nranks = c->nranks;
+	h->p2p_peer = c->p2p_peer;
+	h->flags = c->flags;
+	h->nwait = c->nwait;
+	h->exited = d->exited != 0;
+}
+
 /* stalled()'s rule for communicator c of a live rank (see there). */
 static void
 stall_note(struct round *r, const struct detect_comm *c, int *ran)
@@ -642,6 +665,7 @@ build(struct round *r)
 			e->rank = d->rank;
 			e->ix = (uint32_t)i;
 			e->comm = (uint16_t)k;
+			hot_copy(&s->hot_in[m], d, &d->comm[k]);
 			m++;
 		}
 		if (!d->exited)
@@ -665,29 +689,9 @@ build(struct round *r)
 		g = &s->grp[r->ngrp - 1];
 		s->ent[r->nent] = *e;
 		s->ent[r->nent].group = (uint32_t)(r->ngrp - 1);
+		s->hot[r->nent] = s->hot_in[s->perm[i]];	/* sorted i is input perm[i] */
 		g->n++;
 		r->nent++;
-	}
-	for (i = 0; i < r->nent; i++) {
-		const struct js_entry *e = &s->ent[i];
-		const struct detect_rank *d = &r->rk[e->ix].st;
-		const struct detect_comm *c = &d->comm[e->comm];
-		struct js_hot *h = &s->hot[i];
-
-		h->hash = c->hash;
-		h->colls = c->colls;
-		h->done = c->done;
-		h->enter_ns = c->enter_ns;
-		h->progress_ns = c->progress_ns;
-		h->ch_inflight = c->ch_inflight;
-		h->wait_sum_ns = c->wait_sum_ns;
-		h->gap_sum_ns = c->gap_sum_ns;
-		h->rank = c->rank;
-		h->nranks = c->nranks;
-		h->p2p_peer = c->p2p_peer;
-		h->flags = c->flags;
-		h->nwait = c->nwait;
-		h->exited = d->exited != 0;
 	}
 }
 

@@ -427,10 +427,93 @@ comm_put(uint8_t *p, const struct detect_comm *w, uint64_t enter_age, uint64_t p
 	put64(p + C_GAP_SUM, w->gap_sum_ns);
 }
 
+/* ---- version 3: varints and counted texts ---- */
+
+/* The largest rank and communicator in version 3 (every varint at its
+ * longest, every text full), and the smallest (every varint one byte,
+ * every text empty). */
+#define V3_RANK_MAX	(4 * 10 + 10 + SUM_NAXES * 5 + 1 + SUM_NIC_LEN + 5)
+#define V3_COMM_MAX	(8 + DETECT_NAME_LEN + 5 * 5 + 8 * 10 + DETECT_TEXT_LEN)
+#define V3_RANK_MIN	(5 + SUM_NAXES + 1 + 1 + 1)
+#define V3_COMM_MIN	(8 + 1 + 5 + 2 + 1 + 6)
+
+/* v as an unsigned LEB128 varint at p (room for 10 bytes); its length. */
+static size_t
+vput(uint8_t *p, uint64_t v)
+{
+	size_t n = 0;
+
+	while (v >= 0x80) {
+		p[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	p[n++] = (uint8_t)v;
+	return n;
+}
+
+/* A counted text: its length (below size), then its bytes, printable
+ * ASCII kept and any other byte '?' (text_put's rule); its length. */
+static size_t
+tput(uint8_t *p, size_t size, const char *s, size_t srcsize)
+{
+	size_t i, n = strnlen(s, srcsize);
+
+	if (n > size - 1)
+		n = size - 1;
+	p[0] = (uint8_t)n;
+	for (i = 0; i < n; i++)
+		p[1 + i] = printable((unsigned char)s[i]) ? (uint8_t)s[i] : (uint8_t)'?';
+	return 1 + n;
+}
+
+static size_t
+rank_put3(uint8_t *p, const struct detect_rank *r, uint64_t exit_age,
+	  const struct sum_rank_info *in)
+{
+	size_t n = 0;
+	int a;
+
+	n += vput(p + n, (uint64_t)r->rank);
+	n += vput(p + n, (uint64_t)r->pid);
+	n += vput(p + n, exit_age);
+	n += vput(p + n, (uint32_t)r->exit_status);
+	n += vput(p + n, (uint64_t)((int64_t)in->gpu + 1));
+	for (a = 0; a < SUM_NAXES; a++)
+		n += vput(p + n, in->co[a]);
+	p[n++] = (uint8_t)((r->exited ? 1 : 0) | (r->exit_known ? 2 : 0));
+	n += tput(p + n, SUM_NIC_LEN, in->nic, sizeof(in->nic));
+	n += vput(p + n, r->ncomm);
+	return n;
+}
+
+static size_t
+comm_put3(uint8_t *p, const struct detect_comm *w, uint64_t enter_age, uint64_t progress_age)
+{
+	size_t n = 8;
+
+	put64(p, w->hash);
+	n += tput(p + n, DETECT_NAME_LEN, w->name, sizeof(w->name));
+	n += vput(p + n, (uint32_t)w->rank);
+	n += vput(p + n, (uint32_t)w->nranks);
+	n += vput(p + n, w->flags);
+	n += vput(p + n, w->nwait);
+	n += vput(p + n, (w->flags & DETECT_P2P) ? (uint32_t)w->p2p_peer : 0);
+	n += vput(p + n, w->colls);
+	n += vput(p + n, w->seq);
+	n += tput(p + n, DETECT_TEXT_LEN, w->func, sizeof(w->func));
+	n += vput(p + n, enter_age);
+	n += vput(p + n, w->done);
+	n += vput(p + n, w->ch_inflight);
+	n += vput(p + n, progress_age);
+	n += vput(p + n, w->wait_sum_ns);
+	n += vput(p + n, w->gap_sum_ns);
+	return n;
+}
+
 /* The encoder's own checks: counts, size, job and step, the header. */
 static int
 encode_check(const struct sum_header *h, const struct detect_rank *ranks, size_t n,
-	     size_t *total, const char *where, pl_err_t *err)
+	     uint32_t version, size_t *total, const char *where, pl_err_t *err)
 {
 	size_t i, ncomm = 0;
 
@@ -450,33 +533,41 @@ encode_check(const struct sum_header *h, const struct detect_rank *ranks, size_t
 					  ranks[i].step_id, h->job_id, h->step_id);
 		ncomm += ranks[i].ncomm;
 	}
-	/* n and ncomm are bounded above, so this cannot overflow. */
-	*total = SUM_HEADER_BYTES + n * SUM_RANK_BYTES + ncomm * SUM_COMM_BYTES;
-	if (*total > SUM_MAX_BYTES)
+	/* n and ncomm are bounded above, so this cannot overflow.  Version
+	 * 3's total is known once written: here its bound. */
+	if (version == 3)
+		*total = SUM_HEADER_BYTES + n * V3_RANK_MAX + ncomm * V3_COMM_MAX;
+	else
+		*total = SUM_HEADER_BYTES + n * SUM_RANK_BYTES + ncomm * SUM_COMM_BYTES;
+	if (version != 3 && *total > SUM_MAX_BYTES)
 		return pl_err_set(err, "%s: %zu ranks with %zu communicators take %zu bytes: want "
 				  "at most %u", where, n, ncomm, *total, SUM_MAX_BYTES);
 	return unique_check(ranks, n, where, err);
 }
 
 int
-sum_encode(struct buf *out, const struct sum_header *h, const struct detect_rank *ranks,
-	   const struct sum_rank_info *info, size_t n, pl_err_t *err)
+sum_encode_as(struct buf *out, uint32_t as, const struct sum_header *h,
+	      const struct detect_rank *ranks, const struct sum_rank_info *info, size_t n,
+	      pl_err_t *err)
 {
-	uint8_t hb[SUM_HEADER_BYTES], rb[SUM_RANK_BYTES], cb[SUM_COMM_BYTES];
+	uint8_t hb[SUM_HEADER_BYTES], rb[V3_RANK_MAX], cb[V3_COMM_MAX];
 	char where[96], rwhere[192], cwhere[256], cn[PL_CLIP_BUF];
 	const size_t start = out->len;
 	const uint64_t now = h->sender_now_ns;
-	size_t total = 0, i;
-	uint32_t k, version = 1;
+	size_t total = 0, i, len;
+	uint32_t k, version = as == 3 ? 3 : 1;
 
 	if (h->node[0])
 		snprintf(where, sizeof(where), "node summary from %s",
 			 pl_clipn(h->node, strnlen(h->node, sizeof(h->node)), cn, sizeof(cn)));
 	else
 		snprintf(where, sizeof(where), "node summary");
+	if (as != 2 && as != 3)
+		return pl_err_set(err, "%s: version %" PRIu32 ": this layoutd writes 2 (the fixed "
+				  "layout) or 3", where, as);
 	if (out->bad)
 		return pl_err_set(err, "%s: the output buffer is already bad (out of memory)", where);
-	if (encode_check(h, ranks, n, &total, where, err) < 0)
+	if (encode_check(h, ranks, n, version, &total, where, err) < 0)
 		return -1;
 	if (buf_reserve(out, total) < 0)
 		return pl_err_set(err, "%s: out of memory for %zu bytes", where, total);
@@ -493,8 +584,13 @@ sum_encode(struct buf *out, const struct sum_header *h, const struct detect_rank
 			 r->rank);
 		if (rank_check(h, r, exit_age, &in, rwhere, err) < 0)
 			goto fail;
-		rank_put(rb, r, exit_age, &in);
-		buf_add(out, rb, sizeof(rb));
+		if (version == 3) {
+			len = rank_put3(rb, r, exit_age, &in);
+		} else {
+			rank_put(rb, r, exit_age, &in);
+			len = SUM_RANK_BYTES;
+		}
+		buf_add(out, rb, len);
 		for (k = 0; k < r->ncomm; k++) {
 			struct detect_comm w;
 			uint64_t ea, pa;
@@ -503,23 +599,41 @@ sum_encode(struct buf *out, const struct sum_header *h, const struct detect_rank
 			snprintf(cwhere, sizeof(cwhere), "%s: communicator %" PRIu32, rwhere, k);
 			if (comm_check(&w, ea, pa, cwhere, err) < 0)
 				goto fail;
-			comm_put(cb, &w, ea, pa);
-			buf_add(out, cb, sizeof(cb));
-			if (w.flags & DETECT_P2P)
-				version = SUM_VERSION;
+			if (version == 3) {
+				len = comm_put3(cb, &w, ea, pa);
+			} else {
+				comm_put(cb, &w, ea, pa);
+				len = SUM_COMM_BYTES;
+			}
+			buf_add(out, cb, len);
+			if ((w.flags & DETECT_P2P) && version != 3)
+				version = 2;
 		}
 	}
 	if (out->bad)
 		return pl_err_set(err, "%s: out of memory", where);
-	/* Without a p2p part the bytes are version 1's: a leader not
-	 * upgraded yet reads them. */
+	if (out->len - start > SUM_MAX_BYTES) {
+		pl_err_set(err, "%s: %zu ranks take %zu bytes: want at most %u", where, n,
+			   out->len - start, SUM_MAX_BYTES);
+		goto fail;
+	}
+	/* The fixed layout without a p2p part is version 1's bytes: a leader
+	 * not upgraded yet reads them. */
 	put32((uint8_t *)out->s + start + H_VERSION, version);
+	put32((uint8_t *)out->s + start + H_TOTAL, (uint32_t)(out->len - start));
 	return 0;
 fail:
 	out->len = start;
 	if (out->s)
 		out->s[start] = '\0';
 	return -1;
+}
+
+int
+sum_encode(struct buf *out, const struct sum_header *h, const struct detect_rank *ranks,
+	   const struct sum_rank_info *info, size_t n, pl_err_t *err)
+{
+	return sum_encode_as(out, SUM_VERSION, h, ranks, info, n, err);
 }
 
 /* ---- decoding ---- */
@@ -574,6 +688,7 @@ header_get(const uint8_t *p, size_t len, struct sum_header *h, uint32_t *nranks,
 {
 	char c[PL_CLIP_BUF];
 	uint32_t total, v;
+	size_t per;
 	int a;
 
 	snprintf(where, wsize, "node summary");
@@ -619,10 +734,11 @@ header_get(const uint8_t *p, size_t len, struct sum_header *h, uint32_t *nranks,
 	if (*nranks > SUM_MAX_RANKS)
 		return pl_err_set(err, "%s: nranks %" PRIu32 ": want at most %d", where, *nranks,
 				  SUM_MAX_RANKS);
-	if ((len - SUM_HEADER_BYTES) / SUM_RANK_BYTES < *nranks)
+	per = get32(p + H_VERSION) == 3 ? V3_RANK_MIN : SUM_RANK_BYTES;
+	if ((len - SUM_HEADER_BYTES) / per < *nranks)
 		return pl_err_set(err, "%s: nranks %" PRIu32 " needs at least %zu bytes, the "
 				  "summary has %zu", where, *nranks,
-				  (size_t)SUM_HEADER_BYTES + (size_t)*nranks * SUM_RANK_BYTES, len);
+				  (size_t)SUM_HEADER_BYTES + (size_t)*nranks * per, len);
 	return 0;
 }
 
@@ -672,6 +788,192 @@ comm_get(const uint8_t *p, uint64_t recv, uint32_t version, struct detect_comm *
 	return 0;
 }
 
+/* A version 3 reader: where it is, what is left. */
+struct cur {
+	const uint8_t *p;
+	size_t left;
+};
+
+/* A varint of at most max into *v: refused when truncated, longer than 10
+ * bytes, not in its shortest form (a value has one encoding) or above
+ * max. */
+static int
+vget(struct cur *c, uint64_t max, uint64_t *v, const char *where, const char *what,
+     pl_err_t *err)
+{
+	uint64_t x = 0;
+	size_t i;
+
+	for (i = 0; i < c->left && i < 10; i++) {
+		uint8_t b = c->p[i];
+
+		if (i == 9 && b > 1)
+			return pl_err_set(err, "%s: %s: a varint above 2^64 - 1", where, what);
+		x |= (uint64_t)(b & 0x7f) << (7 * i);
+		if (b & 0x80)
+			continue;
+		if (i > 0 && b == 0)
+			return pl_err_set(err, "%s: %s: a varint of %zu bytes with a zero last byte: "
+					  "want its shortest form", where, what, i + 1);
+		if (x > max)
+			return pl_err_set(err, "%s: %s %" PRIu64 ": want at most %" PRIu64, where,
+					  what, x, max);
+		c->p += i + 1;
+		c->left -= i + 1;
+		*v = x;
+		return 0;
+	}
+	/* (ten bytes with the high bit set were refused above: the tenth) */
+	return pl_err_set(err, "%s: %s: truncated (%zu bytes left, in a varint)", where, what,
+			  c->left);
+}
+
+/* A counted text into dst of size bytes (NUL-terminated, zeros after):
+ * its length below size, its bytes printable ASCII. */
+static int
+tget(struct cur *c, char *dst, size_t size, const char *where, const char *what,
+     pl_err_t *err)
+{
+	size_t n, i;
+
+	if (c->left < 1)
+		return pl_err_set(err, "%s: %s: truncated (no length byte left)", where, what);
+	n = c->p[0];
+	if (n >= size)
+		return pl_err_set(err, "%s: %s: length %zu: want at most %zu", where, what, n,
+				  size - 1);
+	if (c->left - 1 < n)
+		return pl_err_set(err, "%s: %s: truncated (%zu of its %zu bytes left)", where, what,
+				  c->left - 1, n);
+	for (i = 0; i < n; i++)
+		if (!printable(c->p[1 + i]))
+			return pl_err_set(err, "%s: %s: byte %zu is 0x%02x, want printable ASCII "
+					  "(0x20-0x7e)", where, what, i, c->p[1 + i]);
+	memcpy(dst, c->p + 1, n);
+	memset(dst + n, 0, size - n);
+	c->p += 1 + n;
+	c->left -= 1 + n;
+	return 0;
+}
+
+static int
+comm_get3(struct cur *q, uint64_t recv, struct detect_comm *c, const char *where,
+	  pl_err_t *err)
+{
+	uint64_t v[5], ea, pa;
+
+	if (q->left < 8)
+		return pl_err_set(err, "%s: hash: truncated (%zu bytes left)", where, q->left);
+	c->hash = get64(q->p);
+	q->p += 8;
+	q->left -= 8;
+	if (tget(q, c->name, DETECT_NAME_LEN, where, "name", err) < 0 ||
+	    vget(q, INT32_MAX, &v[0], where, "rank", err) < 0 ||
+	    vget(q, INT32_MAX, &v[1], where, "nranks", err) < 0 ||
+	    vget(q, UINT32_MAX, &v[2], where, "flags", err) < 0 ||
+	    vget(q, UINT32_MAX, &v[3], where, "nwait", err) < 0 ||
+	    vget(q, SUM_MAX_WORLD - 1, &v[4], where, "p2p_peer", err) < 0 ||
+	    vget(q, UINT64_MAX, &c->colls, where, "colls", err) < 0 ||
+	    vget(q, UINT64_MAX, &c->seq, where, "seq", err) < 0 ||
+	    tget(q, c->func, DETECT_TEXT_LEN, where, "func", err) < 0 ||
+	    vget(q, UINT64_MAX, &ea, where, "enter_age_ns", err) < 0 ||
+	    vget(q, UINT64_MAX, &c->done, where, "done", err) < 0 ||
+	    vget(q, UINT64_MAX, &c->ch_inflight, where, "ch_inflight", err) < 0 ||
+	    vget(q, UINT64_MAX, &pa, where, "progress_age_ns", err) < 0 ||
+	    vget(q, UINT64_MAX, &c->wait_sum_ns, where, "wait_sum_ns", err) < 0 ||
+	    vget(q, UINT64_MAX, &c->gap_sum_ns, where, "gap_sum_ns", err) < 0)
+		return -1;
+	c->rank = (int32_t)(uint32_t)v[0];
+	c->nranks = (int32_t)(uint32_t)v[1];
+	c->flags = (uint32_t)v[2];
+	c->nwait = (uint32_t)v[3];
+	c->p2p_peer = (c->flags & DETECT_P2P) ? (int32_t)v[4] : -1;
+	if (!(c->flags & DETECT_P2P) && v[4])
+		return pl_err_set(err, "%s: p2p_peer %" PRIu64 " without flag 0x%x (p2p): want 0",
+				  where, v[4], DETECT_P2P);
+	if (comm_check(c, ea, pa, where, err) < 0)
+		return -1;
+	c->enter_ns = rebase(recv, ea);
+	c->progress_ns = rebase(recv, pa);
+	return 0;
+}
+
+/* rank_get for version 3: the same, the fields read in turn. */
+static int
+rank_get3(const uint8_t *p, size_t len, size_t *off, uint32_t i, uint32_t nr,
+	  const struct sum_header *h, uint64_t recv, struct detect_rank *r,
+	  struct sum_rank_info *in, const char *where, bool named, pl_err_t *err)
+{
+	char rwhere[192] = "", cwhere[256] = "";
+	const size_t after = (size_t)(nr - i - 1) * V3_RANK_MIN;
+	struct cur q = { p + *off, len - *off };
+	uint64_t v, exit_age;
+	uint32_t k;
+	int a;
+
+	if (named)
+		snprintf(rwhere, sizeof(rwhere), "%s: rank entry %" PRIu32, where, i);
+	if (q.left < V3_RANK_MIN + after)
+		return pl_err_set(err, "%s: %zu bytes left, want at least %zu for it and the %"
+				  PRIu32 " rank entries after it", rwhere, q.left,
+				  V3_RANK_MIN + after, nr - i - 1);
+	q.left -= after;	/* theirs: never read here */
+	memset(r, 0, offsetof(struct detect_rank, comm));
+	r->job_id = h->job_id;
+	r->step_id = h->step_id;
+	if (vget(&q, INT64_MAX, &v, rwhere, "rank", err) < 0)
+		return -1;
+	r->rank = (int64_t)v;
+	if (named)
+		snprintf(rwhere, sizeof(rwhere), "%s: rank entry %" PRIu32 " (rank %" PRId64 ")",
+			 where, i, r->rank);
+	if (vget(&q, INT64_MAX, &v, rwhere, "pid", err) < 0)
+		return -1;
+	r->pid = (int64_t)v;
+	if (vget(&q, UINT64_MAX, &exit_age, rwhere, "exit_age_ns", err) < 0 ||
+	    vget(&q, INT32_MAX, &v, rwhere, "exit_status", err) < 0)
+		return -1;
+	r->exit_status = (int32_t)v;
+	if (vget(&q, (uint64_t)INT32_MAX + 1, &v, rwhere, "gpu + 1", err) < 0)
+		return -1;
+	in->gpu = (int32_t)((int64_t)v - 1);
+	for (a = 0; a < SUM_NAXES; a++) {
+		if (vget(&q, UINT32_MAX, &v, rwhere, axis[a], err) < 0)
+			return -1;
+		in->co[a] = (uint32_t)v;
+	}
+	if (q.left < 1)
+		return pl_err_set(err, "%s: exit bits: truncated", rwhere);
+	if (q.p[0] & ~3u)
+		return pl_err_set(err, "%s: exit bits 0x%02x: want only 0x1 (exited) and 0x2 "
+				  "(exit_known)", rwhere, q.p[0]);
+	r->exited = q.p[0] & 1;
+	r->exit_known = (q.p[0] >> 1) & 1;
+	q.p++;
+	q.left--;
+	if (tget(&q, in->nic, SUM_NIC_LEN, rwhere, "nic", err) < 0 ||
+	    vget(&q, UINT32_MAX, &v, rwhere, "ncomm", err) < 0)
+		return -1;
+	r->ncomm = (uint32_t)v;
+	if (rank_check(h, r, exit_age, in, rwhere, err) < 0)
+		return -1;
+	r->exit_ns = rebase(recv, exit_age);
+	if (q.left / V3_COMM_MIN < r->ncomm)
+		return pl_err_set(err, "%s: ncomm %" PRIu32 " needs at least %zu bytes and the %"
+				  PRIu32 " rank entries after it %zu, %zu are left", rwhere,
+				  r->ncomm, (size_t)r->ncomm * V3_COMM_MIN, nr - i - 1, after,
+				  q.left + after);
+	memset(r->comm, 0, r->ncomm * sizeof(r->comm[0]));
+	for (k = 0; k < r->ncomm; k++) {
+		if (named)
+			snprintf(cwhere, sizeof(cwhere), "%s: communicator %" PRIu32, rwhere, k);
+		if (comm_get3(&q, recv, &r->comm[k], cwhere, err) < 0)
+			return -1;
+	}
+	*off = (size_t)(q.p - p);
+	return 0;
+}
+
 /*
  * Rank entry i at *off (of nr) and its communicators; *off moves past
  * them.  Every length is checked against what is left, with room kept for
@@ -693,6 +995,8 @@ rank_get(const uint8_t *p, size_t len, size_t *off, uint32_t i, uint32_t nr,
 	uint32_t v, k;
 	int a;
 
+	if (get32(p + H_VERSION) == 3)
+		return rank_get3(p, len, off, i, nr, h, recv, r, in, where, named, err);
 	if (named)
 		snprintf(rwhere, sizeof(rwhere), "%s: rank entry %" PRIu32, where, i);
 	if (left < SUM_RANK_BYTES + after)

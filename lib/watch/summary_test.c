@@ -222,7 +222,7 @@ encoded(size_t *len)
 
 	pl_err_clear(&err);
 	fixture();
-	if (sum_encode(&b, &fh, fr, fi, 3, &err) < 0) {
+	if (sum_encode_as(&b, 2, &fh, fr, fi, 3, &err) < 0) {
 		diag("encode: %s", err.text);
 		*len = 0;
 		buf_free(&b);
@@ -337,8 +337,8 @@ struct patch {
 
 static const struct patch patches[] = {
 	TXT(0, "XLWSUM01", "magic XLWSUM01: want \"PLWSUM01\"", "wrong magic"),
-	NUM(8, 4, 3, "version 3: this layoutd reads versions 1 to 2", "a version to come"),
-	NUM(8, 4, 0, "version 0: this layoutd reads versions 1 to 2", "version 0"),
+	NUM(8, 4, 4, "version 4: this layoutd reads versions 1 to 3", "a version to come"),
+	NUM(8, 4, 0, "version 0: this layoutd reads versions 1 to 3", "version 0"),
 	NUM(12, 4, FIX_LEN + 1, "truncated: 912 bytes of the 913", "total_size above the length"),
 	NUM(12, 4, FIX_LEN - 1, "912 bytes, 1 more than its total_size 911", "total_size below"),
 	NUM(12, 4, 0xffffffffu, "truncated: 912 bytes of the 4294967295", "total_size huge"),
@@ -610,7 +610,7 @@ t_encode_cleans(void)
 	c->gap_sum_ns = UINT64_MAX;
 	fr[0].comm[1].enter_ns = 0;
 	pl_err_clear(&err);
-	rv = sum_encode(&b, &fh, fr, fi, 3, &err);
+	rv = sum_encode_as(&b, 2, &fh, fr, fi, 3, &err);
 	ok(rv == 0, "encode: a hostile record's texts, ages and sums do not fail it (%s)", err.text);
 	rv = rv == 0 ? sum_decode(b.s, b.len, 30 * YEARS10, &h, &r, &in, &n, &err) : -1;
 	ok(rv == 0 && !strcmp(r[0].comm[0].name, "t?p?") && strlen(r[0].comm[1].name) == 47 &&
@@ -637,7 +637,7 @@ encode_fails(size_t n, const char *want, const char *what)
 
 	buf_adds(&b, "kept");
 	pl_err_clear(&err);
-	rv = sum_encode(&b, &fh, fr, fi, n, &err);
+	rv = sum_encode_as(&b, 2, &fh, fr, fi, n, &err);
 	if (!ok(rv == -1 && b.len == 4 && !strcmp(b.s, "kept") && strstr(err.text, want),
 		"encode refuses %s: %s", what, err.text))
 		diag("  rv %d, len %zu, want '%s'", rv, b.len, want);
@@ -698,11 +698,11 @@ t_encode_refuses(void)
 	}
 	pl_err_clear(&err);
 	buf_adds(&b, "kept");
-	ok(sum_encode(&b, &fh, big, bigi, SUM_MAX_RANKS + 1, &err) == -1 &&
+	ok(sum_encode_as(&b, 2, &fh, big, bigi, SUM_MAX_RANKS + 1, &err) == -1 &&
 	   strstr(err.text, "1025 ranks: want at most 1024") && b.len == 4,
 	   "encode refuses 1025 ranks: %s", err.text);
 	pl_err_clear(&err);
-	ok(sum_encode(&b, &fh, big, bigi, SUM_MAX_RANKS, &err) == -1 &&
+	ok(sum_encode_as(&b, 2, &fh, big, bigi, SUM_MAX_RANKS, &err) == -1 &&
 	   strstr(err.text, "1024 ranks with 7168 communicators take 1188008 bytes: want at most 1048576") &&
 	   b.len == 4, "encode refuses a summary over 1 MiB: %s", err.text);
 	buf_free(&b);
@@ -722,7 +722,7 @@ t_empty(void)
 
 	fixture();
 	pl_err_clear(&err);
-	rv = sum_encode(&b, &fh, NULL, NULL, 0, &err);
+	rv = sum_encode_as(&b, 2, &fh, NULL, NULL, 0, &err);
 	ok(rv == 0 && b.len == SUM_HEADER_BYTES && b.len == sum_size(0, 0),
 	   "no ranks: the 168-byte header alone (%s)", err.text);
 	rv = sum_decode(b.s, b.len, RECV, &h, &r, &in, &n, &err);
@@ -773,7 +773,7 @@ t_p2p(void)
 	fr[0].comm[0].flags |= DETECT_P2P | DETECT_SEND;
 	fr[0].comm[0].p2p_peer = 1;
 	pl_err_clear(&err);
-	rv = sum_encode(&b, &fh, fr, fi, 3, &err);
+	rv = sum_encode_as(&b, 2, &fh, fr, fi, 3, &err);
 	p = (uint8_t *)b.s;
 	ok(rv == 0 && b.len == FIX_LEN && le_get(p + 8, 4) == 2 && p[R0C0 + 68] == 32 &&
 	   le_get(p + R0C0 + 69, 3) == 1 &&
@@ -812,6 +812,166 @@ t_p2p(void)
 	buf_free(&b);
 }
 
+/* ---- version 3 ---- */
+
+/* The fixture's three ranks in version 3, laid out by hand from
+ * summary.h: varints (LEB128), counted texts, the hash in 8 bytes. */
+static const uint8_t v3_body[] = {
+	/* rank 4 */
+	0x04, 0xec, 0x07, 0x00, 0x00, 0x01, 0x00, 0x00, 0x01, 0x02, 0x00, 0x00,
+	0x06, 0x6d, 0x6c, 0x78, 0x35, 0x5f, 0x30, 0x02,
+	/*   comm tp */
+	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0xaa, 0xaa, 0x02, 0x74, 0x70, 0x00,
+	0x02, 0x01, 0x20, 0x00, 0x64, 0x63, 0x09, 0x41, 0x6c, 0x6c, 0x52, 0x65,
+	0x64, 0x75, 0x63, 0x65, 0x80, 0xc8, 0xaf, 0xa0, 0x25, 0x63, 0x04, 0x80,
+	0xa8, 0xd6, 0xb9, 0x07, 0x80, 0xd0, 0xa5, 0x4c, 0x80, 0xc0, 0x96, 0xb1,
+	0x02,
+	/*   comm dp */
+	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0xdd, 0xdd, 0x02, 0x64, 0x70, 0x01,
+	0x04, 0x05, 0x0c, 0x00, 0x0c, 0x0b, 0x0d, 0x52, 0x65, 0x64, 0x75, 0x63,
+	0x65, 0x53, 0x63, 0x61, 0x74, 0x74, 0x65, 0x72, 0x01, 0x0c, 0x00, 0x00,
+	0x80, 0xf0, 0xf0, 0xe4, 0x01, 0x80, 0xc8, 0xce, 0xb4, 0x0d,
+	/* rank 5 */
+	0x05, 0xed, 0x07, 0x80, 0xbc, 0xc1, 0x96, 0x0b, 0x80, 0x0e, 0x02, 0x01,
+	0x00, 0x01, 0x02, 0x00, 0x03, 0x06, 0x6d, 0x6c, 0x78, 0x35, 0x5f, 0x31,
+	0x01,
+	/*   comm (busy) */
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02,
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+	/* rank 7 */
+	0x07, 0xef, 0x07, 0x01, 0x00, 0x00, 0x01, 0x00, 0x00, 0x03, 0x00, 0x01,
+	0x00, 0x00,
+};
+
+/* A version 3 summary: the fixture's header (version 3, the total of
+ * body), then body; nranks as given.  Caller frees. */
+static uint8_t *
+v3_make(const uint8_t *body, size_t blen, uint32_t nranks, size_t *len)
+{
+	size_t flen;
+	uint8_t *fixed = encoded(&flen), *p = malloc(SUM_HEADER_BYTES + blen);
+
+	memcpy(p, fixed, SUM_HEADER_BYTES);
+	memcpy(p + SUM_HEADER_BYTES, body, blen);
+	le_put(p + 8, 4, 3);
+	le_put(p + 12, 4, SUM_HEADER_BYTES + blen);
+	le_put(p + 160, 4, nranks);
+	*len = SUM_HEADER_BYTES + blen;
+	free(fixed);
+	return p;
+}
+
+/* v3_body with the n bytes at off replaced by the m bytes of rep. */
+static void
+v3_refused(size_t off, size_t n, const char *rep, size_t m, const char *want, const char *what)
+{
+	uint8_t body[sizeof(v3_body) + 16], *p;
+	struct detect_rank *r = NULL;
+	struct sum_rank_info *in = NULL;
+	struct sum_header h;
+	size_t len, blen = sizeof(v3_body) - n + m, k = 99;
+	pl_err_t err;
+	int rv;
+
+	memcpy(body, v3_body, off);
+	memcpy(body + off, rep, m);
+	memcpy(body + off + m, v3_body + off + n, sizeof(v3_body) - off - n);
+	p = v3_make(body, blen, 3, &len);
+	pl_err_clear(&err);
+	rv = sum_decode(p, len, RECV, &h, &r, &in, &k, &err);
+	free(p);
+	if (rv != -1 || r || in || k) {
+		free(r);
+		free(in);
+		ok(0, "version 3, %s: refused (rv %d)", what, rv);
+		return;
+	}
+	like(err.text, want, "version 3, %s: refused: %s", what, err.text);
+}
+
+static void
+t_v3(void)
+{
+	struct detect_rank *r = NULL, *r2 = NULL;
+	struct sum_rank_info *in = NULL, *in2 = NULL;
+	struct sum_header h, h2;
+	struct buf b = BUF_INIT;
+	uint8_t *p, *fixed;
+	const char *d = NULL;
+	size_t len, flen, n = 0, n2 = 0, i, cut, bad = 0;
+	pl_err_t err;
+	int rv;
+
+	fixture();
+	pl_err_clear(&err);
+	rv = sum_encode(&b, &fh, fr, fi, 3, &err);
+	fixed = encoded(&flen);
+	ok(rv == 0 && b.len == SUM_HEADER_BYTES + sizeof(v3_body) &&
+	   memcmp(b.s + SUM_HEADER_BYTES, v3_body, sizeof(v3_body)) == 0 &&
+	   le_get((uint8_t *)b.s + 8, 4) == 3 && le_get((uint8_t *)b.s + 12, 4) == b.len &&
+	   memcmp(b.s, fixed, 8) == 0 && memcmp(b.s + 16, fixed + 16, SUM_HEADER_BYTES - 16) == 0,
+	   "sum_encode writes version 3: the header of the fixed layout (version 3, total %zu) "
+	   "and the ranks as laid out by hand, %zu bytes against %zu (%s)", b.len,
+	   sizeof(v3_body), flen - SUM_HEADER_BYTES, err.text);
+	rv = sum_decode(b.s, b.len, RECV, &h, &r, &in, &n, &err);
+	sum_decode(fixed, flen, RECV, &h2, &r2, &in2, &n2, &err);
+	for (i = 0; rv == 0 && i < n && i < n2 && !d; i++)
+		if ((d = rank_diff(&r[i], &r2[i])) || (d = info_diff(&in[i], &in2[i])))
+			diag("  rank entry %zu: %s differs", i, d);
+	ok(rv == 0 && n == 3 && n2 == 3 && !d && memcmp(&h, &h2, sizeof(h)) == 0,
+	   "version 3 decodes to what the fixed layout does: header, ranks, times (%s)",
+	   err.text);
+	free(r);
+	free(in);
+	free(r2);
+	free(in2);
+	buf_free(&b);
+	free(fixed);
+
+	/* Every cut of it refused, none read past the end; one byte more too. */
+	for (cut = 0; cut < sizeof(v3_body); cut++) {
+		p = v3_make(v3_body, cut, 3, &len);
+		r = NULL;
+		in = NULL;
+		pl_err_clear(&err);
+		if (sum_decode(p, len, RECV, &h, &r, &in, &n, &err) != -1 || r || in)
+			bad++;
+		free(r);
+		free(in);
+		free(p);
+	}
+	ok(bad == 0, "version 3 cut at each of its %zu bytes: refused every time (%zu not)",
+	   sizeof(v3_body), bad);
+
+	/* Field by field (offsets into v3_body, from the layout above). */
+	v3_refused(0, 1, "\x84\x00", 2, "rank: a varint of 2 bytes with a zero last byte: want "
+		   "its shortest form", "a varint not in its shortest form");
+	v3_refused(0, 1, "\xff\xff\xff\xff\xff\xff\xff\xff\xff\x7f", 10,
+		   "rank: a varint above 2^64 - 1", "a varint above 64 bits");
+	v3_refused(0, 1, "\x80\x80\x80\x80\x80\x80\x80\x80\x80\x80\x01", 11,
+		   "rank: a varint above 2^64 - 1", "an 11-byte varint");
+	v3_refused(0, 1, "\x10", 1, "rank 16: want 0 to 15 (world 16)", "a rank outside the world");
+	v3_refused(5, 1, "\x81\x08", 2, "gpu 1024: want -1 (unknown) or 0 to 1023", "gpu 1024");
+	v3_refused(11, 1, "\x04", 1, "exit bits 0x04: want only 0x1 (exited) and 0x2 (exit_known)",
+		   "an unknown exit bit");
+	v3_refused(11, 1, "\x02", 1, "exit_known 1 while exited 0", "exit_known without exited");
+	v3_refused(12, 1, "\x20", 1, "nic: length 32: want at most 31", "a NIC too long");
+	v3_refused(13, 1, "\x01", 1, "nic: byte 0 is 0x01, want printable ASCII", "a NIC byte");
+	v3_refused(19, 1, "\x21", 1, "ncomm 33: want at most 32", "ncomm above the slots");
+	v3_refused(28, 1, "\x30", 1, "name: length 48: want at most 47", "a name too long");
+	v3_refused(33, 1, "\x20", 1, "flags 0x20: want only 0x1 (gpu)", "an unknown flag");
+	v3_refused(34, 1, "\x80\x80\x80\x80\x10", 5, "nwait 4294967296: want at most "
+		   "4294967295", "nwait above 32 bits");
+	v3_refused(35, 1, "\x01", 1, "p2p_peer 1 without flag 0x8 (p2p): want 0",
+		   "a p2p peer without the flag");
+	v3_refused(38, 1, "\x10", 1, "func: length 16: want at most 15", "a func too long");
+	v3_refused(sizeof(v3_body), 0, "\x00", 1, "1 bytes after the last rank entry: want none",
+		   "a byte after the last rank");
+	ok(sum_encode_as(&b, 4, &fh, fr, fi, 3, &err) == -1 && b.len == 0,
+	   "sum_encode_as: version 4 refused: %s", err.text);
+	buf_free(&b);
+}
+
 /* The size of 8 ranks x 6 communicators, as sum_size says and as encoded. */
 static void
 t_size(void)
@@ -840,7 +1000,7 @@ t_size(void)
 		in[i].gpu = (int32_t)i;
 	}
 	pl_err_clear(&err);
-	ok(sum_encode(&b, &fh, r, in, 8, &err) == 0 && b.len == want && want == 8232,
+	ok(sum_encode_as(&b, 2, &fh, r, in, 8, &err) == 0 && b.len == want && want == 8232,
 	   "8 ranks x 6 communicators: sum_size and the encoding agree on 8232 bytes (%s)", err.text);
 	diag("encoded size, 8 ranks x 6 communicators: %zu bytes (header %u, rank %u, "
 	     "communicator %u)", want, SUM_HEADER_BYTES, SUM_RANK_BYTES, SUM_COMM_BYTES);
@@ -857,7 +1017,7 @@ main(void)
 	uint8_t *good;
 	size_t len;
 
-	plan(5 + 3 + (int)NPATCH + 4 + 3 + 2 + 4 + 11 + 2 + 6 + 2);
+	plan(5 + 3 + (int)NPATCH + 4 + 3 + 2 + 4 + 11 + 2 + 6 + 2 + 20);
 	t_roundtrip();
 	t_bytes();
 	good = encoded(&len);
@@ -873,5 +1033,6 @@ main(void)
 	t_empty();
 	t_p2p();
 	t_size();
+	t_v3();
 	return done_testing();
 }
