@@ -293,30 +293,25 @@ BATCH_MAGIC = 0x3130544142574c50
 def fanin_msgs(m, blobs, rounds, seq0):
     """Per round what the leader gets with the fan-in of auto: the step's
     order is the leader then the simulated nodes (N = NODES + 1), width w;
-    group 0's nodes post their summaries, each relay one batch of its own
-    and its members' (each member held a share of the interval), with one
-    credential of the batch's SHA-256.  Per round a list of (sender,
-    path, body, credential)."""
+    the first node of each group (the second in the leader's) sends one
+    batch of its own summary and its members' (each member held a share
+    of the interval), with one credential of the batch's SHA-256.  Per
+    round a list of (sender, path, body, credential)."""
     w = fanin_width(NODES + 1)
+    groups = [range(1, w)] + [range(g, min(g + w, NODES + 1)) for g in range(w, NODES + 1, w)]
     out = []
     for r in range(rounds):
         row = []
-        for i in range(1, NODES + 1):       # order index i is node i - 1
-            if i < w:
-                body = header(i - 1, seq0 + r, len(blobs[i - 1])) + blobs[i - 1]
-                row.append((i - 1, b"/v1/peer/summary", body,
-                            m.encode(hashlib.sha256(body).hexdigest().encode())))
-            elif i % w == 0:
-                items = b""
-                count = 0
-                for j in range(i, min(i + w, NODES + 1)):
-                    sb = header(j - 1, seq0 + r, len(blobs[j - 1])) + blobs[j - 1]
-                    hold = 0 if j == i else int(1e9 * (j - i) / w)
-                    items += struct.pack("<QII", hold, len(sb), 0) + sb
-                    count += 1
-                body = struct.pack("<QIIQ", BATCH_MAGIC, 1, count, 24 + len(items)) + items
-                row.append((i - 1, b"/v1/peer/batch", body,
-                            m.encode(hashlib.sha256(body).hexdigest().encode())))
+        for grp in groups:
+            i = grp[0]                      # order index i is node i - 1
+            items = b""
+            for j in grp:
+                sb = header(j - 1, seq0 + r, len(blobs[j - 1])) + blobs[j - 1]
+                hold = 0 if j == i else int(1e9 * (j - i) / w)
+                items += struct.pack("<QII", hold, len(sb), 0) + sb
+            body = struct.pack("<QIIQ", BATCH_MAGIC, 1, len(grp), 24 + len(items)) + items
+            row.append((i - 1, b"/v1/peer/batch", body,
+                        m.encode(hashlib.sha256(body).hexdigest().encode())))
         out.append(row)
     return out
 

@@ -14,7 +14,9 @@ and is never lost, the relay back, it goes there again; the leader
 stopped, the next node leads with the relayed ranks; and what a relay and
 a leader refuse: a summary from a node not after the relay, a step the
 relay does not know, a stale one, a batch that is garbage or forged, a
-batch whose items are refused one by one.
+batch whose items are refused one by one.  Then width 3 over three nodes:
+the leader's own group is relayed too (node2 for node3), so the leader
+takes one batch a round.
 """
 import json
 import os
@@ -65,21 +67,64 @@ def batch(items):
 
 class Node(Daemon):
     """Node `name`'s layoutd as layoutd_peer_test starts it, with
-    peer_fanin = 2, its peer listener where the map says."""
+    peer_fanin = 2 (or fanin), its peer listener where the map says."""
 
-    def __init__(self, tmp, name, mapf, munged, port, wrapper=()):
+    def __init__(self, tmp, name, mapf, munged, port, wrapper=(), fanin=2, job=JOB):
         super().__init__(tmp, name, mapf, munged, port, port, wrapper=wrapper,
-                         extra="peer_fanin = 2\n")
+                         extra="peer_fanin = %d\n" % fanin)
+        self.job = job
 
     def view(self):
-        return super().view(JOB)
+        return super().view(self.job)
 
     def peer(self):
         return super().peer() or {}
 
     def sending(self):
-        s = [x for x in self.peer().get("sending", []) if x["job_id"] == JOB]
+        s = [x for x in self.peer().get("sending", []) if x["job_id"] == self.job]
         return s[0] if s else {}
+
+
+def leaders_group(tmp, mapf, m, base):
+    """Width 3 over three nodes: the leader's group is relayed too, node2
+    (nodes[1]) for node3 (nodes[2]), so the leader takes one batch."""
+    job, nodes = JOB + 1, NODES[:3]
+    d = os.path.join(tmp, "g0")
+    os.mkdir(d)
+    os.chmod(d, 0o755)
+    ns = [Node(d, n, mapf, m, base + k, fanin=3, job=job) for k, n in enumerate(nodes)]
+    sleepers = [subprocess.Popen(["sleep", "600"]) for _ in nodes]
+    try:
+        if not ok(all(n.up and n.p.poll() is None for n in ns),
+                  "width 3: three more layoutds listen"):
+            return
+        for k, n in enumerate(ns):
+            reg = {"job_id": job, "step_id": 0, "task": 0, "rank": k, "pid": sleepers[k].pid,
+                   "uid": 0, "node": nodes[k], "coords": coords(k), "gpu": 0, "nic": "mlx5_0",
+                   "record": "/nonexistent/record",
+                   "step": {"world": 3, "layout": {"tp": 1, "cp": 1, "ep": 1, "dp": 3, "pp": 1},
+                            "nodes": nodes}}
+            n.post("/v1/watch/tasks", reg)
+        everyone = [(k, nodes[k]) for k in range(3)]
+        v = wait_for(lambda: ns[0].view() if present(ns[0].view()) == everyone else None, 20,
+                     0.1)
+        is_eq(present(v), everyone, "width 3: the leader has the three ranks")
+        time.sleep(1.0)
+        paths = [[(x["node"], x["path"]) for x in n.sending().get("links", []) if x["sent"] > 0]
+                 for n in ns[1:]]
+        is_eq(paths, [[(nodes[0], "/v1/peer/batch")], [(nodes[1], "/v1/peer/relay")]],
+              "width 3: node3 posts to node2 at /v1/peer/relay, node2 its batches to the leader")
+        ok(ns[1].peer().get("relayed", 0) >= 3, "width 3: node2 counts what it relays (%s)" %
+           ns[1].peer().get("relayed"))
+        is_eq([n.stop() for n in ns], [0, 0, 0], "width 3: the three exit 0 after SIGTERM")
+    finally:
+        for s in sleepers:
+            s.kill()
+            s.wait()
+        for n in ns:
+            if n.p.poll() is None:
+                n.p.kill()
+                n.p.wait()
 
 
 def peer_map(tmp, base):
@@ -329,6 +374,7 @@ def main():
                    if wrapper and k == 2 else ""))
         if not wrapper:
             skip("valgrind runs", why_not)
+        leaders_group(tmp, mapf, m, base)
     finally:
         for s in sleepers:
             s.kill()

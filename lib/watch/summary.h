@@ -165,8 +165,10 @@ struct sum_header {
 };
 
 /*
- * The encoded size of a summary of nranks ranks with ncomm communicators
- * each (0 when that does not fit a size_t).  A summary whose ranks have
+ * The size of a summary of nranks ranks with ncomm communicators each in
+ * the fixed layout, version 2 (0 when that does not fit a size_t): what
+ * bounds the ranks a summary may hold; version 3 is smaller unless its
+ * values are near their bounds.  A summary whose ranks have
  * different counts is SUM_HEADER_BYTES + nranks * SUM_RANK_BYTES + (all
  * their communicators) * SUM_COMM_BYTES.
  */
