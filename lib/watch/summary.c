@@ -794,12 +794,9 @@ struct cur {
 	size_t left;
 };
 
-/* A varint of at most max into *v: refused when truncated, longer than 10
- * bytes, not in its shortest form (a value has one encoding) or above
- * max. */
+/* vget's refusal: why the varint at c is not one of at most max. */
 static int
-vget(struct cur *c, uint64_t max, uint64_t *v, const char *where, const char *what,
-     pl_err_t *err)
+vget_refuse(struct cur *c, uint64_t max, const char *where, const char *what, pl_err_t *err)
 {
 	uint64_t x = 0;
 	size_t i;
@@ -815,17 +812,39 @@ vget(struct cur *c, uint64_t max, uint64_t *v, const char *where, const char *wh
 		if (i > 0 && b == 0)
 			return pl_err_set(err, "%s: %s: a varint of %zu bytes with a zero last byte: "
 					  "want its shortest form", where, what, i + 1);
-		if (x > max)
-			return pl_err_set(err, "%s: %s %" PRIu64 ": want at most %" PRIu64, where,
-					  what, x, max);
+		return pl_err_set(err, "%s: %s %" PRIu64 ": want at most %" PRIu64, where, what, x,
+				  max);
+	}
+	/* (ten bytes with the high bit set were refused above: the tenth) */
+	return pl_err_set(err, "%s: %s: truncated (%zu bytes left, in a varint)", where, what,
+			  c->left);
+}
+
+/* A varint of at most max into *v: refused when truncated, longer than 10
+ * bytes, not in its shortest form (a value has one encoding) or above
+ * max.  (The common case inline, every field of every communicator of a
+ * leader's summaries; the refusal's message out of line.) */
+static inline int
+vget(struct cur *c, uint64_t max, uint64_t *v, const char *where, const char *what,
+     pl_err_t *err)
+{
+	const uint8_t *p = c->p;
+	size_t i, n = c->left < 10 ? c->left : 10;
+	uint64_t x = 0;
+
+	*v = 0;
+	for (i = 0; i < n; i++) {
+		x |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+		if (p[i] & 0x80)
+			continue;
+		if ((i > 0 && p[i] == 0) || (i == 9 && p[i] > 1) || x > max)
+			break;
 		c->p += i + 1;
 		c->left -= i + 1;
 		*v = x;
 		return 0;
 	}
-	/* (ten bytes with the high bit set were refused above: the tenth) */
-	return pl_err_set(err, "%s: %s: truncated (%zu bytes left, in a varint)", where, what,
-			  c->left);
+	return vget_refuse(c, max, where, what, err);
 }
 
 /* A counted text into dst of size bytes (NUL-terminated, zeros after):
