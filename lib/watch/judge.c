@@ -116,6 +116,7 @@ struct judge_state {
 	struct js_group *grp;
 	struct js_wait *wt;	/* a group's waiting members; exits */
 	struct js_val *vw, *vc;	/* a group's mean waits and cycles */
+	struct js_val *vt;	/* sort_vals' scratch */
 	uint32_t *pw, *pc;	/* a member's place among them */
 	uint32_t (*co)[JUDGE_NAXES]; /* a group's coordinates */
 	uint32_t *rgrp;		/* per input rank: its smallest group */
@@ -185,6 +186,7 @@ judge_state_free(struct judge_state *s)
 	free(s->wt);
 	free(s->vw);
 	free(s->vc);
+	free(s->vt);
 	free(s->pw);
 	free(s->pc);
 	free(s->co);
@@ -221,6 +223,7 @@ judge_state_new(uint32_t world, pl_err_t *err)
 	s->wt = calloc(world, sizeof(*s->wt));
 	s->vw = calloc(world, sizeof(*s->vw));
 	s->vc = calloc(world, sizeof(*s->vc));
+	s->vt = calloc(world, sizeof(*s->vt));
 	s->pw = calloc(world, sizeof(*s->pw));
 	s->pc = calloc(world, sizeof(*s->pc));
 	s->co = calloc(world, sizeof(*s->co));
@@ -236,7 +239,7 @@ judge_state_new(uint32_t world, pl_err_t *err)
 	s->hot = calloc(s->cap, sizeof(*s->hot));
 	s->hot_in = calloc(s->cap, sizeof(*s->hot_in));
 	if (!s->sm || !s->nat || !s->perm || !s->tmp || !s->hot || !s->hot_in || !s->ent ||
-	    !s->grp || !s->wt || !s->vw || !s->vc || !s->pw || !s->pc || !s->co ||
+	    !s->grp || !s->wt || !s->vw || !s->vc || !s->vt || !s->pw || !s->pc || !s->co ||
 	    !s->rgrp || !s->nstuck || !s->nheld || !s->nbusy || !s->slow)
 		goto oom;
 	return s;
@@ -1434,14 +1437,49 @@ stalled(struct round *r)
 
 /* ---- the slow-rank rule --------------------------------------------------- */
 
-static int
-val_cmp(const void *a, const void *b)
+static inline bool
+val_lt(const struct js_val *x, const struct js_val *y)
 {
-	const struct js_val *x = a, *y = b;
+	return x->v < y->v || (x->v == y->v && x->i < y->i);
+}
 
-	if (x->v != y->v)
-		return x->v < y->v ? -1 : 1;
-	return x->i < y->i ? -1 : x->i > y->i;
+/* Sort v[0..m) by (value, then index), with t[0..m) as
+ * scratch: a bottom-up merge sort over runs that insertion sort makes
+ * (the slow rule sorts every group's values twice a round, 32,768
+ * members in the world group of a 16,384-rank step; qsort's calls
+ * through a comparison function were most of it).  O(m log m) whatever
+ * the values, which come from the ranks. */
+static void
+sort_vals(struct js_val *v, struct js_val *t, size_t m)
+{
+	const size_t run = 16;
+	struct js_val *src = v, *dst = t, *sw;
+	size_t lo, w, i, j, k, mid, hi;
+
+	for (lo = 0; lo < m; lo += run) {
+		hi = lo + run < m ? lo + run : m;
+		for (i = lo + 1; i < hi; i++) {
+			struct js_val x = v[i];
+
+			for (j = i; j > lo && val_lt(&x, &v[j - 1]); j--)
+				v[j] = v[j - 1];
+			v[j] = x;
+		}
+	}
+	for (w = run; w < m; w *= 2) {
+		for (lo = 0; lo < m; lo += 2 * w) {
+			mid = lo + w < m ? lo + w : m;
+			hi = lo + 2 * w < m ? lo + 2 * w : m;
+			for (i = lo, j = mid, k = lo; k < hi; k++)
+				dst[k] = j >= hi || (i < mid && !val_lt(&src[j], &src[i])) ? src[i++] :
+										   src[j++];
+		}
+		sw = src;
+		src = dst;
+		dst = sw;
+	}
+	if (src != v)
+		memcpy(v, src, m * sizeof(*v));
 }
 
 /* The median of the m values of v (sorted) without the one at place p. */
@@ -1524,8 +1562,8 @@ slow_group(struct round *r, size_t g)
 		vc[i].v = w + (double)c->gap_sum_ns / c->nwait;
 		vw[i].i = vc[i].i = (uint32_t)i;
 	}
-	qsort(vw, m, sizeof(*vw), val_cmp);
-	qsort(vc, m, sizeof(*vc), val_cmp);
+	sort_vals(vw, r->s->vt, m);
+	sort_vals(vc, r->s->vt, m);
 	for (i = 0; i < m; i++) {
 		r->s->pw[vw[i].i] = (uint32_t)i;
 		r->s->pc[vc[i].i] = (uint32_t)i;
