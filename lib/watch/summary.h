@@ -53,8 +53,8 @@
  * nranks, exit_status at most 2^31 - 1, p2p_peer below SUM_MAX_WORLD),
  * then the checks below apply to the values as to versions 1 and 2.  A
  * healthy rank with six communicators takes about 330 bytes instead of
- * 1,008: the leader reads, hashes and parses a third of the bytes
- * (bench_leader: the leader's cost fell from 7.7 % to 4.6 % of a core).
+ * 1,008: a leader reads, hashes and parses a third of the bytes (libevent
+ * reads 4 KB a syscall; see docs/ARCHITECTURE.md, the leader's cost).
  *
  * Times: the sender's clocks mean nothing to the receiver, so each time of
  * detect_rank (exit_ns) and detect_comm (enter_ns, progress_ns) travels as
