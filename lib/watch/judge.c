@@ -1470,9 +1470,11 @@ sort_vals(struct js_val *v, struct js_val *t, size_t m)
 		for (lo = 0; lo < m; lo += 2 * w) {
 			mid = lo + w < m ? lo + w : m;
 			hi = lo + 2 * w < m ? lo + 2 * w : m;
-			for (i = lo, j = mid, k = lo; k < hi; k++)
-				dst[k] = j >= hi || (i < mid && !val_lt(&src[j], &src[i])) ? src[i++] :
-										   src[j++];
+			for (i = lo, j = mid, k = lo; k < hi; k++) {
+				bool left = j >= hi || (i < mid && !val_lt(&src[j], &src[i]));
+
+				dst[k] = left ? src[i++] : src[j++];
+			}
 		}
 		sw = src;
 		src = dst;

@@ -1107,7 +1107,8 @@ decode_into(const uint8_t *p, size_t len, uint64_t recv_now_ns, struct sum_heade
 			if (rank_get(p, len, &off, i, nr, h, recv_now_ns, &r[i], &in[i], where, true,
 				     err) < 0)
 				return -1;
-		return pl_err_set(err, "%s%s", where, quiet.text);	/* not reached: the walks agree */
+		/* not reached: the walks agree */
+		return pl_err_set(err, "%s%s", where, quiet.text);
 	}
 	if (off != len)
 		return pl_err_set(err, "%s: %zu bytes after the last rank entry: want none", where,
