@@ -146,6 +146,9 @@ struct sstep {
 	struct plink **links;
 	size_t nlinks;
 	bool final_sent;		/* the step ended and its last state went */
+	size_t final_known;		/* the exit statuses known in it: one learned
+					 * after (slurmstepd's word can come after
+					 * the pid is seen gone) sends it again */
 	bool off_noted;			/* said that peer_listen = no keeps it home */
 	unsigned long mark;
 	/* as a relay: the members' summaries waiting for the next batch */
@@ -1440,7 +1443,7 @@ send_all(struct ld_peers *p, uint64_t now)
 			ss->off_noted = true;
 			continue;
 		}
-		if (ws.ended && ss->final_sent) {
+		if (ws.ended && ss->final_sent && ws.nknown == ss->final_known) {
 			if (ss->held_bytes)
 				route_summary(p, i, &ws, ss, NULL, now);	/* members' only */
 			continue;
@@ -1449,6 +1452,7 @@ send_all(struct ld_peers *p, uint64_t now)
 			continue;
 		route_summary(p, i, &ws, ss, &sum, now);
 		ss->final_sent = ws.ended;
+		ss->final_known = ws.nknown;
 	}
 	buf_free(&sum);
 	for (pp = &p->sends; *pp;) {

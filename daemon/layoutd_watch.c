@@ -1106,6 +1106,7 @@ void
 ld_watch_step_at(const struct ld_watch *w, size_t i, struct ld_watch_step *out)
 {
 	const struct wstep *s = w->steps[i];
+	long k;
 
 	memset(out, 0, sizeof(*out));
 	out->job_id = (uint64_t)s->job;
@@ -1114,6 +1115,8 @@ ld_watch_step_at(const struct ld_watch *w, size_t i, struct ld_watch_step *out)
 	out->node = s->node;
 	out->ended = step_ended(s);
 	out->ntasks = (size_t)s->ntasks;
+	for (k = 0; k < s->ntasks; k++)
+		out->nknown += s->tasks[k]->status_known;
 	if (s->decl) {
 		out->known = true;
 		out->world = s->decl->world;

@@ -73,6 +73,7 @@ struct ld_watch_step {
 	const char *node;	/* this node, as its tasks name it */
 	bool ended;		/* every task has exited */
 	size_t ntasks;
+	size_t nknown;		/* tasks whose exit status is known */
 	bool known;		/* a task brought the step's layout and node order */
 	uint32_t world;		/* the rest only when known */
 	uint32_t size[5];	/* tp, cp, ep, dp, pp */

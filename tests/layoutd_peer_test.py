@@ -13,7 +13,8 @@ by a user, not summaries, stale or for a node outside the step are
 refused, logged and counted; peers that send half a request, or nothing,
 do not hold the leader up (placements and views are timed meanwhile); a
 rank stopped on a follower is named by the leader with its node; the
-leader stopped, the followers go to the next node within
+status slurmstepd gives after the step's last summary still reaches the
+leader; the leader stopped, the followers go to the next node within
 peer_fail_intervals, which reports the leader lost; the leader back, the
 view is rebuilt from the next summaries and the stand-in lets go.  With
 a real Alertmanager: a hang fired by the stand-in while the leader is
@@ -356,6 +357,45 @@ def fallback(tmp, c, lh):
         sleeper.wait()
 
 
+def late_status(tmp, c, lh):
+    """A rank's process seen gone before slurmstepd says how it exited:
+    the node's last summary says "status unknown", and the status learned
+    after it is sent too (the leader named a healthy rank "exited, status
+    unknown" before)."""
+    sleeper = subprocess.Popen(["sleep", "600"])
+    job = 9301
+    try:
+        reg = {"job_id": job, "step_id": 0, "task": 0, "rank": 1, "pid": sleeper.pid,
+               "uid": 0, "node": NODES[2], "coords": {"tp": 1, "cp": 0, "ep": 0, "dp": 0, "pp": 0},
+               "record": os.path.join(tmp, "no-record"), "gpu": 3, "nic": "mlx5_3",
+               "step": {"world": 2, "layout": {"tp": 2, "cp": 1, "ep": 1, "dp": 1, "pp": 1},
+                        "nodes": ["localhost", NODES[2]]}}
+        is_eq(c.post("/v1/watch/tasks", reg)[0], 200, "late status: node3 registers a rank")
+
+        def rank1():
+            v = lh.view(job)
+            r = [x for x in (v or {}).get("ranks", []) if x["rank"] == 1]
+            return r[0] if r else None
+
+        ok(wait_for(lambda: rank1() and rank1()["present"], 10, 0.1),
+           "late status: the leader has it")
+        sleeper.kill()
+        sleeper.wait()
+        r = wait_for(lambda: rank1() if rank1() and rank1()["exited"] else None, 10, 0.1)
+        ok(r and r["exit_status"] is None,
+           "late status: its process gone, the leader has it exited, status unknown: %s" %
+           json.dumps(r))
+        c.post("/v1/watch/exit", {"job_id": job, "step_id": 0, "task": 0, "status": 0})
+        r = wait_for(lambda: rank1() if rank1() and rank1()["exit_status"] == 0 else None, 10,
+                     0.1)
+        ok(r is not None, "late status: the status slurmstepd gives after the step's last "
+           "summary reaches the leader too (exit_status 0): %s" % json.dumps(rank1()))
+    finally:
+        if sleeper.poll() is None:
+            sleeper.kill()
+            sleeper.wait()
+
+
 def conf_checks(tmp, mapf):
     for line, want in (("peer_listen = yes", "expected no, auto (the map's address and peer port"),
                        ("peer_listen = 1.2.3.4:70000", "expected no, auto"),
@@ -499,6 +539,7 @@ def main():
             return done()
         ds = ds[:3]
         fallback(tmp, c, lh)
+        late_status(tmp, c, lh)
         lh.stop()
 
         # --- the whole step on its leader ---
