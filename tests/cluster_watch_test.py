@@ -56,7 +56,8 @@ pid=$!
 rec=none dirst=none
 if [ -n "$PARALLEL_LAYOUT_WATCH_DIR" ]; then
 	f="$PARALLEL_LAYOUT_WATCH_DIR/plw-$SLURM_JOB_ID.$SLURM_STEP_ID.$RANK.$pid"
-	for i in $(seq 200); do [ -e "$f" ] && break; sleep 0.05; done
+	# (non-empty: the hook creates its record, then sizes it)
+	for i in $(seq 200); do [ -s "$f" ] && break; sleep 0.05; done
 	rec=$(stat -c '%u:%a:%F' "$f" 2>/dev/null | tr ' ' _)
 	dirst=$(stat -c '%u:%a:%F' "$PARALLEL_LAYOUT_WATCH_DIR" 2>/dev/null | tr ' ' _)
 fi
