@@ -99,12 +99,7 @@ def leaders_group(tmp, mapf, m, base):
                   "width 3: three more layoutds listen"):
             return
         for k, n in enumerate(ns):
-            reg = {"job_id": job, "step_id": 0, "task": 0, "rank": k, "pid": sleepers[k].pid,
-                   "uid": 0, "node": nodes[k], "coords": coords(k), "gpu": 0, "nic": "mlx5_0",
-                   "record": "/nonexistent/record",
-                   "step": {"world": 3, "layout": {"tp": 1, "cp": 1, "ep": 1, "dp": 3, "pp": 1},
-                            "nodes": nodes}}
-            n.post("/v1/watch/tasks", reg)
+            register(n, k, sleepers[k].pid, job=job, nodes=nodes)
         everyone = [(k, nodes[k]) for k in range(3)]
         v = wait_for(lambda: ns[0].view() if present(ns[0].view()) == everyone else None, 20,
                      0.1)
@@ -144,12 +139,14 @@ def peer_map(tmp, base):
     return mapf if rc == 0 else None
 
 
-def register(node, k, pid):
-    reg = {"job_id": JOB, "step_id": 0, "task": 0, "rank": k, "pid": pid, "uid": 0,
-           "node": NODES[k], "coords": coords(k), "gpu": 0, "nic": "mlx5_0",
+def register(node, k, pid, job=JOB, nodes=NODES):
+    """Register rank k (one a node, dp across the nodes) on its node."""
+    reg = {"job_id": job, "step_id": 0, "task": 0, "rank": k, "pid": pid, "uid": 0,
+           "node": nodes[k], "coords": coords(k), "gpu": 0, "nic": "mlx5_0",
            "record": "/nonexistent/record",
-           "step": {"world": WORLD, "layout": {"tp": 1, "cp": 1, "ep": 1, "dp": 5, "pp": 1},
-                    "nodes": NODES}}
+           "step": {"world": len(nodes),
+                    "layout": {"tp": 1, "cp": 1, "ep": 1, "dp": len(nodes), "pp": 1},
+                    "nodes": nodes}}
     return node.post("/v1/watch/tasks", reg)[0]
 
 

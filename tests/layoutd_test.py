@@ -1,7 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
 """layoutd: the real daemon on a temporary socket, killed by PID at the end."""
-import errno
 import json
 import multiprocessing
 import os
@@ -16,6 +15,7 @@ import tempfile
 import threading
 import time
 
+from healthprobe import connect_unix, timed_health
 from taplib import (LAYOUTCTL, LAYOUTD, as_user, data, diag, done, http_request, is_close, is_eq,
                     like, ok, run, skip, wait_for)
 
@@ -131,87 +131,6 @@ def by_name(resp):
     return out
 
 
-def connect_unix(path, deadline):
-    """A connected unix socket, retrying while the listen queue is full
-    (EAGAIN) until the monotonic deadline; None when it never connects."""
-    while True:
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.setblocking(False)
-        try:
-            s.connect(path)
-            return s
-        except OSError as e:
-            s.close()
-            if e.errno not in (errno.EAGAIN, errno.EWOULDBLOCK) or time.monotonic() > deadline:
-                return None
-        time.sleep(0.01)
-
-
-def timed_health(path, bound):
-    """(answered 200, seconds) for one health request, given `bound` seconds
-    in all, connect included."""
-    t0 = time.monotonic()
-    s = connect_unix(path, t0 + bound)
-    if s is None:
-        return False, time.monotonic() - t0
-    try:
-        s.settimeout(max(0.1, bound - (time.monotonic() - t0)))
-        s.sendall(b"GET /v1/health HTTP/1.0\r\n\r\n")
-        data = b""
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-        return data.startswith(b"HTTP/1.1 200") or data.startswith(b"HTTP/1.0 200"), \
-            time.monotonic() - t0
-    except OSError:
-        return False, time.monotonic() - t0
-    finally:
-        s.close()
-
-
-# The probe's own loop, run by a python of its own: as a thread it shared
-# the interpreter lock with the load it measures (and a child forked from
-# this threaded process can hang on a lock held at the fork).  It prints
-# "GOOD SECONDS" per request and stops when its stdin closes.
-PROBE = r"""
-import select, socket, sys, time
-path, bound, every = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
-def health():
-    t0 = time.monotonic()
-    while True:
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.setblocking(False)
-        try:
-            s.connect(path)
-            break
-        except OSError as e:
-            s.close()
-            if e.errno != 11 or time.monotonic() - t0 > bound:
-                return 0, time.monotonic() - t0
-        time.sleep(0.01)
-    try:
-        s.settimeout(max(0.1, bound - (time.monotonic() - t0)))
-        s.sendall(b"GET /v1/health HTTP/1.0\r\n\r\n")
-        data = b""
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-        return int(data[:12] in (b"HTTP/1.1 200", b"HTTP/1.0 200")), time.monotonic() - t0
-    except OSError:
-        return 0, time.monotonic() - t0
-    finally:
-        s.close()
-while True:
-    print("%d %.6f" % health(), flush=True)
-    if select.select([sys.stdin], [], [], every)[0]:
-        break
-"""
-
-
 class HealthProbe:
     """Health requests every `every` seconds until stopped, from a process
     of its own; keeps the slowest answer (a failed request counts as
@@ -220,7 +139,8 @@ class HealthProbe:
     def __init__(self, path, bound, every=0.25):
         self.bound = bound
         self.results = []
-        self.proc = subprocess.Popen([sys.executable, "-c", PROBE, path, str(bound), str(every)],
+        # A python of its own (see healthprobe.py); PYTHONPATH finds it.
+        self.proc = subprocess.Popen([sys.executable, "-m", "healthprobe", path, str(bound), str(every)],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         self.reader = threading.Thread(target=self._read, daemon=True)
 
