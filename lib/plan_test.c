@@ -174,6 +174,7 @@ test_activations(void)
 
 	/* TP with SP divides everything by 8 */
 	l = lay(8, 1, 1, 1, 1);
+	l.sp = true;
 	if (compute(&l, NULL, &p) == 0) {
 		is_double(p.activation_gb_per_gpu, 13.019119616, TOL, "tp8: 104.152956928/8");
 		is_double(p.logits_gb_per_gpu, 0.065536, TOL, "tp8: logits/8");
@@ -581,6 +582,7 @@ test_warn_memory(void)
 	plan_ctx_default(&ctx, 1, 8);
 	ctx.gpu_memory_gb = 80;
 	l = lay(2, 1, 1, 4, 1);
+	l.sp = true;
 	if (compute(&l, &ctx, &p) == 0) {
 		is_double(p.total_gb_per_gpu, 108.35539968, TOL, "tp2,dp4 7B: 108.36 GB");
 		i = find_warning(&p, "estimated 108.4 GB per GPU exceeds the 80 GB of each GPU: ");
@@ -679,6 +681,7 @@ test_uneven(void)
 	struct plan p;
 
 	l = lay(8, 1, 1, 1, 3);
+	l.sp = true;
 	if (compute(&l, NULL, &p) == 0) {
 		is_int(p.layers_per_stage, 11, "tp8,pp3: the largest stage has 11 layers");
 		is_int(p.layers_first_stage, 11, "first stage 11");
