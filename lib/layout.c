@@ -726,14 +726,16 @@ check_variants(const struct pl_layout *l, const struct parse_state *st, pl_err_t
 					  "interleaved schedule splits each pipeline "
 					  "rank's layers into vpp chunks; accepted: "
 					  "vpp=1, or pp of 2 or more)", q, l->vpp);
-		if (pp > 1 && l->have_model && l->model.layers % (pp * l->vpp) != 0)
-			return pl_err_set(err, "'%s': layers=%ld do not divide by "
-					  "pp*vpp = %ld*%ld (each of the pp*vpp model "
-					  "chunks takes the same layers; accepted: a "
-					  "vpp dividing %ld/pp%s)", q, l->model.layers,
-					  pp, l->vpp, l->model.layers,
-					  l->model.layers % pp ? ", and a pp dividing "
-					  "the layers" : "");
+		/* (layers + 2): Megatron-Core's split that counts the
+		 * embedding and the loss as a layer each (plan.c) */
+		if (pp > 1 && l->have_model && l->model.layers % (pp * l->vpp) != 0 &&
+		    (pp <= 2 || (l->model.layers + 2) % (pp * l->vpp) != 0))
+			return pl_err_set(err, "'%s': neither layers=%ld nor layers+2 "
+					  "(the embedding and the loss counted as a "
+					  "layer each) divide by pp*vpp = %ld*%ld "
+					  "(accepted: a vpp dividing layers/pp or, for "
+					  "pp > 2, (layers+2)/pp)", q, l->model.layers,
+					  pp, l->vpp);
 	}
 	if (l->cp_algo == PL_CP_ULYSSES && l->have_model && tp > 0 && cp > 0 &&
 	    l->model.heads % (tp * cp) != 0) {

@@ -27,6 +27,16 @@
 #define NOMINAL_LEAF_GBPS 50.0
 #define NOMINAL_SPINE_GBPS 25.0
 
+/* Nominal latency of one step of a collective, microseconds. */
+static const double nominal_latency_us[TOPO_NLINKS] = {
+	[TOPO_LINK_NVLINK] = 2.0,
+	[TOPO_LINK_PCIE] = 3.0,
+	[TOPO_LINK_LEAF] = 8.0,
+	[TOPO_LINK_SPINE] = 12.0,
+};
+/* Megatron-LM's gradient bucket: 40M parameters. */
+#define DP_BUCKET_PARAMS 4e7
+
 /* Larger than this and a divisor list would take too long to build. */
 #define DIVISOR_LIST_MAX 1000000L
 
@@ -254,6 +264,18 @@ check_positive(const struct pl_layout *l, pl_err_t *err)
 	return 0;
 }
 
+bool
+plan_vpp_fits(long layers, long pp, long vpp)
+{
+	if (layers < 1 || pp < 1 || vpp < 1)
+		return false;
+	if (vpp == 1)
+		return true;
+	if (pp < 2 || layers < pp * vpp - 2)
+		return false;
+	return layers % (pp * vpp) == 0 || (pp > 2 && (layers + 2) % (pp * vpp) == 0);
+}
+
 /* The interleaved schedule's and Ulysses' own rules. */
 static int
 check_variants(const struct pl_layout *l, pl_err_t *err)
@@ -268,11 +290,11 @@ check_variants(const struct pl_layout *l, pl_err_t *err)
 		return pl_err_set(err, "vpp=%ld with pp=%ld needs %.0f model chunks but "
 				  "there are %ld layers (accepted: pp*vpp at most the "
 				  "layers)", v, pp, (double)pp * (double)v, l->model.layers);
-	if (v > 1 && l->have_model && l->model.layers % (pp * v) != 0)
-		return pl_err_set(err, "layers=%ld do not divide by pp*vpp = %ld*%ld (each "
-				  "of the pp*vpp model chunks takes the same layers; "
-				  "accepted: a vpp dividing layers/pp, with pp dividing "
-				  "the layers)", l->model.layers, pp, v);
+	if (v > 1 && l->have_model && !plan_vpp_fits(l->model.layers, pp, v))
+		return pl_err_set(err, "vpp=%ld: neither layers=%ld nor layers+2 (the "
+				  "embedding and the loss counted as a layer each) divide "
+				  "by pp*vpp = %ld*%ld (accepted: a vpp dividing layers/pp "
+				  "or, for pp > 2, (layers+2)/pp)", v, l->model.layers, pp, v);
 	if (cp > 1 && l->cp_algo == PL_CP_ULYSSES && l->have_model &&
 	    l->model.heads % (tp * cp) != 0)
 		return pl_err_set(err, "cp_algo=ulysses: heads=%ld do not divide by tp*cp "
@@ -408,15 +430,14 @@ plan_schedule(const struct pl_layout *l, struct plan *out, pl_err_t *err)
 				       ((double)vpp_of(l) * (double)m);
 	} else {
 		/*
-		 * The largest stage sets the pace: m + pp - 1 slots of its
-		 * layers, against m slots of layers/pp for a perfect split.
-		 * Even stages give (pp-1)/m.
+		 * The largest stage sets the pace: v*m + pp - 1 slots of its
+		 * chunks (big/v layers), against v*m slots of layers/(pp*v)
+		 * for a perfect split.  Even stages give (pp-1)/(v*m).
 		 */
 		double pp = (double)l->size[PL_PP], big = (double)out->layers_per_stage;
-		double even = (double)l->model.layers / pp;
+		double even = (double)l->model.layers / pp, vm = (double)vpp_of(l) * (double)m;
 
-		out->bubble_fraction = (((double)m + pp - 1.0) * big / ((double)m * even) - 1.0) /
-				       (double)vpp_of(l);
+		out->bubble_fraction = (vm + pp - 1.0) * big / (vm * even) - 1.0;
 	}
 	return 0;
 }
@@ -497,6 +518,29 @@ ring(double n)
 	return n > 1 ? 2.0 * (n - 1.0) / n : 0.0;
 }
 
+/* The latency-bound steps of each axis per training step (plan.h). */
+static void
+plan_steps(const struct pl_layout *l, struct plan *out, double fwd, double held)
+{
+	double tp = (double)l->size[PL_TP], cp = (double)l->size[PL_CP];
+	double ep = (double)l->size[PL_EP], pp = (double)l->size[PL_PP];
+	double r = (double)l->size[PL_DP] * cp, m = (double)out->micro_batches;
+	double per = (double)out->layers_per_stage * m;	/* layer passes of a step */
+	double buckets = ceil(held / DP_BUCKET_PARAMS);
+
+	out->comm_steps[PL_TP] = tp > 1 ? (2.0 * fwd + 2.0) * 2.0 * (tp - 1.0) * per : 0.0;
+	if (cp <= 1)
+		out->comm_steps[PL_CP] = 0.0;
+	else if (l->cp_algo == PL_CP_ULYSSES)
+		out->comm_steps[PL_CP] = (4.0 * fwd + 4.0) * (cp - 1.0) * per;
+	else
+		out->comm_steps[PL_CP] = (fwd + 1.0) * (cp - 1.0) * per;
+	out->comm_steps[PL_PP] = pp > 1 ? (pp > 2 ? 2.0 : 1.0) * m * (double)vpp_of(l) : 0.0;
+	out->comm_steps[PL_DP] = r > 1 ? buckets * (l->zero == 3 ? 2.0 * m + 1.0 : 2.0) *
+					 (r - 1.0) : 0.0;
+	out->comm_steps[PL_EP] = ep > 1 ? (2.0 * fwd + 2.0) * (ep - 1.0) * per : 0.0;
+}
+
 static void
 plan_traffic(const struct pl_layout *l, struct plan *out)
 {
@@ -535,11 +579,18 @@ plan_traffic(const struct pl_layout *l, struct plan *out)
 	 */
 	out->pp_bytes_per_step = pp > 1 ? (pp > 2 ? 2.0 : 1.0) * act / tp * m *
 					  (double)vpp_of(l) : 0.0;
-	out->dp_bytes_per_step = replicas > 1 ? 2.0 * held * (l->zero == 3 ? 3.0 : 2.0) *
+	/*
+	 * ZeRO 0-2: one all-reduce (or reduce-scatter and all-gather) of the
+	 * gradients per step.  ZeRO-3 gathers the parameters again for every
+	 * micro-batch's forward and backward and reduce-scatters the
+	 * gradients once: 2m + 1 one-way volumes (3 for m = 1).
+	 */
+	out->dp_bytes_per_step = replicas > 1 ? 2.0 * held * (l->zero == 3 ? 2.0 * m + 1.0 : 2.0) *
 					       (replicas - 1.0) / replicas : 0.0;
 	/* dispatch and combine, forward and backward, every layer, top-1 */
 	out->ep_bytes_per_step = ep > 1 ? (2.0 * fwd + 2.0) * act / tp * (ep - 1.0) / ep *
 					  lps * m : 0.0;
+	plan_steps(l, out, fwd, held);
 }
 
 /*
@@ -594,6 +645,9 @@ plan_links(const struct pl_layout *l, const struct plan_ctx *ctx, struct plan *o
 		else
 			k = a == PL_TP ? inside : TOPO_LINK_LEAF;
 		out->comm_link[a] = k;
+		out->latency_seconds[a] = out->comm_steps[a] * 1e-6 *
+					  (ctx->latency_us[k] > 0 ? ctx->latency_us[k] :
+					   nominal_latency_us[k]);
 		gbps = ctx->link[k].gbps;
 		if (bytes <= 0)
 			out->comm_seconds[a] = 0.0;
@@ -639,6 +693,7 @@ plan_times(const struct pl_layout *l, const struct plan_ctx *ctx, struct plan *o
 			unknown = true;
 			continue;
 		}
+		c += out->latency_seconds[a];
 		if (a == PL_CP && l->cp_algo == PL_CP_RING)
 			c = fmax(0.0, c - out->attention_seconds);
 		if (a == PL_DP) {
@@ -766,7 +821,7 @@ warn_shape(const struct pl_layout *l, struct plan *out)
 		warn(out, "the assumed model's heads=%ld do not divide by tp=%ld: its figures "
 		     "are a rough guide (give model= or heads= for yours)", l->model.heads,
 		     l->size[PL_TP]);
-	if (!l->have_model && vpp_of(l) > 1 && L % (pp * vpp_of(l)) != 0)
+	if (!l->have_model && !plan_vpp_fits(L, pp, vpp_of(l)))
 		warn(out, "the assumed model's layers=%ld do not divide by pp*vpp = %ld*%ld: "
 		     "the bubble is a rough guide (give model= or layers= for yours)", L, pp,
 		     vpp_of(l));

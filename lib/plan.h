@@ -36,6 +36,11 @@ struct plan_ctx {
 	double gpu_peak_tflops;
 	double efficiency;
 	double mem_headroom;
+	/*
+	 * The latency of one step of a collective on each link class, in
+	 * microseconds (0: nominal, 2 NVLink, 3 PCIe, 8 leaf, 12 spine).
+	 */
+	double latency_us[TOPO_NLINKS];
 };
 
 #define PLAN_NOMINAL_PEAK_TFLOPS 989.0
@@ -86,6 +91,15 @@ struct plan {
 	 * step = compute + exposed + bubble.  exposed and step are -1 when a
 	 * link class an axis uses has no known bandwidth.
 	 */
+	/*
+	 * The latency part: each axis's collective steps per training step
+	 * (a ring of n takes 2(n-1) steps for an all-reduce, n-1 for an
+	 * all-gather, reduce-scatter or all-to-all, one per ring attention
+	 * block, one per PP message; DP in buckets of 40M parameters) times
+	 * its link class's latency.  Counted with comm_seconds in exposed.
+	 */
+	double comm_steps[PL_NAXES];
+	double latency_seconds[PL_NAXES];
 	double compute_seconds;
 	double attention_seconds;	/* the causal attention part of compute */
 	double exposed_comm_seconds;
@@ -144,6 +158,15 @@ double plan_axis_bytes(const struct plan *p, enum pl_axis a);
  */
 int plan_estimate(const struct pl_layout *l, const struct plan_ctx *ctx,
 		  struct plan *out, pl_err_t *err);
+
+/*
+ * Whether vpp model chunks per pipeline rank fit layers over pp ranks:
+ * pp*vpp divides the layers, or (pp > 2) it divides layers + 2, Megatron-
+ * Core's split that counts the embedding and the loss as a layer on the
+ * first and last stage (plan_compute's uneven stages are then exactly
+ * that split: first and last a layer short).  vpp 1 always fits.
+ */
+bool plan_vpp_fits(long layers, long pp, long vpp);
 
 #define PLAN_AUTO_TOP 5
 
