@@ -55,6 +55,7 @@ enum key_id {
 	K_TP, K_CP, K_EP, K_DP, K_PP,
 	K_ORDER, K_MODEL, K_PARAMS, K_HIDDEN, K_LAYERS, K_HEADS, K_VOCAB,
 	K_SEQ, K_MBS, K_GBS, K_ZERO, K_RECOMPUTE, K_OPTIMIZER,
+	K_AUTO, K_VPP, K_SP, K_CPALGO,
 	K_NKEYS
 };
 
@@ -63,6 +64,7 @@ enum key_type {
 	T_INT,		/* a bounded integer, compact or key=value */
 	T_PARAMS,	/* a parameter count with optional suffix */
 	T_WORD,		/* key=value only, value from a fixed list */
+	T_FLAG,		/* the bare key; sp also takes =on|off */
 };
 
 struct key_def {
@@ -111,10 +113,19 @@ static const struct key_def keys[K_NKEYS] = {
 	    "none, selective, full" },
 	[K_OPTIMIZER] = { "optimizer", T_WORD, 0, 0, "optimizer=adam",
 	    "adam, sgd" },
+	[K_AUTO] = { "auto", T_FLAG, 0, 0, "auto,model=70b",
+	    "the bare word auto" },
+	[K_VPP] = { "vpp", T_INT, 1, 1024, "vpp=2",
+	    "a positive integer up to 1024" },
+	[K_SP] = { "sp", T_FLAG, 0, 0, "sp or sp=off",
+	    "sp, sp=on, sp=off" },
+	[K_CPALGO] = { "cp_algo", T_WORD, 0, 0, "cp_algo=ulysses",
+	    "ring, ulysses" },
 };
 
 #define KEYS_ACCEPTED "tp, cp, ep, dp, pp, order, model, params, hidden, " \
-	"layers, heads, vocab, seq, mbs, gbs, zero, recompute, optimizer"
+	"layers, heads, vocab, seq, mbs, gbs, zero, recompute, optimizer, " \
+	"auto, vpp, sp, cp_algo"
 
 /* What the token loop collects before defaults and presets are applied. */
 struct parse_state {
@@ -449,6 +460,15 @@ parse_word(int k, const char *tok, const char *val, struct pl_layout *out,
 			return pl_err_set(err, "'%s': optimizer must be adam or "
 					  "sgd", q);
 		return 0;
+	case K_CPALGO:
+		if (strcmp(val, "ring") == 0)
+			out->cp_algo = PL_CP_RING;
+		else if (strcmp(val, "ulysses") == 0)
+			out->cp_algo = PL_CP_ULYSSES;
+		else
+			return pl_err_set(err, "'%s': cp_algo must be ring (ring "
+					  "attention) or ulysses (all-to-all)", q);
+		return 0;
 	}
 	return pl_err_set(err, "'%s': internal error: key %d", q, k);
 }
@@ -466,6 +486,18 @@ parse_value(int k, const char *tok, const char *val, struct pl_layout *out,
 	switch (kd->type) {
 	case T_WORD:
 		return parse_word(k, tok, val, out, st, err);
+	case T_FLAG:
+		if (!*val) {
+			st->ival[k] = 1;
+			return 0;
+		}
+		if (k == K_SP && (strcmp(val, "on") == 0 || strcmp(val, "off") == 0)) {
+			st->ival[k] = val[1] == 'n';
+			return 0;
+		}
+		return pl_err_set(err, "'%s': %s takes %s (e.g. %s)", q, kd->name,
+				  k == K_SP ? "no value, on or off" : "no value",
+				  kd->example);
 	case T_PARAMS:
 		rc = parse_params(val, &st->params);
 		if (rc > 0)
@@ -562,11 +594,15 @@ parse_token(char *tok, struct pl_layout *out, struct parse_state *st,
 		return pl_err_set(err, "'%s': %s is given twice (also as '%s')",
 				  q, keys[k].name,
 				  quote(q2, sizeof(q2), st->seen[k]));
-	if (!*val)
+	if (!*val && keys[k].type != T_FLAG)
 		return pl_err_set(err, "'%s': %s needs a value, e.g. %s "
 				  "(accepted: %s)", q, keys[k].name,
 				  keys[k].example, keys[k].accepted);
-	if (!eq && keys[k].type != T_SIZE && keys[k].type != T_INT)
+	if (eq && !*val)
+		return pl_err_set(err, "'%s': %s needs a value after '=' or none "
+				  "at all, e.g. %s", q, keys[k].name, keys[k].example);
+	if (!eq && keys[k].type != T_SIZE && keys[k].type != T_INT &&
+	    keys[k].type != T_FLAG)
 		return pl_err_set(err, "'%s': write %s as key=value (e.g. %s)",
 				  q, keys[k].name, keys[k].example);
 	rc = parse_value(k, tok, val, out, st, err);
@@ -669,6 +705,48 @@ layout_defaults(struct pl_layout *out)
 	out->model = presets[0];
 	out->seq = DEFAULT_SEQ;
 	out->mbs = DEFAULT_MBS;
+	out->vpp = 1;
+	out->cp_algo = PL_CP_RING;
+}
+
+/*
+ * The checks of vpp and Ulysses that need no world size.  Sizes the planner
+ * is still to choose (0) are skipped: plan_auto keeps only what passes.
+ */
+static int
+check_variants(const struct pl_layout *l, const struct parse_state *st, pl_err_t *err)
+{
+	long pp = l->size[PL_PP], tp = l->size[PL_TP], cp = l->size[PL_CP];
+	char q[PL_CLIP_BUF];
+
+	if (l->vpp > 1) {
+		quote(q, sizeof(q), st->seen[K_VPP]);
+		if (pp == 1)
+			return pl_err_set(err, "'%s': vpp=%ld needs pp > 1 (the "
+					  "interleaved schedule splits each pipeline "
+					  "rank's layers into vpp chunks; accepted: "
+					  "vpp=1, or pp of 2 or more)", q, l->vpp);
+		/* (layers + 2): Megatron-Core's split that counts the
+		 * embedding and the loss as a layer each (plan.c) */
+		if (pp > 1 && l->have_model && l->model.layers % (pp * l->vpp) != 0 &&
+		    (pp <= 2 || (l->model.layers + 2) % (pp * l->vpp) != 0))
+			return pl_err_set(err, "'%s': neither layers=%ld nor layers+2 "
+					  "(the embedding and the loss counted as a "
+					  "layer each) divide by pp*vpp = %ld*%ld "
+					  "(accepted: a vpp dividing layers/pp or, for "
+					  "pp > 2, (layers+2)/pp)", q, l->model.layers,
+					  pp, l->vpp);
+	}
+	if (l->cp_algo == PL_CP_ULYSSES && l->have_model && tp > 0 && cp > 0 &&
+	    l->model.heads % (tp * cp) != 0) {
+		quote(q, sizeof(q), st->seen[K_CPALGO]);
+		return pl_err_set(err, "'%s': heads=%ld do not divide by tp*cp = "
+				  "%ld*%ld (Ulysses gives each of the tp*cp ranks "
+				  "whole heads; accepted: cp_algo=ring, or tp*cp "
+				  "dividing %ld)", q, l->model.heads, tp, cp,
+				  l->model.heads);
+	}
+	return 0;
 }
 
 /* Fold what the tokens said into the layout and check combinations. */
@@ -681,21 +759,47 @@ finish(struct pl_layout *l, const struct parse_state *st, pl_err_t *err)
 	_Static_assert(K_TP == (int)PL_TP && K_CP == (int)PL_CP &&
 		       K_EP == (int)PL_EP && K_DP == (int)PL_DP &&
 		       K_PP == (int)PL_PP, "key and axis numbers differ");
-	for (a = 0; a < PL_NAXES; a++)
+	l->auto_layout = st->seen[K_AUTO] != NULL;
+	for (a = 0; a < PL_NAXES; a++) {
 		if (st->seen[a])
 			l->size[a] = st->ival[a];
+		if (st->seen[a] && st->ival[a] > 0)
+			l->given |= PL_GIVEN_AXIS(a);
+		else if (l->auto_layout)
+			l->size[a] = 0;
+	}
 	l->dp_auto = !st->seen[K_DP] || st->ival[K_DP] == 0;
+	if (st->seen[K_VPP]) {
+		l->vpp = st->ival[K_VPP];
+		l->given |= PL_GIVEN_VPP;
+	}
+	if (st->seen[K_SP]) {
+		l->sp = st->ival[K_SP] != 0;
+		l->given |= PL_GIVEN_SP;
+	}
+	if (st->seen[K_CPALGO])
+		l->given |= PL_GIVEN_CPALGO;
+	if (st->seen[K_RECOMPUTE])
+		l->given |= PL_GIVEN_RECOMPUTE;
 	if (st->seen[K_SEQ]) {
 		l->seq = st->ival[K_SEQ];
 		l->have_seq = true;
 	}
-	if (st->seen[K_MBS])
+	if (st->seen[K_MBS]) {
 		l->mbs = st->ival[K_MBS];
-	if (st->seen[K_GBS])
+		l->given |= PL_GIVEN_MBS;
+	}
+	if (st->seen[K_GBS]) {
 		l->gbs = st->ival[K_GBS];
-	if (st->seen[K_ZERO])
+		l->given |= PL_GIVEN_GBS;
+	}
+	if (st->seen[K_ZERO]) {
 		l->zero = (int)st->ival[K_ZERO];
+		l->given |= PL_GIVEN_ZERO;
+	}
 	apply_model(l, st);
+	if (check_variants(l, st, err) < 0)
+		return -1;
 	if (l->order_kind == PL_ORDER_TORCHTITAN && l->size[PL_EP] > 1) {
 		/*
 		 * torchtitan lays its expert mesh out differently from one
@@ -871,6 +975,11 @@ layout_resolve(struct pl_layout *l, long world, pl_err_t *err)
 	char d[128];
 	int a;
 
+	if (l->auto_layout)
+		return pl_err_set(err, "auto: the layout is chosen by the planner "
+				  "(plan_auto), not resolved as given; plan it with "
+				  "layoutctl plan --layout auto,... or pin every size "
+				  "and leave out auto");
 	if (world <= 0)
 		return pl_err_set(err, "world size %ld must be positive", world);
 	if (world > WORLD_MAX)
@@ -928,55 +1037,92 @@ emit(char *buf, unsigned long size, size_t *used, const char *fmt, ...)
 		*used += (size_t)n;
 }
 
+/* The sizes: every one of a chosen layout (tp always, the rest when not
+ * 1), only the given ones of an auto layout still to be chosen. */
+static void
+format_sizes(const struct pl_layout *l, char *buf, unsigned long size, size_t *used)
+{
+	static const enum pl_axis shown[] = { PL_CP, PL_EP, PL_PP };
+	static const enum pl_axis all[] = { PL_TP, PL_CP, PL_EP, PL_PP, PL_DP };
+	size_t i;
+
+	if (l->auto_layout) {
+		emit(buf, size, used, "auto");
+		for (i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+			if ((l->given & PL_GIVEN_AXIS(all[i])) && l->size[all[i]] > 0)
+				emit(buf, size, used, ",%s%ld", axis_names[all[i]],
+				     l->size[all[i]]);
+		return;
+	}
+	emit(buf, size, used, "tp%ld", l->size[PL_TP]);
+	for (i = 0; i < sizeof(shown) / sizeof(shown[0]); i++)
+		if (l->size[shown[i]] != 1)
+			emit(buf, size, used, ",%s%ld", axis_names[shown[i]],
+			     l->size[shown[i]]);
+	if (l->size[PL_DP] > 0)
+		emit(buf, size, used, ",dp%ld", l->size[PL_DP]);
+}
+
+static void
+format_model(const struct pl_layout *l, char *buf, unsigned long size, size_t *used)
+{
+	const struct pl_model *m = &l->model;
+	const struct pl_model *p = layout_model_preset(m->name);
+
+	if (!l->have_model)
+		return;
+	if (p)
+		emit(buf, size, used, ",model=%s", p->name);
+	if (!p || m->params != p->params)
+		emit(buf, size, used, ",params=%.0f", m->params);
+	if (!p || m->hidden != p->hidden)
+		emit(buf, size, used, ",hidden=%ld", m->hidden);
+	if (!p || m->layers != p->layers)
+		emit(buf, size, used, ",layers=%ld", m->layers);
+	if (!p || m->heads != p->heads)
+		emit(buf, size, used, ",heads=%ld", m->heads);
+	if (!p || m->vocab != p->vocab)
+		emit(buf, size, used, ",vocab=%ld", m->vocab);
+}
+
 int
 layout_format(const struct pl_layout *l, char *buf, unsigned long size)
 {
-	static const enum pl_axis shown[] = { PL_CP, PL_EP, PL_PP };
 	static const char *const recompute[] = { "none", "selective", "full" };
-	const struct pl_model *m = &l->model;
-	const struct pl_model *p = layout_model_preset(m->name);
+	/* an auto layout keeps a pin even at the default value */
+	bool a = l->auto_layout;
 	size_t used = 0;
-	size_t i;
 
 	if (buf && size)
 		buf[0] = '\0';
 	else
 		size = 0;
-	emit(buf, size, &used, "tp%ld", l->size[PL_TP]);
-	for (i = 0; i < sizeof(shown) / sizeof(shown[0]); i++)
-		if (l->size[shown[i]] != 1)
-			emit(buf, size, &used, ",%s%ld", axis_names[shown[i]],
-			     l->size[shown[i]]);
-	if (l->size[PL_DP] > 0)
-		emit(buf, size, &used, ",dp%ld", l->size[PL_DP]);
+	format_sizes(l, buf, size, &used);
 	emit(buf, size, &used, ",order=%s", l->order_name);
-	if (l->have_model) {
-		if (p)
-			emit(buf, size, &used, ",model=%s", p->name);
-		if (!p || m->params != p->params)
-			emit(buf, size, &used, ",params=%.0f", m->params);
-		if (!p || m->hidden != p->hidden)
-			emit(buf, size, &used, ",hidden=%ld", m->hidden);
-		if (!p || m->layers != p->layers)
-			emit(buf, size, &used, ",layers=%ld", m->layers);
-		if (!p || m->heads != p->heads)
-			emit(buf, size, &used, ",heads=%ld", m->heads);
-		if (!p || m->vocab != p->vocab)
-			emit(buf, size, &used, ",vocab=%ld", m->vocab);
-	}
+	format_model(l, buf, size, &used);
 	if (l->seq != DEFAULT_SEQ)
 		emit(buf, size, &used, ",seq=%ld", l->seq);
-	if (l->mbs != DEFAULT_MBS)
+	if (l->mbs != DEFAULT_MBS || (a && (l->given & PL_GIVEN_MBS)))
 		emit(buf, size, &used, ",mbs=%ld", l->mbs);
-	if (l->gbs != 0)
+	if (l->gbs != 0 || (a && (l->given & PL_GIVEN_GBS)))
 		emit(buf, size, &used, ",gbs=%ld", l->gbs);
-	if (l->zero != 0)
+	if (l->zero != 0 || (a && (l->given & PL_GIVEN_ZERO)))
 		emit(buf, size, &used, ",zero=%d", l->zero);
-	if (l->recompute != PL_RECOMPUTE_NONE &&
+	if ((l->recompute != PL_RECOMPUTE_NONE || (a && (l->given & PL_GIVEN_RECOMPUTE))) &&
 	    (unsigned)l->recompute < sizeof(recompute) / sizeof(recompute[0]))
 		emit(buf, size, &used, ",recompute=%s",
 		     recompute[l->recompute]);
 	if (l->optimizer == PL_OPT_SGD)
 		emit(buf, size, &used, ",optimizer=sgd");
+	if (l->vpp > 1 || (a && (l->given & PL_GIVEN_VPP)))
+		emit(buf, size, &used, ",vpp=%ld", l->vpp > 0 ? l->vpp : 1);
+	if (l->sp)
+		emit(buf, size, &used, ",sp");
+	else if (a && (l->given & PL_GIVEN_SP))
+		emit(buf, size, &used, ",sp=off");
+	if (l->cp_algo == PL_CP_ULYSSES)
+		emit(buf, size, &used, ",cp_algo=ulysses");
+	else if (a && (l->given & PL_GIVEN_CPALGO))
+		emit(buf, size, &used, ",cp_algo=ring");
 	return used > INT_MAX ? INT_MAX : (int)used;
 }

@@ -428,7 +428,9 @@ round_trip(const char *spec, const char *want)
 	   a.model.heads == b.model.heads &&
 	   a.model.vocab == b.model.vocab && a.seq == b.seq &&
 	   a.mbs == b.mbs && a.gbs == b.gbs && a.zero == b.zero &&
-	   a.recompute == b.recompute && a.optimizer == b.optimizer,
+	   a.recompute == b.recompute && a.optimizer == b.optimizer &&
+	   a.vpp == b.vpp && a.sp == b.sp && a.cp_algo == b.cp_algo &&
+	   a.auto_layout == b.auto_layout && (!a.auto_layout || a.given == b.given),
 	   "'%s' round-trips", spec);
 }
 
@@ -465,15 +467,72 @@ test_format(void)
 	}
 }
 
+
+static void
+test_auto(void)
+{
+	struct pl_layout l;
+	pl_err_t err;
+
+	if (parse("auto,model=70b", &l) == 0) {
+		ok(l.auto_layout, "auto,model=70b: auto");
+		ok(l.size[PL_TP] == 0 && l.size[PL_CP] == 0 && l.size[PL_PP] == 0 &&
+		   l.size[PL_DP] == 0 && l.size[PL_EP] == 0, "sizes not given are 0");
+		is_int(l.given, 0, "nothing pinned");
+		pl_err_clear(&err);
+		ok(layout_resolve(&l, 64, &err) < 0, "resolve refuses an auto layout");
+		like(err.text, "auto: the layout is chosen by the planner (plan_auto)",
+		     "and says who chooses");
+	}
+	if (parse("auto,tp8,gbs=1024,zero=1", &l) == 0) {
+		is_int(l.size[PL_TP], 8, "a pinned tp stays");
+		is_int(l.given, PL_GIVEN_AXIS(PL_TP) | PL_GIVEN_GBS | PL_GIVEN_ZERO,
+		       "given: tp, gbs, zero");
+	}
+	if (parse("auto,dp=auto,zero=0,recompute=none,vpp=1,sp=off,cp_algo=ring,mbs=1", &l) == 0)
+		is_int(l.given, PL_GIVEN_ZERO | PL_GIVEN_RECOMPUTE | PL_GIVEN_VPP | PL_GIVEN_SP |
+		       PL_GIVEN_CPALGO | PL_GIVEN_MBS, "defaults typed are pins; dp=auto is not");
+	if (parse("tp8,pp4,vpp2,sp,cp_algo=ulysses,model=70b", &l) == 0) {
+		is_int(l.vpp, 2, "vpp2");
+		ok(l.sp && l.cp_algo == PL_CP_ULYSSES && !l.auto_layout, "sp, ulysses, not auto");
+	}
+	if (parse("tp2,sp=on", &l) == 0)
+		ok(l.sp, "sp=on");
+	if (parse("tp2", &l) == 0)
+		ok(!l.sp && l.vpp == 1 && l.cp_algo == PL_CP_RING, "defaults: sp off, vpp1, ring");
+	/* 126 layers on pp16: (126+2)/(16*4), the embedding and loss counted */
+	if (parse("tp8,pp16,vpp4,model=405b", &l) == 0)
+		is_int(l.vpp, 4, "405b, pp16, vpp4: the layers+2 split");
+	bad("tp8,vpp2", "vpp=2 needs pp > 1", "accepted: vpp=1");
+	bad("tp8,pp4,vpp3,model=70b", "pp*vpp = 4*3", "accepted");
+	bad("tp8,cp8,cp_algo=ulysses,model=7b", "heads=32 do not divide by tp*cp = 8*8",
+	    "cp_algo=ring");
+	bad("cp_algo=tree", "cp_algo must be ring", "ulysses");
+	bad("sp=maybe", "sp takes no value, on or off", NULL);
+	bad("auto=1", "auto takes no value", NULL);
+	bad("auto8", "auto takes no value", NULL);
+	bad("auto,auto", "auto is given twice", NULL);
+	bad("vpp0", "vpp must be a positive integer", NULL);
+	bad("sp=", "sp needs a value after '='", NULL);
+	round_trip("auto,model=70b", "auto,order=megatron,model=70b");
+	round_trip("auto,tp8,gbs=1024,zero=1", "auto,tp8,order=megatron,gbs=1024,zero=1");
+	round_trip("auto,zero=0,sp=off,vpp=1,recompute=none,cp_algo=ring,pp4,mbs=1",
+		   "auto,pp4,order=megatron,mbs=1,zero=0,recompute=none,vpp=1,sp=off,cp_algo=ring");
+	round_trip("tp8,pp16,vpp4,sp,cp2,cp_algo=ulysses,model=405b,seq=8192,gbs=2048,zero=1",
+		   "tp8,cp2,pp16,order=megatron,model=405b,seq=8192,gbs=2048,zero=1,vpp=4,sp,"
+		   "cp_algo=ulysses");
+}
+
 int
 main(void)
 {
-	plan(382);
+	plan(446);
 	test_sizes();
 	test_orders();
 	test_model();
 	test_errors();
 	test_resolve();
 	test_format();
+	test_auto();
 	return done_testing();
 }

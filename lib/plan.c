@@ -7,6 +7,7 @@
  */
 #include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -26,8 +27,25 @@
 #define NOMINAL_LEAF_GBPS 50.0
 #define NOMINAL_SPINE_GBPS 25.0
 
+/* Nominal latency of one step of a collective, microseconds. */
+static const double nominal_latency_us[TOPO_NLINKS] = {
+	[TOPO_LINK_NVLINK] = 2.0,
+	[TOPO_LINK_PCIE] = 3.0,
+	[TOPO_LINK_LEAF] = 8.0,
+	[TOPO_LINK_SPINE] = 12.0,
+};
+/* Megatron-LM's gradient bucket: 40M parameters. */
+#define DP_BUCKET_PARAMS 4e7
+
 /* Larger than this and a divisor list would take too long to build. */
 #define DIVISOR_LIST_MAX 1000000L
+
+/* Virtual stages per pipeline rank: a layout built by hand with 0 is 1. */
+static long
+vpp_of(const struct pl_layout *l)
+{
+	return l->vpp > 1 ? l->vpp : 1;
+}
 
 /* Own copy so that the planner links without layout.c. */
 static const char *const axis_names[PL_NAXES] = { "tp", "cp", "ep", "dp", "pp" };
@@ -238,6 +256,51 @@ check_positive(const struct pl_layout *l, pl_err_t *err)
 	if (l->optimizer != PL_OPT_ADAM && l->optimizer != PL_OPT_SGD)
 		return pl_err_set(err, "optimizer=%d is unknown (accepted: adam, sgd)",
 				  (int)l->optimizer);
+	if (l->vpp < 0)
+		return pl_err_set(err, "vpp=%ld: must be a positive integer", l->vpp);
+	if (l->cp_algo != PL_CP_RING && l->cp_algo != PL_CP_ULYSSES)
+		return pl_err_set(err, "cp_algo=%d is unknown (accepted: ring, ulysses)",
+				  (int)l->cp_algo);
+	return 0;
+}
+
+bool
+plan_vpp_fits(long layers, long pp, long vpp)
+{
+	if (layers < 1 || pp < 1 || vpp < 1)
+		return false;
+	if (vpp == 1)
+		return true;
+	if (pp < 2 || layers < pp * vpp - 2)
+		return false;
+	return layers % (pp * vpp) == 0 || (pp > 2 && (layers + 2) % (pp * vpp) == 0);
+}
+
+/* The interleaved schedule's and Ulysses' own rules. */
+static int
+check_variants(const struct pl_layout *l, pl_err_t *err)
+{
+	long pp = l->size[PL_PP], v = vpp_of(l), tp = l->size[PL_TP], cp = l->size[PL_CP];
+
+	if (v > 1 && pp == 1)
+		return pl_err_set(err, "vpp=%ld needs pp > 1 (the interleaved schedule "
+				  "splits each pipeline rank's layers into vpp chunks; "
+				  "accepted: vpp=1, or pp of 2 or more)", v);
+	if (v > 1 && l->have_model && (double)pp * (double)v > (double)l->model.layers)
+		return pl_err_set(err, "vpp=%ld with pp=%ld needs %.0f model chunks but "
+				  "there are %ld layers (accepted: pp*vpp at most the "
+				  "layers)", v, pp, (double)pp * (double)v, l->model.layers);
+	if (v > 1 && l->have_model && !plan_vpp_fits(l->model.layers, pp, v))
+		return pl_err_set(err, "vpp=%ld: neither layers=%ld nor layers+2 (the "
+				  "embedding and the loss counted as a layer each) divide "
+				  "by pp*vpp = %ld*%ld (accepted: a vpp dividing layers/pp "
+				  "or, for pp > 2, (layers+2)/pp)", v, l->model.layers, pp, v);
+	if (cp > 1 && l->cp_algo == PL_CP_ULYSSES && l->have_model &&
+	    l->model.heads % (tp * cp) != 0)
+		return pl_err_set(err, "cp_algo=ulysses: heads=%ld do not divide by tp*cp "
+				  "= %ld*%ld (Ulysses gives each of the tp*cp ranks "
+				  "whole heads; accepted: cp_algo=ring, or tp*cp "
+				  "dividing %ld)", l->model.heads, tp, cp, l->model.heads);
 	return 0;
 }
 
@@ -246,7 +309,7 @@ check_layout(const struct pl_layout *l, const struct plan_ctx *ctx, pl_err_t *er
 {
 	double need;
 
-	if (check_positive(l, err) < 0)
+	if (check_positive(l, err) < 0 || check_variants(l, err) < 0)
 		return -1;
 	/*
 	 * Only what the user typed is held to the framework's rules: an
@@ -317,7 +380,7 @@ plan_stages(const struct pl_layout *l, struct plan *out)
 static long
 schedule_m(const struct pl_layout *l, pl_err_t *err)
 {
-	long mbs = l->mbs, dp = l->size[PL_DP], pp = l->size[PL_PP];
+	long mbs = l->mbs, dp = l->size[PL_DP], pp = l->size[PL_PP], m;
 
 	if (l->gbs > 0) {
 		/* mbs > gbs/dp first, so that mbs*dp cannot overflow */
@@ -325,7 +388,15 @@ schedule_m(const struct pl_layout *l, pl_err_t *err)
 			return pl_err_set(err, "gbs=%ld is not divisible by mbs*dp = "
 					  "%ld*%ld (accepted: a multiple of %.0f)",
 					  l->gbs, mbs, dp, (double)mbs * (double)dp);
-		return l->gbs / (mbs * dp);
+		m = l->gbs / (mbs * dp);
+		/* Megatron-LM's rule for the interleaved schedule */
+		if (vpp_of(l) > 1 && m % pp != 0)
+			return pl_err_set(err, "vpp=%ld: the interleaved schedule needs "
+					  "the micro-batches gbs/(mbs*dp) = %ld to be a "
+					  "multiple of pp=%ld (accepted: vpp=1, or a gbs "
+					  "that is a multiple of %.0f)", vpp_of(l), m, pp,
+					  (double)mbs * (double)dp * (double)pp);
+		return m;
 	}
 	if (pp == 1)
 		return 1;
@@ -354,17 +425,19 @@ plan_schedule(const struct pl_layout *l, struct plan *out, pl_err_t *err)
 	out->inflight_micro_batches = l->size[PL_PP] < m ? l->size[PL_PP] : m;
 	plan_stages(l, out);
 	if (l->model.layers % l->size[PL_PP] == 0) {
-		out->bubble_fraction = (double)(l->size[PL_PP] - 1) / (double)m;
+		/* interleaved 1F1B: (pp-1)/(vpp*m) */
+		out->bubble_fraction = (double)(l->size[PL_PP] - 1) /
+				       ((double)vpp_of(l) * (double)m);
 	} else {
 		/*
-		 * The largest stage sets the pace: m + pp - 1 slots of its
-		 * layers, against m slots of layers/pp for a perfect split.
-		 * Even stages give (pp-1)/m.
+		 * The largest stage sets the pace: v*m + pp - 1 slots of its
+		 * chunks (big/v layers), against v*m slots of layers/(pp*v)
+		 * for a perfect split.  Even stages give (pp-1)/(v*m).
 		 */
 		double pp = (double)l->size[PL_PP], big = (double)out->layers_per_stage;
-		double even = (double)l->model.layers / pp;
+		double even = (double)l->model.layers / pp, vm = (double)vpp_of(l) * (double)m;
 
-		out->bubble_fraction = ((double)m + pp - 1.0) * big / ((double)m * even) - 1.0;
+		out->bubble_fraction = (vm + pp - 1.0) * big / (vm * even) - 1.0;
 	}
 	return 0;
 }
@@ -384,9 +457,36 @@ held_params(const struct pl_layout *l, const struct plan *out)
 }
 
 /*
+ * One layer's activation bytes on one TP rank (before CP).  With sequence
+ * parallelism TP divides the whole figure; without it the 10sbh of the
+ * LayerNorm inputs and dropout masks stay whole on every rank (and the
+ * full-recompute checkpoint, the layer input, too), the 24sbh and the
+ * 5as^2b of the attention divide by tp.
+ */
+static double
+layer_bytes_tp(const struct pl_layout *l, double tp)
+{
+	long s = l->seq, b = l->mbs, h = l->model.hidden, a = l->model.heads;
+	double whole = plan_layer_activation_bytes(s, b, h, a, l->recompute);
+	double sbh = (double)s * (double)b * (double)h;
+
+	if (l->sp || tp <= 1)
+		return whole / tp;
+	switch (l->recompute) {
+	case PL_RECOMPUTE_NONE:
+		return 10.0 * sbh + (whole - 10.0 * sbh) / tp;
+	case PL_RECOMPUTE_SELECTIVE:
+		return 10.0 * sbh + 24.0 * sbh / tp;
+	default:
+		return whole;
+	}
+}
+
+/*
  * Memory of the busiest GPU.  Activations: the first 1F1B stage holds
- * min(pp, m) micro-batches of layers/pp layers; TP with sequence
- * parallelism and CP each divide a layer's whole figure.  The fp32 logits
+ * min(pp, m) micro-batches of layers/pp layers, and the interleaved
+ * schedule (1 + (pp-1)/(pp*vpp)) times that; TP (see layer_bytes_tp) and
+ * CP each divide a layer's figure.  The fp32 logits
  * live on the last stage for one micro-batch at a time; adding them to the
  * first stage's figure overstates pp > 1 a little, on the safe side.
  */
@@ -397,13 +497,14 @@ plan_memory(const struct pl_layout *l, struct plan *out)
 	double replicas = (double)l->size[PL_DP] * cp;
 	double tokens = (double)l->seq / cp * (double)l->mbs;	/* per CP rank */
 	double layer, held = (double)out->inflight_micro_batches;
-
 	out->state_gb_per_gpu = state_bytes(held_params(l, out), l->optimizer,
 					    l->zero, replicas) / 1e9;
-	layer = plan_layer_activation_bytes(l->seq, l->mbs, l->model.hidden,
-					    l->model.heads, l->recompute);
-	out->activation_gb_per_gpu = layer / (tp * cp) *
-				     (double)out->layers_per_stage * held / 1e9;
+	double v = (double)vpp_of(l), pp = (double)l->size[PL_PP];
+
+	layer = layer_bytes_tp(l, tp);
+	if (v > 1)
+		held *= 1.0 + (pp - 1.0) / (pp * v);
+	out->activation_gb_per_gpu = layer / cp * (double)out->layers_per_stage * held / 1e9;
 	out->logits_gb_per_gpu = tokens * (double)l->model.vocab * 4.0 / tp / 1e9;
 	out->embedding_gb_per_gpu = tokens * (double)l->model.hidden * 2.0 / tp * held / 1e9;
 	out->total_gb_per_gpu = out->state_gb_per_gpu + out->activation_gb_per_gpu +
@@ -415,6 +516,29 @@ static double
 ring(double n)
 {
 	return n > 1 ? 2.0 * (n - 1.0) / n : 0.0;
+}
+
+/* The latency-bound steps of each axis per training step (plan.h). */
+static void
+plan_steps(const struct pl_layout *l, struct plan *out, double fwd, double held)
+{
+	double tp = (double)l->size[PL_TP], cp = (double)l->size[PL_CP];
+	double ep = (double)l->size[PL_EP], pp = (double)l->size[PL_PP];
+	double r = (double)l->size[PL_DP] * cp, m = (double)out->micro_batches;
+	double per = (double)out->layers_per_stage * m;	/* layer passes of a step */
+	double buckets = ceil(held / DP_BUCKET_PARAMS);
+
+	out->comm_steps[PL_TP] = tp > 1 ? (2.0 * fwd + 2.0) * 2.0 * (tp - 1.0) * per : 0.0;
+	if (cp <= 1)
+		out->comm_steps[PL_CP] = 0.0;
+	else if (l->cp_algo == PL_CP_ULYSSES)
+		out->comm_steps[PL_CP] = (4.0 * fwd + 4.0) * (cp - 1.0) * per;
+	else
+		out->comm_steps[PL_CP] = (fwd + 1.0) * (cp - 1.0) * per;
+	out->comm_steps[PL_PP] = pp > 1 ? (pp > 2 ? 2.0 : 1.0) * m * (double)vpp_of(l) : 0.0;
+	out->comm_steps[PL_DP] = r > 1 ? buckets * (l->zero == 3 ? 2.0 * m + 1.0 : 2.0) *
+					 (r - 1.0) : 0.0;
+	out->comm_steps[PL_EP] = ep > 1 ? (2.0 * fwd + 2.0) * (ep - 1.0) * per : 0.0;
 }
 
 static void
@@ -432,19 +556,41 @@ plan_traffic(const struct pl_layout *l, struct plan *out)
 	double held = held_params(l, out);
 
 	out->tp_bytes_per_step = (2.0 * fwd + 2.0) * act * ring(tp) * lps * m;
+	if (cp <= 1)
+		out->cp_bytes_per_step = 0.0;
+	else if (l->cp_algo == PL_CP_ULYSSES)
+		/*
+		 * Ulysses: forward all-to-alls Q, K, V (sequence to heads) and
+		 * the output back, each rank keeping 1/cp of what it holds;
+		 * backward the same four for the gradients.
+		 */
+		out->cp_bytes_per_step = (4.0 * fwd + 4.0) * act / tp * (cp - 1.0) / cp *
+					 lps * m;
+	else
+		/*
+		 * Ring attention: cp-1 steps each pass this rank's K and V,
+		 * split over TP by heads; backward passes K, V and their
+		 * gradients.
+		 */
+		out->cp_bytes_per_step = (fwd + 2.0) * (cp - 1.0) * 2.0 * act / tp * lps * m;
 	/*
-	 * Ring attention: cp-1 steps each pass this rank's K and V, split over
-	 * TP by heads; backward passes K, V and their gradients.
+	 * An interior stage sends activations on and gradients back; with
+	 * vpp model chunks a micro-batch crosses every rank vpp times.
 	 */
-	out->cp_bytes_per_step = cp > 1 ? (fwd + 2.0) * (cp - 1.0) * 2.0 * act / tp *
-					  lps * m : 0.0;
-	/* an interior stage sends activations on and gradients back */
-	out->pp_bytes_per_step = pp > 1 ? (pp > 2 ? 2.0 : 1.0) * act / tp * m : 0.0;
-	out->dp_bytes_per_step = replicas > 1 ? 2.0 * held * (l->zero == 3 ? 3.0 : 2.0) *
+	out->pp_bytes_per_step = pp > 1 ? (pp > 2 ? 2.0 : 1.0) * act / tp * m *
+					  (double)vpp_of(l) : 0.0;
+	/*
+	 * ZeRO 0-2: one all-reduce (or reduce-scatter and all-gather) of the
+	 * gradients per step.  ZeRO-3 gathers the parameters again for every
+	 * micro-batch's forward and backward and reduce-scatters the
+	 * gradients once: 2m + 1 one-way volumes (3 for m = 1).
+	 */
+	out->dp_bytes_per_step = replicas > 1 ? 2.0 * held * (l->zero == 3 ? 2.0 * m + 1.0 : 2.0) *
 					       (replicas - 1.0) / replicas : 0.0;
 	/* dispatch and combine, forward and backward, every layer, top-1 */
 	out->ep_bytes_per_step = ep > 1 ? (2.0 * fwd + 2.0) * act / tp * (ep - 1.0) / ep *
 					  lps * m : 0.0;
+	plan_steps(l, out, fwd, held);
 }
 
 /*
@@ -499,12 +645,76 @@ plan_links(const struct pl_layout *l, const struct plan_ctx *ctx, struct plan *o
 		else
 			k = a == PL_TP ? inside : TOPO_LINK_LEAF;
 		out->comm_link[a] = k;
+		out->latency_seconds[a] = out->comm_steps[a] * 1e-6 *
+					  (ctx->latency_us[k] > 0 ? ctx->latency_us[k] :
+					   nominal_latency_us[k]);
 		gbps = ctx->link[k].gbps;
 		if (bytes <= 0)
 			out->comm_seconds[a] = 0.0;
 		else
 			out->comm_seconds[a] = gbps > 0 ? bytes / (gbps * 1e9) : -1.0;
 	}
+}
+
+/*
+ * The step time (plan.h states the model).  DP's window: gradients of a
+ * bucket are reduced while the last micro-batch's backward (2/3 of its
+ * compute) goes on; ZeRO-3 also prefetches parameters through every
+ * micro-batch.
+ */
+static void
+plan_times(const struct pl_layout *l, const struct plan_ctx *ctx, struct plan *out)
+{
+	double P = l->model.params, L = (double)l->model.layers;
+	double h = (double)l->model.hidden, s = (double)l->seq;
+	double world = 1.0, weights = 6.0, attn = 6.0, rate, tokens, window, path;
+	bool unknown = false;
+	int a;
+
+	for (a = 0; a < PL_NAXES; a++)
+		if (a != PL_EP)
+			world *= (double)l->size[a];
+	out->peak_nominal = !(ctx->gpu_peak_tflops > 0);
+	out->peak_tflops = out->peak_nominal ? PLAN_NOMINAL_PEAK_TFLOPS : ctx->gpu_peak_tflops;
+	out->efficiency = ctx->efficiency > 0 && ctx->efficiency <= 1 ? ctx->efficiency :
+			  PLAN_DEFAULT_EFFICIENCY;
+	if (l->recompute == PL_RECOMPUTE_FULL)
+		weights = attn = 8.0;
+	else if (l->recompute == PL_RECOMPUTE_SELECTIVE)
+		attn = 8.0;
+	rate = world * out->peak_tflops * 1e12 * out->efficiency;
+	tokens = (double)out->global_batch * s;
+	out->attention_seconds = attn * L * h * s * tokens / rate;
+	out->compute_seconds = weights * P * tokens / rate + out->attention_seconds;
+	for (a = 0; a < PL_NAXES; a++) {
+		double c = out->comm_seconds[a];
+
+		if (c < 0) {
+			unknown = true;
+			continue;
+		}
+		c += out->latency_seconds[a];
+		if (a == PL_CP && l->cp_algo == PL_CP_RING)
+			c = fmax(0.0, c - out->attention_seconds);
+		if (a == PL_DP) {
+			window = l->zero == 3 ? out->compute_seconds :
+				 2.0 / 3.0 * out->compute_seconds / (double)out->micro_batches;
+			c = fmax(0.0, c - window);
+		}
+		out->exposed_seconds[a] = c;
+	}
+	if (unknown) {
+		out->exposed_comm_seconds = out->bubble_seconds = out->step_seconds = -1.0;
+		return;
+	}
+	path = out->compute_seconds + out->exposed_seconds[PL_TP] + out->exposed_seconds[PL_CP] +
+	       out->exposed_seconds[PL_PP] + out->exposed_seconds[PL_EP];
+	out->exposed_comm_seconds = 0.0;
+	for (a = 0; a < PL_NAXES; a++)
+		out->exposed_comm_seconds += out->exposed_seconds[a];
+	out->bubble_seconds = out->bubble_fraction * path;
+	out->step_seconds = out->compute_seconds + out->exposed_comm_seconds +
+			    out->bubble_seconds;
 }
 
 /* "tp8,pp4": the model-parallel sizes above 1 (dp is named separately). */
@@ -611,6 +821,15 @@ warn_shape(const struct pl_layout *l, struct plan *out)
 		warn(out, "the assumed model's heads=%ld do not divide by tp=%ld: its figures "
 		     "are a rough guide (give model= or heads= for yours)", l->model.heads,
 		     l->size[PL_TP]);
+	if (!l->have_model && !plan_vpp_fits(L, pp, vpp_of(l)))
+		warn(out, "the assumed model's layers=%ld do not divide by pp*vpp = %ld*%ld: "
+		     "the bubble is a rough guide (give model= or layers= for yours)", L, pp,
+		     vpp_of(l));
+	if (!l->have_model && l->cp_algo == PL_CP_ULYSSES && l->size[PL_CP] > 1 &&
+	    l->model.heads % (l->size[PL_TP] * l->size[PL_CP]) != 0)
+		warn(out, "the assumed model's heads=%ld do not divide by tp*cp = %ld*%ld as "
+		     "Ulysses needs (give model= or heads= for yours)", l->model.heads,
+		     l->size[PL_TP], l->size[PL_CP]);
 	if (!l->have_seq && l->seq % l->size[PL_CP] != 0)
 		warn(out, "the default seq=%ld does not divide by cp=%ld: figures use seq/cp "
 		     "tokens per rank (give seq= for yours)", l->seq, l->size[PL_CP]);
@@ -635,6 +854,47 @@ plan_warnings(const struct pl_layout *l, const struct plan_ctx *ctx, struct plan
 	warn_previous(l, ctx, out);
 }
 
+/* Everything but the warnings; the warnings themselves are not cleared. */
+static int
+estimate(const struct pl_layout *l, const struct plan_ctx *ctx, struct plan *out,
+	 pl_err_t *err)
+{
+	if (l->auto_layout)
+		return pl_err_set(err, "auto: the layout is chosen by the planner "
+				  "(plan_auto), which plans each candidate itself");
+	if (check_layout(l, ctx, err) < 0 || plan_schedule(l, out, err) < 0)
+		return -1;
+	plan_memory(l, out);
+	plan_traffic(l, out);
+	plan_links(l, ctx, out);
+	plan_times(l, ctx, out);
+	return 0;
+}
+
+int
+plan_estimate(const struct pl_layout *l, const struct plan_ctx *ctx,
+	      struct plan *out, pl_err_t *err)
+{
+	struct plan_ctx nominal;
+
+	if (!out)
+		return pl_err_set(err, "plan_estimate: no plan to fill");
+	/* the warnings stay as they were: 5 kB a call the search need not clear */
+	memset(out, 0, offsetof(struct plan, nwarnings));
+	out->nwarnings = 0;
+	if (!l)
+		return pl_err_set(err, "plan_estimate: no layout");
+	if (!ctx) {
+		plan_ctx_default(&nominal, 0, 0);
+		ctx = &nominal;
+	}
+	if (estimate(l, ctx, out, err) < 0) {
+		memset(out, 0, offsetof(struct plan, nwarnings));
+		return -1;
+	}
+	return 0;
+}
+
 int
 plan_compute(const struct pl_layout *l, const struct plan_ctx *ctx,
 	     struct plan *out, pl_err_t *err)
@@ -650,13 +910,10 @@ plan_compute(const struct pl_layout *l, const struct plan_ctx *ctx,
 		plan_ctx_default(&nominal, 0, 0);
 		ctx = &nominal;
 	}
-	if (check_layout(l, ctx, err) < 0 || plan_schedule(l, out, err) < 0) {
+	if (estimate(l, ctx, out, err) < 0) {
 		memset(out, 0, sizeof(*out));
 		return -1;
 	}
-	plan_memory(l, out);
-	plan_traffic(l, out);
-	plan_links(l, ctx, out);
 	plan_warnings(l, ctx, out);
 	return 0;
 }

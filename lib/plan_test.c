@@ -174,6 +174,7 @@ test_activations(void)
 
 	/* TP with SP divides everything by 8 */
 	l = lay(8, 1, 1, 1, 1);
+	l.sp = true;
 	if (compute(&l, NULL, &p) == 0) {
 		is_double(p.activation_gb_per_gpu, 13.019119616, TOL, "tp8: 104.152956928/8");
 		is_double(p.logits_gb_per_gpu, 0.065536, TOL, "tp8: logits/8");
@@ -581,6 +582,7 @@ test_warn_memory(void)
 	plan_ctx_default(&ctx, 1, 8);
 	ctx.gpu_memory_gb = 80;
 	l = lay(2, 1, 1, 4, 1);
+	l.sp = true;
 	if (compute(&l, &ctx, &p) == 0) {
 		is_double(p.total_gb_per_gpu, 108.35539968, TOL, "tp2,dp4 7B: 108.36 GB");
 		i = find_warning(&p, "estimated 108.4 GB per GPU exceeds the 80 GB of each GPU: ");
@@ -679,6 +681,7 @@ test_uneven(void)
 	struct plan p;
 
 	l = lay(8, 1, 1, 1, 3);
+	l.sp = true;
 	if (compute(&l, NULL, &p) == 0) {
 		is_int(p.layers_per_stage, 11, "tp8,pp3: the largest stage has 11 layers");
 		is_int(p.layers_first_stage, 11, "first stage 11");
@@ -774,10 +777,224 @@ test_assumed(void)
 		ok(0, "assumed layers by pp: says the model is assumed");
 }
 
+
+/* Refused with a message containing needle. */
+static void
+refused(const struct pl_layout *l, const char *needle, const char *what)
+{
+	struct plan p;
+	pl_err_t err;
+
+	pl_err_clear(&err);
+	ok(plan_compute(l, NULL, &p, &err) < 0, "%s: refused", what);
+	like(err.text, needle, "%s: says why", what);
+}
+
+/*
+ * The interleaved schedule.  7b on pp4, m = 16, vpp 2: bubble
+ * (pp-1)/(v*m) = 3/32; each micro-batch crosses a rank v times, so PP sends
+ * 2 * 2^25 B * 16 * 2; the first stage holds (1 + (pp-1)/(pp*v)) = 11/8
+ * times the plain 1F1B activations (104.152956928 GB).
+ */
+static void
+test_vpp(void)
+{
+	struct pl_layout l;
+	struct plan p;
+
+	l = lay(1, 1, 1, 1, 4);
+	l.vpp = 2;
+	if (compute(&l, NULL, &p) == 0) {
+		is_double(p.bubble_fraction, 0.09375, TOL, "vpp2,pp4,m16: bubble 3/32");
+		is_double(p.pp_bytes_per_step, 2147483648.0, TOL, "vpp2: twice the PP bytes");
+		is_double(p.comm_steps[PL_PP], 64, TOL, "vpp2: 2 directions x 16 x 2 messages");
+		is_double(p.activation_gb_per_gpu, 143.210315776, TOL,
+			  "vpp2: 104.152956928 GB x 11/8 in flight");
+	}
+	l.vpp = 1;
+	if (compute(&l, NULL, &p) == 0) {
+		is_double(p.bubble_fraction, 0.1875, TOL, "vpp1: bubble 3/16");
+		is_double(p.pp_bytes_per_step, 1073741824.0, TOL, "vpp1: 2 * 2^25 * 16");
+	}
+	l.vpp = 0;
+	if (compute(&l, NULL, &p) == 0)
+		is_double(p.bubble_fraction, 0.1875, TOL, "vpp 0 (a layout built by hand) plans as 1");
+	/*
+	 * 30 layers on pp4: 30+2 = 32 = 4*2*4, Megatron-Core's split with the
+	 * embedding and the loss counted as layers: stages 7, 8, 8, 7.  Bubble
+	 * (v*m + pp - 1) * 8 / (v*m * 7.5) - 1 = 35*8/240 - 1 = 1/6.
+	 */
+	l = lay(1, 1, 1, 1, 4);
+	l.model.layers = 30;
+	l.vpp = 2;
+	if (compute(&l, NULL, &p) == 0) {
+		is_int(p.layers_first_stage, 7, "30 layers, pp4: first stage 7");
+		is_int(p.layers_per_stage, 8, "middle stages 8");
+		is_double(p.bubble_fraction, 1.0 / 6.0, TOL, "uneven vpp2: bubble 1/6");
+	}
+	ok(plan_vpp_fits(32, 4, 2) && plan_vpp_fits(30, 4, 2) && plan_vpp_fits(126, 16, 4) &&
+	   !plan_vpp_fits(32, 4, 3) && !plan_vpp_fits(30, 2, 2) && plan_vpp_fits(5, 1, 1) &&
+	   !plan_vpp_fits(8, 1, 2), "plan_vpp_fits: layers or layers+2 over pp*vpp");
+	l = lay(1, 1, 1, 1, 1);
+	l.vpp = 2;
+	refused(&l, "vpp=2 needs pp > 1", "vpp2 with pp1");
+	l = lay(1, 1, 1, 1, 4);
+	l.vpp = 3;
+	refused(&l, "pp*vpp = 4*3", "vpp3 on 32 layers over pp4");
+	/* gbs 6 on dp2: 3 micro-batches, not a multiple of pp4 */
+	l = lay(1, 1, 1, 2, 4);
+	l.vpp = 2;
+	l.gbs = 6;
+	refused(&l, "multiple of pp=4", "vpp2 with 3 micro-batches on pp4");
+}
+
+/*
+ * Sequence parallelism, 7b on tp8 (sbh = 2^24): without it the 10sbh of
+ * LayerNorm inputs and dropout masks stays whole: 32 * (10 + 24/8) sbh +
+ * 32 * 5as^2b/8 = 17.716740096 GB; selective 32 * 13 sbh = 6.979321856
+ * (with sp 32 * 34/8 sbh = 2.281701376); full keeps the layer input whole,
+ * 32 * 2 sbh = 1.073741824 (with sp /8 = 0.134217728).
+ */
+static void
+test_sp(void)
+{
+	static const struct {
+		enum pl_recompute r;
+		bool sp;
+		double gb;
+	} t[] = {
+		{ PL_RECOMPUTE_NONE, false, 17.716740096 },
+		{ PL_RECOMPUTE_NONE, true, 13.019119616 },
+		{ PL_RECOMPUTE_SELECTIVE, false, 6.979321856 },
+		{ PL_RECOMPUTE_SELECTIVE, true, 2.281701376 },
+		{ PL_RECOMPUTE_FULL, false, 1.073741824 },
+		{ PL_RECOMPUTE_FULL, true, 0.134217728 },
+	};
+	struct pl_layout l;
+	struct plan p, q;
+	size_t i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		l = lay(8, 1, 1, 1, 1);
+		l.recompute = t[i].r;
+		l.sp = t[i].sp;
+		if (compute(&l, NULL, &p) == 0)
+			is_double(p.activation_gb_per_gpu, t[i].gb, TOL, "tp8 recompute %d sp %d: %.9f GB",
+				  (int)t[i].r, (int)t[i].sp, t[i].gb);
+	}
+	/* sp moves the same bytes (reduce-scatter + all-gather = all-reduce) */
+	l = lay(8, 1, 1, 1, 1);
+	if (compute(&l, NULL, &p) == 0) {
+		l.sp = true;
+		if (compute(&l, NULL, &q) == 0)
+			is_double(q.tp_bytes_per_step, p.tp_bytes_per_step, TOL, "sp: same TP bytes");
+	}
+	/* tp1: sp changes nothing */
+	l = lay(1, 1, 1, 1, 1);
+	l.sp = true;
+	if (compute(&l, NULL, &p) == 0)
+		is_double(p.activation_gb_per_gpu, 104.152956928, TOL, "sp on tp1: no change");
+}
+
+/*
+ * CP on tp2,cp4, 7b, m = 1: a = s/cp*b*h*2 = 1024*4096*2 = 8388608 B, over
+ * tp 4194304.  Ring: (1 fwd + 2 bwd) passes * (cp-1) steps * K and V *
+ * 4194304 * 32 layers = 2415919104 B, steps 2 * 3 * 32 = 192.  Ulysses:
+ * (4 + 4) all-to-alls * 4194304 * 3/4 * 32 = 805306368 B, steps 8 * 3 * 32
+ * = 768.  Full recompute replays the forward: ring 4 * 3 * 2 * 4194304 *
+ * 32 = 3221225472, Ulysses 12 * 4194304 * 3/4 * 32 = 1207959552.
+ */
+static void
+test_cp_algo(void)
+{
+	struct pl_layout l;
+	struct plan p;
+
+	l = lay(2, 4, 1, 1, 1);
+	if (compute(&l, NULL, &p) == 0) {
+		is_double(p.cp_bytes_per_step, 2415919104.0, TOL, "ring: 2415919104 B");
+		is_double(p.comm_steps[PL_CP], 192, TOL, "ring: 192 steps");
+	}
+	l.cp_algo = PL_CP_ULYSSES;
+	if (compute(&l, NULL, &p) == 0) {
+		is_double(p.cp_bytes_per_step, 805306368.0, TOL, "Ulysses: 805306368 B");
+		is_double(p.comm_steps[PL_CP], 768, TOL, "Ulysses: 768 steps");
+	}
+	l.recompute = PL_RECOMPUTE_FULL;
+	if (compute(&l, NULL, &p) == 0)
+		is_double(p.cp_bytes_per_step, 1207959552.0, TOL, "Ulysses, full recompute");
+	l.cp_algo = PL_CP_RING;
+	if (compute(&l, NULL, &p) == 0)
+		is_double(p.cp_bytes_per_step, 3221225472.0, TOL, "ring, full recompute");
+	/* 32 heads over tp8*cp8 = 64 ranks */
+	l = lay(8, 8, 1, 1, 1);
+	l.cp_algo = PL_CP_ULYSSES;
+	refused(&l, "heads=32 do not divide by tp*cp = 8*8", "Ulysses tp8,cp8 on 32 heads");
+	l.cp_algo = PL_CP_RING;
+	ok(compute(&l, NULL, &p) == 0, "the same as a ring: accepted");
+}
+
+/*
+ * The step time, 7b, seq 4096, peak 1000 TFLOP/s at efficiency 0.5.
+ * dp8 (one GPU per domain, so DP on leaf), m = 1, global batch 8 = 32768
+ * tokens: FLOPs 6*7e9*32768 + 6*32*4096*4096*32768 = 1481809116266496
+ * over 8 * 1e15 * 0.5: compute 0.370452279066624 s, attention
+ * 0.026388279066624.  DP: 24.5e9 B / 50 GB/s + 175 buckets * 2*7 steps * 8
+ * us = 0.5096 s, hidden behind 2/3 of the compute: exposed 0.262631813955584.
+ */
+static void
+test_times(void)
+{
+	struct plan_ctx ctx;
+	struct pl_layout l;
+	struct plan p;
+
+	plan_ctx_default(&ctx, 8, 1);
+	ctx.gpu_peak_tflops = 1000;
+	ctx.efficiency = 0.5;
+	l = lay(1, 1, 1, 8, 1);
+	if (compute(&l, &ctx, &p) == 0) {
+		is_double(p.compute_seconds, 0.370452279066624, TOL, "compute 0.3705 s");
+		is_double(p.attention_seconds, 0.026388279066624, TOL, "attention 0.0264 s");
+		is_double(p.comm_steps[PL_DP], 2450, TOL, "dp: 175 buckets x 14 steps");
+		is_double(p.latency_seconds[PL_DP], 0.0196, TOL, "dp latency 2450 x 8 us");
+		is_double(p.exposed_seconds[PL_DP], 0.262631813955584, TOL, "dp exposed");
+		is_double(p.step_seconds, 0.633084093022208, TOL, "step = compute + exposed dp");
+		ok(!p.peak_nominal && p.peak_tflops == 1000, "the given peak is used");
+	}
+	l.recompute = PL_RECOMPUTE_FULL;
+	if (compute(&l, &ctx, &p) == 0)
+		is_double(p.compute_seconds, 0.370452279066624 * 4.0 / 3.0, TOL,
+			  "full recompute: 4/3 of the compute");
+	/*
+	 * pp2 on 2 GPUs of one domain, m = 8: compute 1481809116266496 / 1e15,
+	 * PP 2^25 * 8 B / 450 GB/s + 8 messages * 2 us = 0.000612523235556 s,
+	 * bubble 1/8 of both: step 1.667724344439808.
+	 */
+	plan_ctx_default(&ctx, 1, 2);
+	ctx.gpu_peak_tflops = 1000;
+	ctx.efficiency = 0.5;
+	l = lay(1, 1, 1, 1, 2);
+	if (compute(&l, &ctx, &p) == 0) {
+		is_double(p.compute_seconds, 1.481809116266496, TOL, "pp2 compute");
+		is_double(p.bubble_seconds, 0.18530270493775644, TOL, "bubble 1/8 of the path");
+		is_double(p.step_seconds, 1.667724344439808, TOL, "pp2 step");
+	}
+	/* the defaults, and an unknown bandwidth */
+	plan_ctx_default(&ctx, 2, 8);
+	l = lay(8, 1, 1, 2, 1);
+	if (compute(&l, &ctx, &p) == 0)
+		ok(p.peak_nominal && p.peak_tflops == 989 && p.efficiency == 0.4,
+		   "nominal: 989 TFLOP/s at 0.4");
+	ctx.link[TOPO_LINK_LEAF].gbps = 0;
+	if (compute(&l, &ctx, &p) == 0)
+		ok(p.step_seconds == -1 && p.exposed_comm_seconds == -1, "unknown leaf: step -1");
+}
+
 int
 main(void)
 {
-	plan(262);
+	plan(309);
 	test_state();
 	test_activations();
 	test_traffic();
@@ -790,5 +1007,9 @@ main(void)
 	test_warn_previous();
 	test_uneven();
 	test_assumed();
+	test_vpp();
+	test_sp();
+	test_cp_algo();
+	test_times();
 	return done_testing();
 }
