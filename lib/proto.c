@@ -488,6 +488,7 @@ fill_placement(const struct topo_map *m, const struct proto_request *req,
 	for (w = 0; r->plan_ok && w < r->plan.nwarnings && w < PLAN_MAX_WARNINGS; w++)
 		snprintf(out->warnings[out->nwarnings++], PLAN_WARNING_LEN, "%s",
 			 r->plan.warnings[w]);
+	svc_choice_text(r, out->choice, sizeof(out->choice));
 	return 0;
 }
 
@@ -583,6 +584,10 @@ proto_placement_json(const struct proto_placement *p)
 		for (i = 0; i < p->world; i++)
 			buf_printf(&b, i ? ",%ld" : "%ld", p->rank_nodes[i]);
 		buf_adds(&b, "]");
+	}
+	if (p->choice[0]) {
+		buf_adds(&b, ",\"auto\":");
+		put_str(&b, p->choice);
 	}
 	buf_adds(&b, "}");
 	return buf_take(&b);
@@ -707,11 +712,21 @@ parse_cost(json_t *o, struct place_cost *c, const char *what, pl_err_t *err)
 	return 0;
 }
 
+/* No control characters: the text reaches a user's terminal. */
+static int
+printable(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return 0;
+	return 1;
+}
+
 int
 proto_placement_parse(const char *text, struct proto_placement *p, pl_err_t *err)
 {
 	json_t *root, *layout, *nodes, *tasks, *cost, *base, *warn, *rn = NULL, *v;
-	const char *spec, *strategy, *map;
+	const char *spec, *strategy, *map, *choice = NULL;
 	json_int_t world, master;
 	json_error_t je;
 	pl_err_t inner;
@@ -730,11 +745,11 @@ proto_placement_parse(const char *text, struct proto_placement *p, pl_err_t *err
 		goto out;
 	}
 	if (json_unpack_ex(root, &je, JSON_STRICT,
-			   "{s:s, s:I, s:o, s:s, s:o, s:I, s?:o, s:o, s:o, s:o, s:s, s:o}",
+			   "{s:s, s:I, s:o, s:s, s:o, s:I, s?:o, s:o, s:o, s:o, s:s, s:o, s?:s}",
 			   "spec", &spec, "world", &world, "layout", &layout, "map", &map,
 			   "nodes", &nodes, "master_node", &master, "rank_nodes", &rn,
 			   "tasks", &tasks, "cost", &cost, "baseline_cost", &base,
-			   "strategy", &strategy, "warnings", &warn) < 0) {
+			   "strategy", &strategy, "warnings", &warn, "auto", &choice) < 0) {
 		pl_err_set(err, "placement: %s", je.text);
 		goto out;
 	}
@@ -766,6 +781,12 @@ proto_placement_parse(const char *text, struct proto_placement *p, pl_err_t *err
 	}
 	p->master_node = (long)master;
 	snprintf(p->strategy, sizeof(p->strategy), "%s", strategy);
+	if (choice && (strlen(choice) >= sizeof(p->choice) || !printable(choice))) {
+		pl_err_set(err, "placement: \"auto\" must be printable text of at most %zu bytes",
+			   sizeof(p->choice) - 1);
+		goto out;
+	}
+	snprintf(p->choice, sizeof(p->choice), "%s", choice ? choice : "");
 	json_array_foreach(warn, i, v)
 		if (p->nwarnings < PLAN_MAX_WARNINGS && json_is_string(v))
 			snprintf(p->warnings[p->nwarnings++], PLAN_WARNING_LEN, "%s",

@@ -28,6 +28,7 @@
 #include "topo.h"
 
 #define PROTO_SPEC_MAX 4096
+#define PROTO_CHOICE_MAX 768
 #define PROTO_VIEW_MAX 96
 
 struct proto_request {
@@ -94,6 +95,9 @@ struct proto_placement {
 	char strategy[96];
 	int nwarnings;
 	char warnings[PLAN_MAX_WARNINGS][PLAN_WARNING_LEN];
+	/* For an auto spec, how the layout was chosen (svc_choice_text); ""
+	 * otherwise.  In the JSON as "auto", only when not empty. */
+	char choice[PROTO_CHOICE_MAX];
 };
 
 /*

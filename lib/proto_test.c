@@ -209,7 +209,7 @@ same_placement(const struct proto_placement *a, const struct proto_placement *b)
 	for (w = 0; w < a->nwarnings; w++)
 		if (strcmp(a->warnings[w], b->warnings[w]))
 			return 0;
-	return 1;
+	return strcmp(a->choice, b->choice) == 0;
 }
 
 /* Whether text is what jansson itself writes for the same values
@@ -430,10 +430,96 @@ test_domain_gpus(void)
 	topo_free(t);
 }
 
+/*
+ * An auto spec: the answer carries the layout chosen (a spec without
+ * "auto" that reads back to the same sizes), how it was chosen, and the
+ * same on every node's view; a hostile "auto" text is refused.
+ */
+static void
+test_auto(void)
+{
+	static const char *const views[] = { NULL, "node:node1", "node:node4", "hostfile" };
+	struct topo_map *m = lab();
+	struct proto_placement first, a, b;
+	struct proto_request req;
+	struct pl_layout l;
+	pl_err_t err;
+	char *text, *bad;
+	size_t v;
+	int status = 0;
+
+	memset(&first, 0, sizeof(first));
+	m->types[0].gpu_memory_gb = 80;
+	for (v = 0; v < sizeof(views) / sizeof(views[0]); v++) {
+		pl_err_clear(&err);
+		proto_request_init(&req, "auto,model=7b,tp4", step, 4, 7, 3, views[v], &err);
+		ok(proto_answer(m, &req, &a, &status, &err) == 0 && status == 200,
+		   "auto,model=7b,tp4, view %s: answered (%s)", views[v] ? views[v] : "all", err.text);
+		ok(strncmp(a.choice, "auto chose ", 11) == 0, "  it says what it chose: %.120s", a.choice);
+		ok(!strstr(a.spec, "auto") && layout_parse(a.spec, &l, &err) == 0 &&
+		   layout_resolve(&l, 32, &err) == 0 && !l.auto_layout,
+		   "  its spec '%s' is a concrete layout of the 32 tasks", a.spec);
+		ok(a.layout.size[PL_TP] == 4 && layout_world(&a.layout) == 32,
+		   "  the pinned tp4 is kept, the sizes make 32");
+		text = proto_placement_json(&a);
+		ok(text && strstr(text, "\"auto\":\"auto chose ") && proto_placement_parse(text, &b, &err) == 0 &&
+		   same_placement(&a, &b), "  its JSON carries \"auto\" and reads back the same");
+		if (v == 0)
+			first = a;
+		else
+			ok(strcmp(first.spec, a.spec) == 0 && strcmp(first.choice, a.choice) == 0,
+			   "  every view chose the same layout (%s)", a.spec);
+		free(text);
+		proto_placement_free(&b);
+		if (v)
+			proto_placement_free(&a);
+		proto_request_free(&req);
+	}
+	/* A concrete spec's answer has no "auto" key. */
+	proto_request_init(&req, "tp8,pp4", step, 4, 7, 3, NULL, &err);
+	proto_answer(m, &req, &a, &status, &err);
+	text = proto_placement_json(&a);
+	ok(text && !strstr(text, "\"auto\"") && a.choice[0] == '\0', "a concrete spec's answer has no \"auto\"");
+	free(text);
+	proto_placement_free(&a);
+	proto_request_free(&req);
+	/* Input from a daemon: control characters and overlong texts refused. */
+	text = proto_placement_json(&first);
+	bad = text ? malloc(strlen(text) + 2 * PROTO_CHOICE_MAX) : NULL;
+	if (bad) {
+		char *at = strstr(text, "\"auto\":\"");
+		size_t head = at ? (size_t)(at - text) + 8 : 0;
+
+		snprintf(bad, strlen(text) + 2 * PROTO_CHOICE_MAX, "%.*s\\u001b[31mred\"}",
+			 (int)head, text);
+		pl_err_clear(&err);
+		ok(at && proto_placement_parse(bad, &b, &err) < 0, "an \"auto\" text with an escape "
+		   "character is refused");
+		like(err.text, "\"auto\" must be printable text", "  saying what is accepted (%s)", err.text);
+		proto_placement_free(&b);
+		memset(bad + head, 'x', PROTO_CHOICE_MAX);
+		snprintf(bad + head + PROTO_CHOICE_MAX, PROTO_CHOICE_MAX, "\"}");
+		ok(at && proto_placement_parse(bad, &b, &err) < 0, "an \"auto\" text of %d bytes is refused",
+		   PROTO_CHOICE_MAX);
+		proto_placement_free(&b);
+	}
+	free(bad);
+	free(text);
+	/* Nothing fits: a 422 naming why. */
+	proto_request_init(&req, "auto,model=405b,tp8,pp1", step, 4, 7, 3, NULL, &err);
+	pl_err_clear(&err);
+	ok(proto_answer(m, &req, &a, &status, &err) < 0 && status == 422,
+	   "auto with pins that leave nothing that fits 80 GB: 422 (%s)", err.text);
+	proto_placement_free(&a);
+	proto_request_free(&req);
+	proto_placement_free(&first);
+	topo_free(m);
+}
+
 int
 main(void)
 {
-	plan(137);
+	plan(165);
 	test_round_trip();
 	test_errors();
 	test_struct_calls();
@@ -441,5 +527,6 @@ main(void)
 	test_uid();
 	test_init_errors();
 	test_domain_gpus();
+	test_auto();
 	return done_testing();
 }

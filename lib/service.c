@@ -5,6 +5,9 @@
 
 #include "service.h"
 
+/* Room for a formatted spec in svc_choice_text. */
+#define SVC_SPEC_TEXT 256
+
 long
 svc_domain_gpus(const struct topo_map *m, const struct place_node *nodes, long nnodes)
 {
@@ -48,40 +51,21 @@ min_gpu_memory(const struct topo_map *m, const struct place_node *nodes, long nn
 	return best;
 }
 
-int
-svc_run(const struct topo_map *m, const char *spec, const struct place_node *nodes,
-	long nnodes, const struct svc_options *opt, struct svc_result *out, pl_err_t *err)
+/* The plan, then the placement, of out->layout (resolved). */
+static int
+plan_and_place(const struct topo_map *m, const struct place_node *nodes, long nnodes,
+	       const struct svc_options *opt, const struct pl_layout *previous,
+	       struct svc_result *out, pl_err_t *err)
 {
-	static const struct svc_options none;
-	struct pl_layout previous;
 	double bytes[PL_NAXES];
 	pl_err_t inner;
-	long i;
 	int a;
 
-	memset(out, 0, sizeof(*out));
-	if (!opt)
-		opt = &none;
-	if (layout_parse(spec, &out->layout, err) < 0)
-		return -1;
-	if (opt->previous && layout_parse(opt->previous, &previous, err) < 0)
-		return -1;
-	for (i = 0; i < nnodes; i++)
-		out->world += nodes[i].ntasks;
-	if (layout_resolve(&out->layout, out->world, err) < 0)
-		return -1;
-	if (opt->previous && layout_resolve(&previous, out->world, err) < 0)
-		return -1;
-	plan_ctx_default(&out->pctx, nnodes, 1);
-	out->pctx.world = out->world;
-	out->pctx.domain_gpus = svc_domain_gpus(m, nodes, nnodes);
-	out->pctx.gpu_memory_gb = opt->gpu_memory_gb > 0 ? opt->gpu_memory_gb :
-				  min_gpu_memory(m, nodes, nnodes);
-	memcpy(out->pctx.link, m->link, sizeof(out->pctx.link));
-	out->pctx.previous = opt->previous ? &previous : NULL;
+	out->pctx.previous = previous;
 	pl_err_clear(&inner);
 	out->plan_ok = plan_compute(&out->layout, &out->pctx, &out->plan, &inner) == 0;
-	out->pctx.previous = NULL;	/* it pointed at this stack frame */
+	out->pctx.previous = NULL;	/* it points at the caller's frame */
+	out->plan_error[0] = out->place_error[0] = '\0';
 	if (!out->plan_ok) {
 		snprintf(out->plan_error, sizeof(out->plan_error), "%s", inner.text);
 		/* A model the user typed must plan; the assumed default need not. */
@@ -101,9 +85,113 @@ svc_run(const struct topo_map *m, const char *spec, const struct place_node *nod
 	return 0;
 }
 
+/*
+ * An auto spec: rank the candidates on the step's machines, then take the
+ * best one that plans and places on the step's nodes.  The ranking uses
+ * the planner's domain rule for each axis's link class; the placement is
+ * the check that the step's real nodes agree.
+ */
+static int
+choose(const struct topo_map *m, const struct place_node *nodes, long nnodes,
+       const struct svc_options *opt, const struct pl_layout *previous,
+       struct svc_result *out, pl_err_t *err)
+{
+	struct pl_layout req = out->layout;
+	pl_err_t first;
+	size_t k;
+
+	out->choice = calloc(1, sizeof(*out->choice));
+	if (!out->choice)
+		return pl_err_set(err, "out of memory for the auto layout's candidates");
+	if (plan_auto(&req, &out->pctx, out->choice, err) < 0)
+		return -1;
+	pl_err_clear(&first);
+	for (k = 0; k < out->choice->n; k++) {
+		pl_err_t why;
+
+		pl_err_clear(&why);
+		out->layout = out->choice->top[k].layout;
+		if (plan_and_place(m, nodes, nnodes, opt, previous, out, &why) == 0 &&
+		    (out->place_ok || !opt->need_place)) {
+			out->choice_index = k;
+			return 0;
+		}
+		if (!pl_err_isset(&first))
+			first = why;
+		place_result_free(&out->place);
+		memset(&out->place, 0, sizeof(out->place));
+	}
+	return pl_err_set(err, "auto: none of the %zu best layouts places on the step's nodes; "
+			  "the best one: %s", out->choice->n,
+			  pl_err_isset(&first) ? first.text : "no candidate");
+}
+
+int
+svc_run(const struct topo_map *m, const char *spec, const struct place_node *nodes,
+	long nnodes, const struct svc_options *opt, struct svc_result *out, pl_err_t *err)
+{
+	static const struct svc_options none;
+	struct pl_layout previous;
+	long i;
+
+	memset(out, 0, sizeof(*out));
+	if (!opt)
+		opt = &none;
+	if (layout_parse(spec, &out->layout, err) < 0)
+		return -1;
+	if (opt->previous && layout_parse(opt->previous, &previous, err) < 0)
+		return -1;
+	for (i = 0; i < nnodes; i++)
+		out->world += nodes[i].ntasks;
+	if (!out->layout.auto_layout && layout_resolve(&out->layout, out->world, err) < 0)
+		return -1;
+	if (opt->previous && layout_resolve(&previous, out->world, err) < 0)
+		return -1;
+	plan_ctx_default(&out->pctx, nnodes, 1);
+	out->pctx.world = out->world;
+	out->pctx.domain_gpus = svc_domain_gpus(m, nodes, nnodes);
+	out->pctx.gpu_memory_gb = opt->gpu_memory_gb > 0 ? opt->gpu_memory_gb :
+				  min_gpu_memory(m, nodes, nnodes);
+	memcpy(out->pctx.link, m->link, sizeof(out->pctx.link));
+	if (out->layout.auto_layout) {
+		if (choose(m, nodes, nnodes, opt, opt->previous ? &previous : NULL, out, err) < 0)
+			goto fail;
+		return 0;
+	}
+	if (plan_and_place(m, nodes, nnodes, opt, opt->previous ? &previous : NULL, out, err) < 0)
+		goto fail;
+	return 0;
+fail:
+	svc_result_free(out);
+	return -1;
+}
+
+void
+svc_choice_text(const struct svc_result *r, char *buf, size_t size)
+{
+	const struct plan_auto_result *c = r->choice;
+	char spec[SVC_SPEC_TEXT];
+
+	if (!size)
+		return;
+	buf[0] = '\0';
+	if (!c || r->choice_index >= c->n)
+		return;
+	layout_format(&r->layout, spec, sizeof(spec));
+	snprintf(buf, size, "auto chose %s (estimated %.3g s a step; candidate %zu of the %ld "
+		 "that fit, of %ld considered)%s%s", spec, r->plan.step_seconds,
+		 r->choice_index + 1, c->fitting, c->considered,
+		 r->choice_index == 0 && c->why[0] ? ": " : "",
+		 r->choice_index == 0 ? c->why : ": the better ones do not place on the step's nodes");
+}
+
 void
 svc_result_free(struct svc_result *r)
 {
-	if (r)
-		place_result_free(&r->place);
+	if (!r)
+		return;
+	place_result_free(&r->place);
+	memset(&r->place, 0, sizeof(r->place));
+	free(r->choice);
+	r->choice = NULL;
 }

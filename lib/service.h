@@ -8,6 +8,7 @@
 #define PL_SERVICE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "layout.h"
 #include "place.h"
@@ -21,7 +22,7 @@ struct svc_options {
 };
 
 struct svc_result {
-	struct pl_layout layout;	/* resolved */
+	struct pl_layout layout;	/* resolved (for auto: the layout chosen) */
 	long world;
 	struct plan_ctx pctx;
 	struct plan plan;
@@ -30,10 +31,21 @@ struct svc_result {
 	struct place_result place;
 	bool place_ok;
 	char place_error[PL_ERR_TEXT];
+	/*
+	 * For an auto spec: the planner's ranking, best first; NULL for any
+	 * other spec.  choice_index is the candidate taken: the best one that
+	 * places on the step's nodes.
+	 */
+	struct plan_auto_result *choice;
+	size_t choice_index;
 };
 
 /*
- * Run spec on the step's nodes (Slurm order) of map m.  Returns 0, or -1
+ * Run spec on the step's nodes (Slurm order) of map m.  An auto spec
+ * ("auto,model=70b") is first chosen by plan_auto() against the step's
+ * nodes (their NVLink domain, GPU memory and the map's link classes), and
+ * the best-ranked candidate that also places on them is taken; every node
+ * that runs this on the same inputs takes the same one.  Returns 0, or -1
  * with err naming what is wrong with the spec or the step (then *out holds
  * nothing to free).  With !opt->need_place a refused placement is recorded
  * in out->place_error and is not an error; a plan that fails for the
@@ -45,6 +57,10 @@ int svc_run(const struct topo_map *m, const char *spec, const struct place_node 
 	    pl_err_t *err);
 
 void svc_result_free(struct svc_result *r);
+
+/* One line for people: "auto chose tp8,pp2,dp2 (step 1.23 s est., 1st of
+ * 5 fitting of 40 layouts): <why>", or "" when r holds no choice. */
+void svc_choice_text(const struct svc_result *r, char *buf, size_t size);
 
 /* GPUs of the largest NVLink domain among the step's nodes (a node, or the
  * step's part of an NVLink block). */

@@ -224,6 +224,43 @@ rc, out, err = lab.sbatch_wait(["-N4", "-n32", "--parallel-layout=tp8,pp4", "--w
 is_eq(rc, 0, "sbatch --parallel-layout (inherited by srun) exits 0")
 check_rows(rows_of(out), "tp8,pp4", "option given to sbatch", steered=True)
 
+# 2b. An auto layout: the planner chooses on the step's nodes; every task
+# gets the chosen sizes, every node chose the same, and layoutctl computes
+# the same choice on the same map.
+AUTO = "auto,model=7b,seq=4096"
+script = "#!/bin/bash\nsrun --parallel-layout=%s --parallel-layout-verbose bash -c '%s'\n" % (AUTO, PRINT_ENV)
+rc, out, err = lab.sbatch_wait(["-N4", "-n32"], script=script, timeout=120)
+is_eq(rc, 0, "sbatch -N4 -n32, srun --parallel-layout=%s exits 0" % AUTO)
+rows = rows_of(out)
+chosen = {r.get("PARALLEL_LAYOUT") for r in rows}
+ok(len(chosen) == 1 and "auto" not in next(iter(chosen), "auto"),
+   "auto: every task carries the same concrete layout (%s)" % sorted(chosen))
+exp = check_rows(rows, AUTO, "auto inside sbatch", steered=True)
+if exp:
+    is_eq(next(iter(chosen), None), exp["layout"]["spec"],
+          "auto: the layout chosen is the one layoutctl place chooses on the same map")
+    sizes = {a: exp["layout"][a] for a in ("tp", "cp", "pp", "dp")}
+    ok(all(r["WORLD_SIZE"] == "32" for r in rows) and
+       max(co(r, "TP") for r in rows) + 1 == sizes["tp"] and
+       max(co(r, "PP") for r in rows) + 1 == sizes["pp"] and
+       max(co(r, "DP") for r in rows) + 1 == sizes["dp"],
+       "auto: the coordinates span the chosen sizes %s" % sizes)
+    ok(sizes["tp"] <= 8, "auto: TP stays inside a node's 8 GPUs (tp=%d)" % sizes["tp"])
+like(err, "auto chose ", "auto, verbose: srun says what layoutd chose and why")
+rc, out, err = lab.srun(["-N4", "-n32", "--parallel-layout=" + AUTO, "--parallel-layout-verbose",
+                         "bash", "-c", PRINT_ENV])
+is_eq(rc, 0, "standalone srun --parallel-layout=%s exits 0" % AUTO)
+like(err, "the cluster's bounds pick ", "standalone auto, verbose: srun says the likely choice before allocating")
+check_rows(rows_of(out), AUTO, "auto standalone")
+rc, out, err = lab.srun(["-N4", "-n32", "--parallel-layout=auto,model=7b,tp4", "bash", "-c", PRINT_ENV])
+ok(rc == 0 and {r["PARALLEL_LAYOUT"].split(",")[0] for r in rows_of(out)} == {"tp4"},
+   "auto,tp4: the pinned tp4 is kept by every task")
+before = last_job_id()
+rc, out, err = lab.srun(["-N4", "-n32", "--parallel-layout=auto,model=405b,tp8,pp1", "true"], timeout=30)
+ok(rc == 255 and "parallel-layout" in err, "auto with pins no layout of 32 80 GB GPUs fits: refused, rc 255")
+like(err, "auto", "  the message is about the auto search")
+is_eq(last_job_id(), before, "  refused before allocating")
+
 # 3. Refusals: before allocation, a clear message, rc 255, no node drained.
 before = last_job_id()
 for spec, needle in (("tp16,pp2", "tp=16 exceeds the 8 GPUs"),

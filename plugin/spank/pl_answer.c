@@ -279,6 +279,42 @@ pl_answer_check(const struct proto_placement *p, const char *const *names, const
 	return check_tasks(p, ntasks, nnodes, only, err);
 }
 
+/* An answer for an auto spec: the chosen layout keeps every pinned key. */
+static int
+auto_check(const struct proto_placement *p, const struct pl_layout *want, const char *spec,
+	   pl_err_t *err)
+{
+	const struct pl_layout *got = &p->layout;
+	char a[PL_CLIP_BUF], b[PL_CLIP_BUF];
+	const char *key = NULL;
+	int i;
+
+	for (i = 0; i < PL_NAXES && !key; i++)
+		if ((want->given & PL_GIVEN_AXIS(i)) && want->size[i] != got->size[i])
+			key = pl_axis_name(i);
+	if (!key && (want->given & PL_GIVEN_ZERO) && want->zero != got->zero)
+		key = "zero";
+	if (!key && (want->given & PL_GIVEN_GBS) && want->gbs != got->gbs)
+		key = "gbs";
+	if (!key && (want->given & PL_GIVEN_MBS) && want->mbs != got->mbs)
+		key = "mbs";
+	if (!key && (want->given & PL_GIVEN_RECOMPUTE) && want->recompute != got->recompute)
+		key = "recompute";
+	if (!key && (want->given & PL_GIVEN_VPP) && want->vpp != got->vpp)
+		key = "vpp";
+	if (!key && (want->given & PL_GIVEN_SP) && want->sp != got->sp)
+		key = "sp";
+	if (!key && (want->given & PL_GIVEN_CPALGO) && want->cp_algo != got->cp_algo)
+		key = "cp_algo";
+	for (i = 0; i < PL_NAXES && !key; i++)
+		if (want->order[i] != got->order[i])
+			key = "order";
+	if (key)
+		return pl_err_set(err, "placement is for layout '%s', which does not keep %s= of --parallel-layout=%s",
+				  pl_clip(p->spec, a, sizeof(a)), key, pl_clip(spec, b, sizeof(b)));
+	return 0;
+}
+
 int
 pl_answer_layout_check(const struct proto_placement *p, const char *spec, pl_err_t *err)
 {
@@ -288,8 +324,11 @@ pl_answer_layout_check(const struct proto_placement *p, const char *spec, pl_err
 	int i;
 
 	pl_err_clear(&why);
-	if (layout_parse(spec, &want, &why) < 0 || layout_resolve(&want, p->world, &why) < 0)
+	if (layout_parse(spec, &want, &why) < 0 ||
+	    (!want.auto_layout && layout_resolve(&want, p->world, &why) < 0))
 		return pl_err_set(err, "--parallel-layout=%s: %s", pl_clip(spec, a, sizeof(a)), why.text);
+	if (want.auto_layout)
+		return auto_check(p, &want, spec, err);
 	for (i = 0; i < PL_NAXES; i++)
 		if (want.size[i] != p->layout.size[i] || want.order[i] != p->layout.order[i])
 			return pl_err_set(err, "placement is for layout '%s', not for --parallel-layout=%s",

@@ -25,8 +25,10 @@ int pl_answer_check(const struct proto_placement *p, const char *const *names,
 /*
  * Is p a placement of spec?  The answer's layout (resolved against its
  * world) must have the sizes and the rank order spec resolves to; an
- * answer for another layout would give every task a wrong rank.  Returns
- * 0, or -1 with err.
+ * answer for another layout would give every task a wrong rank.  For an
+ * auto spec the answer's layout is the one the planner chose: it must keep
+ * every key the spec pins (sizes, zero, gbs, mbs, recompute, vpp, sp,
+ * cp_algo) and the spec's rank order.  Returns 0, or -1 with err.
  */
 int pl_answer_layout_check(const struct proto_placement *p, const char *spec, pl_err_t *err);
 

@@ -29,6 +29,46 @@ static struct {
 } ctx;
 
 /*
+ * An auto spec before the step exists: is there any layout of the step's
+ * tasks that fits the cluster's bounds (its largest NVLink domain, its
+ * smallest GPU memory)?  None refuses before the allocation.  The layout
+ * itself is chosen by layoutd on the step's nodes, which know their
+ * domain and memory exactly; what the bounds pick is said in verbose mode
+ * as the likely choice.
+ */
+static int
+choose(const struct pl_opts *o, const struct pl_shape *s, const struct pl_layout *l,
+       const struct plan_ctx *pc, const char *spec)
+{
+	struct plan_auto_result *r;
+	char best[PL_CLIP_BUF];
+	pl_err_t err;
+	int rv = -1;
+
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		/* Not a reason to refuse: the nodes choose and check anyway. */
+		slurm_info(PLUGIN_NAME ": --parallel-layout=%s: out of memory to check the auto layout here",
+			   spec);
+		return 0;
+	}
+	pl_err_clear(&err);
+	if (plan_auto(l, pc, r, &err) < 0) {
+		ERR("--parallel-layout=%s: %s (the step runs %ld tasks)", spec, err.text, s->ntasks);
+		goto out;
+	}
+	layout_format(&r->top[0].layout, best, sizeof(best));
+	if (o->verbose)
+		slurm_info(PLUGIN_NAME ": %s over %ld tasks: the cluster's bounds pick %s (%.1f GB per GPU, estimated %.3g s a step; %ld of %ld layouts fit); the step's nodes decide",
+			   spec, s->ntasks, best, r->top[0].plan.total_gb_per_gpu,
+			   r->top[0].plan.step_seconds, r->fitting, r->considered);
+	rv = 0;
+out:
+	free(r);
+	return rv;
+}
+
+/*
  * Check the spec against the step's task count and the cluster before
  * anything is allocated; print the planner's warnings.  -1 refuses.
  */
@@ -79,6 +119,16 @@ validate(const struct pl_opts *o, const struct pl_shape *s)
 		rv = 0;		/* nothing more to check before the step exists */
 		goto out;
 	}
+	plan_ctx_default(&pc, s->nnodes > 0 ? s->nnodes : 1, 1);
+	pc.world = s->ntasks;
+	pc.domain_gpus = domain;
+	pc.gpu_memory_gb = mem;
+	if (have_bounds)
+		memcpy(pc.link, b.link, sizeof(pc.link));
+	if (l.auto_layout) {
+		rv = choose(o, s, &l, &pc, spec);
+		goto out;
+	}
 	if (layout_resolve(&l, s->ntasks, &err) < 0) {
 		ERR("--parallel-layout=%s: %s (the step runs %ld tasks)", spec, err.text, s->ntasks);
 		goto out;
@@ -88,12 +138,6 @@ validate(const struct pl_opts *o, const struct pl_shape *s)
 		    spec, l.size[PL_TP], s->ntasks_per_node);
 		goto out;
 	}
-	plan_ctx_default(&pc, s->nnodes > 0 ? s->nnodes : 1, 1);
-	pc.world = s->ntasks;
-	pc.domain_gpus = domain;
-	pc.gpu_memory_gb = mem;
-	if (have_bounds)
-		memcpy(pc.link, b.link, sizeof(pc.link));
 	if (plan_compute(&l, &pc, &p, &err) < 0) {
 		if (l.have_model) {
 			ERR("--parallel-layout=%s: %s", spec, err.text);
@@ -196,6 +240,8 @@ steer(const struct pl_opts *o, const struct pl_shape *s)
 	setenv("SLURM_HOSTFILE", ctx.hostfile, 1);
 	/* Tells the nodes that Slurm was steered, so they verify it. */
 	setenv("PARALLEL_LAYOUT_STEERED", "1", 1);
+	if (o->verbose && p.choice[0])
+		slurm_info(PLUGIN_NAME ": %s", p.choice);
 	if (o->verbose)
 		slurm_info(PLUGIN_NAME ": steering Slurm: task r starts on the node of rank r (%s)",
 			   from);

@@ -253,10 +253,10 @@ place_here(const struct pl_opts *o, const struct pl_step *st, long me, long uid,
 			ctx.node_rank++;
 	master_address(o);
 	if (o->verbose)
-		slurm_info(PLUGIN_NAME ": step %u.%u on %s: placement %s from %s (asked as uid %ld for job owner %ld)",
+		slurm_info(PLUGIN_NAME ": step %u.%u on %s: placement %s from %s (asked as uid %ld for job owner %ld)%s%s",
 			   ctx.job_id, ctx.step_id, ctx.node,
 			   ctx.steered ? "followed by Slurm" : "applied by RANK", from, (long)geteuid(),
-			   uid);
+			   uid, ctx.place.choice[0] ? "; " : "", ctx.place.choice);
 }
 
 /*

@@ -342,6 +342,24 @@ test_answer_check(void)
 	ok(pl_answer_layout_check(&p, "tp2,order=tp-cp-ep-pp-dp", &err) < 0,
 	   "refused: the same sizes in another rank order");
 	like(err.text, "placement is for layout 'tp2'", "  (not a parse error: %s)", err.text);
+	/* An auto spec: the answer is the layout the planner chose; it must
+	 * keep what the spec pins. */
+	pl_err_clear(&err);
+	ok(pl_answer_layout_check(&p, "auto", &err) == 0 &&
+	   pl_answer_layout_check(&p, "auto,tp2,model=7b", &err) == 0,
+	   "auto and auto,tp2: the answer tp2,dp2 keeps every pin (%s)", err.text);
+	ok(pl_answer_layout_check(&p, "auto,tp4", &err) < 0, "refused: auto,tp4 answered with tp2");
+	like(err.text, "does not keep tp= of --parallel-layout=auto,tp4", "  naming the pin (%s)", err.text);
+	pl_err_clear(&err);
+	ok(pl_answer_layout_check(&p, "auto,zero=1", &err) < 0, "refused: auto,zero=1 answered with zero 0");
+	like(err.text, "does not keep zero=", "  naming zero (%s)", err.text);
+	pl_err_clear(&err);
+	ok(pl_answer_layout_check(&p, "auto,order=tp-cp-ep-pp-dp", &err) < 0,
+	   "refused: auto in another rank order");
+	like(err.text, "does not keep order=", "  naming the order (%s)", err.text);
+	pl_err_clear(&err);
+	ok(pl_answer_layout_check(&p, "auto,tp=x", &err) < 0, "a bad auto spec is a parse error");
+	like(err.text, "--parallel-layout=auto,tp=x: ", "  naming the spec (%s)", err.text);
 	proto_placement_free(&p);
 #undef BROKEN
 }
@@ -790,7 +808,7 @@ test_watch_step_json(void)
 int
 main(void)
 {
-	plan(196);
+	plan(205);
 	test_args();
 	test_shape();
 	test_answer_check();
