@@ -268,6 +268,9 @@ sizes(struct search *s, long tp, long cp, long ep, long pp)
 		return;
 	if (l.gbs % (l.mbs * dp) != 0)
 		return;
+	/* Megatron-Core's expert rule: world % (tp*ep*pp) == 0 */
+	if (ep > 1 && (cp * dp) % ep != 0)
+		return;
 	l.auto_layout = false;
 	l.dp_auto = false;
 	l.size[PL_TP] = tp;
