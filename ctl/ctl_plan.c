@@ -27,6 +27,8 @@ struct job {
 	bool have_auto;			/* the spec was auto: ar holds the choice */
 	struct plan_auto_result ar;
 	double usable_gb, gpu_gb;	/* what the candidates had to fit */
+	bool gpu_gb_nominal;		/* neither the map nor --gpu-mem knew it */
+	bool gbs_chosen;		/* gbs was not pinned: the planner's */
 };
 
 /* What plan_auto is told beyond the map (plan's --headroom etc.). */
@@ -125,6 +127,8 @@ choose_auto(struct job *j, const char *spec, double gpu_mem, const struct auto_o
 		return -1;
 	}
 	j->have_auto = true;
+	j->gpu_gb_nominal = !(ctx.gpu_memory_gb > 0);
+	j->gbs_chosen = !(req.given & PL_GIVEN_GBS);
 	j->gpu_gb = ctx.gpu_memory_gb > 0 ? ctx.gpu_memory_gb : 80.0;
 	j->usable_gb = j->gpu_gb * (1.0 - (ao->headroom > 0 ? ao->headroom : PLAN_DEFAULT_HEADROOM));
 	layout_format(&j->ar.top[0].layout, out, size);
@@ -224,9 +228,10 @@ auto_json(const struct job *j)
 		json_object_set_new(o, "step", step_json(&c->plan));
 		json_array_append_new(cands, o);
 	}
-	return json_pack("{s:I, s:I, s:f, s:f, s:s, s:o}", "considered",
+	return json_pack("{s:I, s:I, s:f, s:b, s:f, s:b, s:s, s:o}", "considered",
 			 (json_int_t)j->ar.considered, "fitting", (json_int_t)j->ar.fitting,
-			 "gpu_memory_gb", j->gpu_gb, "usable_gb", j->usable_gb, "why", j->ar.why,
+			 "gpu_memory_gb", j->gpu_gb, "gpu_memory_nominal", j->gpu_gb_nominal,
+			 "usable_gb", j->usable_gb, "gbs_chosen", j->gbs_chosen, "why", j->ar.why,
 			 "candidates", cands);
 }
 
@@ -320,8 +325,12 @@ print_auto(const struct job *j)
 	size_t i;
 	int ax;
 
-	printf("auto         %ld layouts considered, %ld fit %.1f GB (%.0f GB less headroom); "
-	       "the best %zu:\n", a->considered, a->fitting, j->usable_gb, j->gpu_gb, a->n);
+	printf("auto         %ld layouts considered, %ld fit %.1f GB (%.0f GB%s less headroom); "
+	       "the best %zu:\n", a->considered, a->fitting, j->usable_gb, j->gpu_gb,
+	       j->gpu_gb_nominal ? " nominal, the map does not say" : "", a->n);
+	if (j->gbs_chosen && a->n > 0)
+		printf("             gbs=%ld chosen by the planner for all (pin gbs= for yours)\n",
+		       a->top[0].layout.gbs);
 	printf("%-13s", "");
 	for (i = 0; i < a->n; i++)
 		printf(" %-26s", i == 0 ? "#1 chosen" : (snprintf(buf[i], 48, "#%zu", i + 1), buf[i]));

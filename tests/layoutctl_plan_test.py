@@ -150,6 +150,8 @@ if p is not None and "auto" in p:
     ok(steps == sorted(steps), "ranked by step time")
     ok(all(c["total_gb_per_gpu"] <= a["usable_gb"] for c in cands), "every one fits the usable memory")
     is_close(a["usable_gb"], 72.0, "80 GB less the default 10 % headroom")
+    ok(a["gpu_memory_nominal"] is True and a["gbs_chosen"] is False,
+       "--nodes without a map: 80 GB nominal; gbs pinned")
     is_eq(p["layout"]["spec"], cands[0]["spec"], "the plan is the winner's")
     ok("auto" not in p["layout"]["spec"], "the chosen spec is concrete")
     like(a["why"], "faster than", "why names the runner-up")
@@ -169,6 +171,7 @@ if p is not None:
 rc, out, err = run("plan", "--layout", "auto,model=70b", "--nodes", "16", "--gpus-per-node", "8")
 is_eq(rc, 0, "auto plan exits 0")
 like(out, "#1 chosen", "the table heads the candidates")
+like(out, "gbs=1024 chosen by the planner", "an unpinned gbs is said to be the planner's")
 like(out, "step s", "with a step time row")
 like(out, "why          ", "and the why line")
 like(out, "step time    compute", "the chosen plan shows its step time")
