@@ -305,15 +305,20 @@ print_json(json_t *root)
 	return rv;
 }
 
-/* "vpp4,sp,zero=1,selective" : what a candidate is beyond its sizes */
+/*
+ * What a candidate is beyond its sizes, in two cells: the schedule
+ * ("vpp4,sp") and the rest ("zero=1,selective,ulysses").
+ */
 static void
-variant_text(const struct pl_layout *l, char *buf, size_t size)
+variant_text(const struct pl_layout *l, int row, char *buf, size_t size)
 {
 	static const char *const rc[] = { "", ",selective", ",full" };
 
-	snprintf(buf, size, "vpp%ld%s,zero=%d%s%s", l->vpp, l->sp ? ",sp" : "", l->zero,
-		 rc[l->recompute % 3], l->size[PL_CP] > 1 && l->cp_algo == PL_CP_ULYSSES ?
-		 ",ulysses" : "");
+	if (row == 0)
+		snprintf(buf, size, "vpp%ld%s", l->vpp, l->sp ? ",sp" : "");
+	else
+		snprintf(buf, size, "zero=%d%s%s", l->zero, rc[l->recompute % 3],
+			 l->size[PL_CP] > 1 && l->cp_algo == PL_CP_ULYSSES ? ",ulysses" : "");
 }
 
 /* The candidates side by side, one column each, then why the first won. */
@@ -325,34 +330,36 @@ print_auto(const struct job *j)
 	size_t i;
 	int ax;
 
-	printf("auto         %ld layouts considered, %ld fit %.1f GB (%.0f GB%s less headroom); "
+	printf("auto         %ld layouts considered, %ld fit %.1f GB (%.0f GB%s, less headroom); "
 	       "the best %zu:\n", a->considered, a->fitting, j->usable_gb, j->gpu_gb,
-	       j->gpu_gb_nominal ? " nominal, the map does not say" : "", a->n);
+	       j->gpu_gb_nominal ? " nominal" : "", a->n);
 	if (j->gbs_chosen && a->n > 0)
 		printf("             gbs=%ld chosen by the planner for all (pin gbs= for yours)\n",
 		       a->top[0].layout.gbs);
 	printf("%-13s", "");
 	for (i = 0; i < a->n; i++)
-		printf(" %-26s", i == 0 ? "#1 chosen" : (snprintf(buf[i], 48, "#%zu", i + 1), buf[i]));
+		printf(" %-24s", i == 0 ? "#1 chosen" : (snprintf(buf[i], 48, "#%zu", i + 1), buf[i]));
 	printf("\n%-13s", "sizes");
 	for (i = 0; i < a->n; i++) {
 		const struct pl_layout *l = &a->top[i].layout;
 
 		snprintf(buf[i], 48, "tp%ld,cp%ld,pp%ld,dp%ld", l->size[PL_TP], l->size[PL_CP],
 			 l->size[PL_PP], l->size[PL_DP]);
-		printf(" %-26s", buf[i]);
+		printf(" %-24s", buf[i]);
 	}
-	printf("\n%-13s", "variant");
-	for (i = 0; i < a->n; i++) {
-		variant_text(&a->top[i].layout, buf[i], 48);
-		printf(" %-26s", buf[i]);
+	for (ax = 0; ax < 2; ax++) {
+		printf("\n%-13s", ax == 0 ? "schedule" : "state, cp");
+		for (i = 0; i < a->n; i++) {
+			variant_text(&a->top[i].layout, ax, buf[i], 48);
+			printf(" %-24s", buf[i]);
+		}
 	}
 	printf("\n%-13s", "memory GB");
 	for (i = 0; i < a->n; i++)
-		printf(" %-26.1f", a->top[i].plan.total_gb_per_gpu);
+		printf(" %-24.1f", a->top[i].plan.total_gb_per_gpu);
 	printf("\n%-13s", "compute s");
 	for (i = 0; i < a->n; i++)
-		printf(" %-26.3f", a->top[i].plan.compute_seconds);
+		printf(" %-24.3f", a->top[i].plan.compute_seconds);
 	for (ax = 0; ax < PL_NAXES; ax++) {
 		char label[24];
 
@@ -365,18 +372,18 @@ print_auto(const struct job *j)
 
 			snprintf(buf[i], 48, "%.3f (%s)", p->exposed_seconds[ax],
 				 topo_link_name(p->comm_link[ax]));
-			printf(" %-26s", buf[i]);
+			printf(" %-24s", buf[i]);
 		}
 	}
 	printf("\n%-13s", "bubble s");
 	for (i = 0; i < a->n; i++) {
 		snprintf(buf[i], 48, "%.3f (%.1f %%)", a->top[i].plan.bubble_seconds,
 			 100.0 * a->top[i].plan.bubble_fraction);
-		printf(" %-26s", buf[i]);
+		printf(" %-24s", buf[i]);
 	}
 	printf("\n%-13s", "step s");
 	for (i = 0; i < a->n; i++)
-		printf(" %-26.3f", a->top[i].plan.step_seconds);
+		printf(" %-24.3f", a->top[i].plan.step_seconds);
 	printf("\nwhy          %s\n", a->why);
 	printf("             (links by the NVLink domain rule; the chosen layout is placed on "
 	       "the step's nodes below)\n");
