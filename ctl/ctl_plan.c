@@ -2,7 +2,8 @@
 /*
  * `layoutctl plan` and `layoutctl place`: both parse a layout, find the
  * step's nodes, run the planner (for the report and for the traffic that
- * orders the placement) and place the ranks.
+ * orders the placement) and place the ranks.  An auto spec is chosen here
+ * by plan_auto first, then planned and placed like any other.
  */
 #include "config.h"
 
@@ -23,6 +24,16 @@ struct job {
 	struct place_node *nodes;
 	long nnodes;
 	struct svc_result r;
+	bool have_auto;			/* the spec was auto: ar holds the choice */
+	struct plan_auto_result ar;
+	double usable_gb, gpu_gb;	/* what the candidates had to fit */
+	bool gpu_gb_nominal;		/* neither the map nor --gpu-mem knew it */
+	bool gbs_chosen;		/* gbs was not pinned: the planner's */
+};
+
+/* What plan_auto is told beyond the map (plan's --headroom etc.). */
+struct auto_opts {
+	double headroom, efficiency, peak_tflops;
 };
 
 static void
@@ -62,13 +73,76 @@ uniform_map(const char *nodes_arg, long gpus_per_node)
 	return m;
 }
 
+/* The smallest GPU memory among the step's nodes; 0 when unknown. */
+static double
+step_gpu_memory(const struct topo_map *m, const struct place_node *nodes, long nnodes)
+{
+	double best = 0;
+	long i;
+
+	for (i = 0; i < nnodes; i++) {
+		const struct topo_nodetype *t = topo_node_type(m, topo_find_node(m, nodes[i].name));
+
+		if (t && t->gpu_memory_gb > 0 && (best == 0 || t->gpu_memory_gb < best))
+			best = t->gpu_memory_gb;
+	}
+	return best;
+}
+
+/*
+ * Choose an auto spec's layout on the step's nodes: the same machine
+ * figures svc_run plans with.  Writes the chosen concrete spec into out.
+ * Returns 0, or -1 after an error message.
+ */
+static int
+choose_auto(struct job *j, const char *spec, double gpu_mem, const struct auto_opts *ao,
+	    char *out, size_t size)
+{
+	struct plan_ctx ctx;
+	struct pl_layout req;
+	pl_err_t err;
+	long i;
+
+	pl_err_clear(&err);
+	if (layout_parse(spec, &req, &err) < 0) {
+		ctl_error("--layout=%s: %s", ctl_clip(spec), err.text);
+		return -1;
+	}
+	if (!req.auto_layout) {
+		snprintf(out, size, "%s", spec);
+		return 0;
+	}
+	plan_ctx_default(&ctx, j->nnodes, 1);
+	ctx.world = 0;
+	for (i = 0; i < j->nnodes; i++)
+		ctx.world += j->nodes[i].ntasks;
+	ctx.domain_gpus = svc_domain_gpus(j->map, j->nodes, j->nnodes);
+	ctx.gpu_memory_gb = gpu_mem > 0 ? gpu_mem : step_gpu_memory(j->map, j->nodes, j->nnodes);
+	memcpy(ctx.link, j->map->link, sizeof(ctx.link));
+	ctx.mem_headroom = ao->headroom;
+	ctx.efficiency = ao->efficiency;
+	ctx.gpu_peak_tflops = ao->peak_tflops;
+	if (plan_auto(&req, &ctx, &j->ar, &err) < 0) {
+		ctl_error("--layout=%s: %s", ctl_clip(spec), err.text);
+		return -1;
+	}
+	j->have_auto = true;
+	j->gpu_gb_nominal = !(ctx.gpu_memory_gb > 0);
+	j->gbs_chosen = !(req.given & PL_GIVEN_GBS);
+	j->gpu_gb = ctx.gpu_memory_gb > 0 ? ctx.gpu_memory_gb : 80.0;
+	j->usable_gb = j->gpu_gb * (1.0 - (ao->headroom > 0 ? ao->headroom : PLAN_DEFAULT_HEADROOM));
+	layout_format(&j->ar.top[0].layout, out, size);
+	return 0;
+}
+
 /* Load, find the step, plan and place.  Returns an exit status (0 ok). */
 static int
 job_run(struct job *j, const char *spec, const char *topology, const char *nodes_arg,
 	long gpus_per_node, long tasks_per_node, double gpu_mem, const char *previous,
-	bool need_place)
+	bool need_place, const struct auto_opts *ao)
 {
 	struct svc_options opt = { previous, gpu_mem, need_place };
+	char chosen[1024];
 	pl_err_t err;
 
 	pl_err_clear(&err);
@@ -86,7 +160,9 @@ job_run(struct job *j, const char *spec, const char *topology, const char *nodes
 	if (ctl_step_nodes(j->map, nodes_arg, tasks_per_node, &j->names, &j->nodes,
 			   &j->nnodes) < 0)
 		return 1;
-	if (svc_run(j->map, spec, j->nodes, j->nnodes, &opt, &j->r, &err) < 0) {
+	if (choose_auto(j, spec, gpu_mem, ao, chosen, sizeof(chosen)) < 0)
+		return 1;
+	if (svc_run(j->map, chosen, j->nodes, j->nnodes, &opt, &j->r, &err) < 0) {
 		ctl_error("--layout=%s: %s", ctl_clip(spec), err.text);
 		return 1;
 	}
@@ -110,6 +186,53 @@ cost_json(const struct place_cost *c)
 {
 	return json_pack("{s:f, s:f}", "cross_node_bytes_per_step", c->cross_node_bytes,
 			 "cross_switch_bytes_per_step", c->cross_switch_bytes);
+}
+
+/* The step time of a plan (plan.h states the model). */
+static json_t *
+step_json(const struct plan *p)
+{
+	json_t *exposed = json_object();
+	int i;
+
+	for (i = 0; i < PL_NAXES; i++)
+		json_object_set_new(exposed, pl_axis_name(i), json_real(p->exposed_seconds[i]));
+	return json_pack("{s:f, s:f, s:o, s:f, s:f, s:f, s:f, s:b}",
+			 "compute_seconds", p->compute_seconds,
+			 "exposed_comm_seconds", p->exposed_comm_seconds,
+			 "exposed_seconds", exposed, "bubble_seconds", p->bubble_seconds,
+			 "step_seconds", p->step_seconds, "peak_tflops", p->peak_tflops,
+			 "efficiency", p->efficiency, "peak_nominal", p->peak_nominal);
+}
+
+static json_t *
+auto_json(const struct job *j)
+{
+	static const char *const rc[] = { "none", "selective", "full" };
+	json_t *cands = json_array();
+	size_t i;
+
+	for (i = 0; i < j->ar.n; i++) {
+		const struct plan_candidate *c = &j->ar.top[i];
+		const struct pl_layout *l = &c->layout;
+		json_t *o = layout_json(l);
+
+		json_object_set_new(o, "vpp", json_integer(l->vpp));
+		json_object_set_new(o, "sp", json_boolean(l->sp));
+		json_object_set_new(o, "zero", json_integer(l->zero));
+		json_object_set_new(o, "recompute", json_string(rc[l->recompute % 3]));
+		json_object_set_new(o, "cp_algo", json_string(l->cp_algo == PL_CP_ULYSSES ?
+							      "ulysses" : "ring"));
+		json_object_set_new(o, "gbs", json_integer(l->gbs));
+		json_object_set_new(o, "total_gb_per_gpu", json_real(c->plan.total_gb_per_gpu));
+		json_object_set_new(o, "step", step_json(&c->plan));
+		json_array_append_new(cands, o);
+	}
+	return json_pack("{s:I, s:I, s:f, s:b, s:f, s:b, s:s, s:o}", "considered",
+			 (json_int_t)j->ar.considered, "fitting", (json_int_t)j->ar.fitting,
+			 "gpu_memory_gb", j->gpu_gb, "gpu_memory_nominal", j->gpu_gb_nominal,
+			 "usable_gb", j->usable_gb, "gbs_chosen", j->gbs_chosen, "why", j->ar.why,
+			 "candidates", cands);
 }
 
 static json_t *
@@ -152,6 +275,9 @@ plan_json(const struct job *j)
 				      "cp_bytes_per_step", p->cp_bytes_per_step,
 				      "ep_bytes_per_step", p->ep_bytes_per_step,
 				      "seconds", secs));
+	json_object_set_new(root, "step", step_json(p));
+	if (j->have_auto)
+		json_object_set_new(root, "auto", auto_json(j));
 	json_object_set_new(root, "bubble_fraction", json_real(p->bubble_fraction));
 	json_object_set_new(root, "micro_batches", json_integer(p->micro_batches));
 	json_object_set_new(root, "grad_accum_steps", json_integer(p->grad_accum_steps));
@@ -177,6 +303,90 @@ print_json(json_t *root)
 	fputc('\n', stdout);
 	json_decref(root);
 	return rv;
+}
+
+/*
+ * What a candidate is beyond its sizes, in two cells: the schedule
+ * ("vpp4,sp") and the rest ("zero=1,selective,ulysses").
+ */
+static void
+variant_text(const struct pl_layout *l, int row, char *buf, size_t size)
+{
+	static const char *const rc[] = { "", ",selective", ",full" };
+
+	if (row == 0)
+		snprintf(buf, size, "vpp%ld%s", l->vpp, l->sp ? ",sp" : "");
+	else
+		snprintf(buf, size, "zero=%d%s%s", l->zero, rc[l->recompute % 3],
+			 l->size[PL_CP] > 1 && l->cp_algo == PL_CP_ULYSSES ? ",ulysses" : "");
+}
+
+/* The candidates side by side, one column each, then why the first won. */
+static void
+print_auto(const struct job *j)
+{
+	const struct plan_auto_result *a = &j->ar;
+	char buf[PLAN_AUTO_TOP][48];
+	size_t i;
+	int ax;
+
+	printf("auto         %ld layouts considered, %ld fit %.1f GB (%.0f GB%s, less headroom); "
+	       "the best %zu:\n", a->considered, a->fitting, j->usable_gb, j->gpu_gb,
+	       j->gpu_gb_nominal ? " nominal" : "", a->n);
+	if (j->gbs_chosen && a->n > 0)
+		printf("             gbs=%ld chosen by the planner for all (pin gbs= for yours)\n",
+		       a->top[0].layout.gbs);
+	printf("%-13s", "");
+	for (i = 0; i < a->n; i++)
+		printf(" %-24s", i == 0 ? "#1 chosen" : (snprintf(buf[i], 48, "#%zu", i + 1), buf[i]));
+	printf("\n%-13s", "sizes");
+	for (i = 0; i < a->n; i++) {
+		const struct pl_layout *l = &a->top[i].layout;
+
+		snprintf(buf[i], 48, "tp%ld,cp%ld,pp%ld,dp%ld", l->size[PL_TP], l->size[PL_CP],
+			 l->size[PL_PP], l->size[PL_DP]);
+		printf(" %-24s", buf[i]);
+	}
+	for (ax = 0; ax < 2; ax++) {
+		printf("\n%-13s", ax == 0 ? "schedule" : "state, cp");
+		for (i = 0; i < a->n; i++) {
+			variant_text(&a->top[i].layout, ax, buf[i], 48);
+			printf(" %-24s", buf[i]);
+		}
+	}
+	printf("\n%-13s", "memory GB");
+	for (i = 0; i < a->n; i++)
+		printf(" %-24.1f", a->top[i].plan.total_gb_per_gpu);
+	printf("\n%-13s", "compute s");
+	for (i = 0; i < a->n; i++)
+		printf(" %-24.3f", a->top[i].plan.compute_seconds);
+	for (ax = 0; ax < PL_NAXES; ax++) {
+		char label[24];
+
+		if (ax == PL_EP)
+			continue;
+		snprintf(label, sizeof(label), "%s exposed s", pl_axis_name(ax));
+		printf("\n%-13s", label);
+		for (i = 0; i < a->n; i++) {
+			const struct plan *p = &a->top[i].plan;
+
+			snprintf(buf[i], 48, "%.3f (%s)", p->exposed_seconds[ax],
+				 topo_link_name(p->comm_link[ax]));
+			printf(" %-24s", buf[i]);
+		}
+	}
+	printf("\n%-13s", "bubble s");
+	for (i = 0; i < a->n; i++) {
+		snprintf(buf[i], 48, "%.3f (%.1f %%)", a->top[i].plan.bubble_seconds,
+			 100.0 * a->top[i].plan.bubble_fraction);
+		printf(" %-24s", buf[i]);
+	}
+	printf("\n%-13s", "step s");
+	for (i = 0; i < a->n; i++)
+		printf(" %-24.3f", a->top[i].plan.step_seconds);
+	printf("\nwhy          %s\n", a->why);
+	printf("             (links by the NVLink domain rule; the chosen layout is placed on "
+	       "the step's nodes below)\n");
 }
 
 static void
@@ -214,6 +424,13 @@ print_plan(const struct job *j)
 		       p->comm_seconds[i]);
 	}
 	printf("bubble       %.1f %%\n", p->bubble_fraction * 100.0);
+	if (p->step_seconds >= 0)
+		printf("step time    compute %.3f s + exposed communication %.3f s + bubble %.3f s = "
+		       "%.3f s (%.0f TFLOP/s%s at %.0f %%)\n", p->compute_seconds,
+		       p->exposed_comm_seconds, p->bubble_seconds, p->step_seconds, p->peak_tflops,
+		       p->peak_nominal ? " nominal" : "", 100.0 * p->efficiency);
+	else
+		printf("step time    unknown (a link class the layout uses has no bandwidth)\n");
 	if (j->r.place_ok)
 		printf("placement    cross-node %s, cross-switch %s per step (Slurm block order: %s, %s)\n"
 		       "             %s\n",
@@ -233,7 +450,7 @@ print_plan(const struct job *j)
 }
 
 enum { OPT_LAYOUT = 1000, OPT_TOPOLOGY, OPT_NODES, OPT_GPN, OPT_TPN, OPT_GPUMEM,
-	OPT_PREVIOUS, OPT_JSON, OPT_SVG, OPT_HELP };
+	OPT_PREVIOUS, OPT_JSON, OPT_SVG, OPT_HEADROOM, OPT_EFFICIENCY, OPT_PEAK, OPT_HELP };
 
 static const struct option plan_opts[] = {
 	{ "layout", required_argument, NULL, OPT_LAYOUT },
@@ -245,6 +462,9 @@ static const struct option plan_opts[] = {
 	{ "previous", required_argument, NULL, OPT_PREVIOUS },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "svg", required_argument, NULL, OPT_SVG },
+	{ "headroom", required_argument, NULL, OPT_HEADROOM },
+	{ "efficiency", required_argument, NULL, OPT_EFFICIENCY },
+	{ "peak-tflops", required_argument, NULL, OPT_PEAK },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 }
 };
@@ -254,7 +474,22 @@ struct args {
 	long gpn, tpn;
 	double gpu_mem;
 	bool json;
+	struct auto_opts ao;
 };
+
+/* A number in (lo, hi] for option name, or -1 after a message. */
+static double
+parse_real(const char *name, const char *arg, double lo, double hi, const char *example)
+{
+	char *end = NULL;
+	double v = strtod(arg, &end);
+
+	if (end == arg || *end || !(v > lo) || v > hi) {
+		ctl_error("%s=%s: expected %s", name, ctl_clip(arg), example);
+		return -1;
+	}
+	return v;
+}
 
 static int
 parse_args(int argc, char **argv, struct args *a, void (*help)(void))
@@ -291,6 +526,26 @@ parse_args(int argc, char **argv, struct args *a, void (*help)(void))
 			}
 			break;
 		}
+		case OPT_HEADROOM:
+			if ((a->ao.headroom = parse_real("--headroom", optarg, 0, 0.95,
+							 "a fraction of GPU memory to keep "
+							 "free, above 0 and at most 0.95, "
+							 "e.g. 0.1")) < 0)
+				return 2;
+			break;
+		case OPT_EFFICIENCY:
+			if ((a->ao.efficiency = parse_real("--efficiency", optarg, 0, 1,
+							   "the fraction of peak a step "
+							   "achieves, above 0 and at most 1, "
+							   "e.g. 0.4")) < 0)
+				return 2;
+			break;
+		case OPT_PEAK:
+			if ((a->ao.peak_tflops = parse_real("--peak-tflops", optarg, 0, 1e6,
+							    "dense TFLOP/s per GPU, e.g. "
+							    "989")) < 0)
+				return 2;
+			break;
 		case OPT_HELP:
 			help();
 			return -1;
@@ -317,12 +572,17 @@ static int place_exec(int argc, char **argv);
 const struct ctl_cmd ctl_cmd_plan = {
 	"plan",
 	"--layout SPEC (--topology MAP [--nodes HOSTLIST] | --nodes N --gpus-per-node G)\n"
-	"[--tasks-per-node N] [--gpu-mem GB] [--previous SPEC] [--json] [--svg FILE]",
-	"memory, traffic, bubble and warnings for a layout",
+	"[--tasks-per-node N] [--gpu-mem GB] [--previous SPEC] [--json] [--svg FILE]\n"
+	"[--headroom F] [--efficiency F] [--peak-tflops T]",
+	"memory, traffic, bubble, step time and warnings for a layout",
 	"Memory per GPU, bytes each parallel axis moves per step, the pipeline bubble,\n"
-	"the batch arithmetic, the placement's network cost against Slurm's block order,\n"
-	"and the warnings that matter.  --previous compares with the layout this one\n"
-	"replaces (a dp change changes the global batch).  --svg draws the placement.\n"
+	"the estimated step time, the batch arithmetic, the placement's network cost\n"
+	"against Slurm's block order, and the warnings that matter.  --previous compares\n"
+	"with the layout this one replaces (a dp change changes the global batch).\n"
+	"--svg draws the placement.  With SPEC auto,... (e.g. auto,model=70b,tp8) the\n"
+	"planner chooses the sizes the pins leave open: the best five side by side and\n"
+	"why the first won; --headroom keeps that fraction of GPU memory free (0.1),\n"
+	"--efficiency and --peak-tflops set the compute model (0.4 of 989, an H100).\n"
 	"Exit status: 0 planned (warnings included), 1 bad layout or input or a\n"
 	"placement refused (the plan is still shown), 2 usage.\n",
 	plan_exec,
@@ -361,7 +621,7 @@ plan_exec(int argc, char **argv)
 		return rv < 0 ? 0 : rv;
 	memset(&j, 0, sizeof(j));
 	rv = job_run(&j, a.layout, a.topology, a.nodes, a.gpn, a.tpn, a.gpu_mem, a.previous,
-		     false);
+		     false, &a.ao);
 	if (rv == 0 && a.svg) {
 		if (!j.r.place_ok) {
 			ctl_error("--svg %s: nothing to draw: %s", ctl_clip_path(a.svg), j.r.place_error);
@@ -371,10 +631,13 @@ plan_exec(int argc, char **argv)
 		}
 	}
 	if (rv == 0) {
-		if (a.json)
+		if (a.json) {
 			rv = print_json(plan_json(&j));
-		else
+		} else {
+			if (j.have_auto)
+				print_auto(&j);
 			print_plan(&j);
+		}
 		/* The plan is shown, but the layout cannot run here. */
 		if (rv == 0 && !j.r.place_ok)
 			rv = 1;
@@ -452,12 +715,14 @@ place_exec(int argc, char **argv)
 		ctl_error("place: --topology MAP and --nodes HOSTLIST are required");
 		return 2;
 	}
-	if (a.svg || a.previous || a.gpu_mem > 0) {
-		ctl_error("place: --svg, --previous and --gpu-mem belong to 'plan'");
+	if (a.svg || a.previous || a.gpu_mem > 0 || a.ao.headroom > 0 || a.ao.efficiency > 0 ||
+	    a.ao.peak_tflops > 0) {
+		ctl_error("place: --svg, --previous, --gpu-mem, --headroom, --efficiency and "
+			  "--peak-tflops belong to 'plan'");
 		return 2;
 	}
 	memset(&j, 0, sizeof(j));
-	rv = job_run(&j, a.layout, a.topology, a.nodes, a.gpn, a.tpn, 0, NULL, true);
+	rv = job_run(&j, a.layout, a.topology, a.nodes, a.gpn, a.tpn, 0, NULL, true, &a.ao);
 	if (rv == 0) {
 		if (a.json)
 			rv = print_json(place_json(&j));

@@ -33,7 +33,8 @@ struct list {
 };
 
 struct search {
-	const struct pl_layout *req;
+	const struct pl_layout *orig;	/* as the caller gave it, for messages */
+	const struct pl_layout *req;	/* with the planner's gbs */
 	struct plan_ctx ctx;
 	double usable_gb;
 	struct plan_auto_result *out;
@@ -267,6 +268,9 @@ sizes(struct search *s, long tp, long cp, long ep, long pp)
 		return;
 	if (l.gbs % (l.mbs * dp) != 0)
 		return;
+	/* Megatron-Core's expert rule: world % (tp*ep*pp) == 0 */
+	if (ep > 1 && (cp * dp) % ep != 0)
+		return;
 	l.auto_layout = false;
 	l.dp_auto = false;
 	l.size[PL_TP] = tp;
@@ -399,7 +403,7 @@ setup(struct search *s, const struct pl_layout *req, const struct plan_ctx *ctx,
 	if (req->mbs < 1 || req->seq < 1 || req->model.layers < 1 || req->model.heads < 1)
 		return pl_err_set(err, "auto: mbs, seq, layers and heads must be positive");
 	memset(s, 0, sizeof(*s));
-	s->req = req;
+	s->orig = s->req = req;
 	s->out = out;
 	s->ctx = *ctx;
 	s->ctx.previous = NULL;
@@ -486,7 +490,7 @@ nothing_fits(struct search *s, pl_err_t *err)
 {
 	char mn[96], spec[256];
 
-	layout_format(s->req, spec, sizeof(spec));
+	layout_format(s->orig, spec, sizeof(spec));
 	if (!s->have_min)
 		return pl_err_set(err, "%s: no layout of %ld GPUs satisfies the pins (tp "
 				  "dividing the %ld GPUs of an NVLink domain and the heads, "

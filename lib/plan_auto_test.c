@@ -109,9 +109,12 @@ test_resolved(void)
 	for (i = 0; i < res.n; i++) {
 		const struct plan_candidate *c = &res.top[i];
 
+		struct pl_layout copy = c->layout;
+
 		layout_format(&c->layout, spec, sizeof(spec));
 		pl_err_clear(&err);
 		if (c->layout.auto_layout || layout_world(&c->layout) != 128 ||
+		    layout_resolve(&copy, 128, &err) < 0 ||
 		    strstr(spec, "auto") || layout_parse(spec, &back, &err) < 0 ||
 		    memcmp(back.size, c->layout.size, sizeof(back.size)) != 0 ||
 		    back.vpp != c->layout.vpp || back.sp != c->layout.sp ||
@@ -124,6 +127,19 @@ test_resolved(void)
 		}
 	}
 	ok(good, "each candidate: resolved, fits 72 GB, in order, its spec reads back");
+	if (chosen("auto,model=7b,ep4", 2, 8, 80, 0, "ep4 pinned on 16 GPUs") == 0) {
+		good = 1;
+		for (i = 0; i < res.n; i++) {
+			struct pl_layout copy = res.top[i].layout;
+
+			pl_err_clear(&err);
+			if (copy.size[PL_EP] != 4 || layout_resolve(&copy, 16, &err) < 0) {
+				diag("  candidate %zu: %s", i, err.text);
+				good = 0;
+			}
+		}
+		ok(good, "ep4: every candidate keeps ep4 and passes Megatron-Core's expert rules");
+	}
 	like(res.why, "faster than", "why names the runner-up");
 }
 
@@ -287,7 +303,7 @@ test_published(void)
 int
 main(void)
 {
-	plan(59);
+	plan(61);
 	test_errors();
 	test_resolved();
 	test_deterministic();

@@ -137,6 +137,58 @@ with tempfile.TemporaryDirectory() as tmp:
     fills = {r.get("fill") for r in cells}
     is_eq(len(fills), 8, "eight TP groups, eight colours")
 
+
+# auto: the planner chooses, the choice is explained, and it plans like any layout.
+p = plan("auto,model=70b,gbs=1024", 16, 8)
+ok(p is not None and "auto" in p, "auto,model=70b on 16x8: an auto section")
+if p is not None and "auto" in p:
+    a = p["auto"]
+    cands = a["candidates"]
+    is_eq(len(cands), 5, "five candidates side by side")
+    ok(a["considered"] >= a["fitting"] >= 5, "considered >= fitting >= 5")
+    steps = [c["step"]["step_seconds"] for c in cands]
+    ok(steps == sorted(steps), "ranked by step time")
+    ok(all(c["total_gb_per_gpu"] <= a["usable_gb"] for c in cands), "every one fits the usable memory")
+    is_close(a["usable_gb"], 72.0, "80 GB less the default 10 % headroom")
+    ok(a["gpu_memory_nominal"] is True and a["gbs_chosen"] is False,
+       "--nodes without a map: 80 GB nominal; gbs pinned")
+    is_eq(p["layout"]["spec"], cands[0]["spec"], "the plan is the winner's")
+    ok("auto" not in p["layout"]["spec"], "the chosen spec is concrete")
+    like(a["why"], "faster than", "why names the runner-up")
+    ok(all(c["tp"] <= 8 for c in cands), "TP inside the 8-GPU node")
+    st = p["step"]
+    is_close(st["step_seconds"], st["compute_seconds"] + st["exposed_comm_seconds"] + st["bubble_seconds"],
+             "step = compute + exposed + bubble")
+    # the concrete spec planned on its own gives the same step time
+    q = plan(p["layout"]["spec"], 16, 8)
+    is_close(q["step"]["step_seconds"], st["step_seconds"], "the chosen spec plans to the same step time")
+    again = plan("auto,model=70b,gbs=1024", 16, 8)
+    is_eq(again["auto"], a, "deterministic: the same answer twice")
+p = plan("auto,model=70b,tp4,zero=1", 16, 8, "--headroom", "0.3")
+if p is not None:
+    ok(all(c["tp"] == 4 and c["zero"] == 1 for c in p["auto"]["candidates"]), "pins tp4, zero=1 kept")
+    is_close(p["auto"]["usable_gb"], 56.0, "--headroom 0.3: 56 of 80 GB")
+rc, out, err = run("plan", "--layout", "auto,model=70b", "--nodes", "16", "--gpus-per-node", "8")
+is_eq(rc, 0, "auto plan exits 0")
+like(out, "#1 chosen", "the table heads the candidates")
+like(out, "gbs=1024 chosen by the planner", "an unpinned gbs is said to be the planner's")
+like(out, "step s", "with a step time row")
+like(out, "why          ", "and the why line")
+like(out, "step time    compute", "the chosen plan shows its step time")
+for spec, needle in (("auto,model=405b", "the smallest needs"),
+                     ("auto,model=70b,tp8,pp32", "does not divide the 128 GPUs"),
+                     ("tp8,vpp2", "vpp=2 needs pp > 1"),
+                     ("tp8,cp8,cp_algo=ulysses,model=7b", "heads=32 do not divide by tp*cp")):
+    nodes = "1" if spec == "auto,model=405b" else "16"
+    rc, out, err = run("plan", "--layout", spec, "--nodes", nodes, "--gpus-per-node", "8")
+    ok(rc == 1 and err.startswith("layoutctl: ") and err.count("\n") == 1 and needle in err,
+       "bad auto input %r: exit 1, one line saying %r" % (spec, needle))
+    if rc != 1 or needle not in err:
+        diag("rc=%d err=%r" % (rc, err))
+rc, out, err = run("plan", "--layout", "auto,model=7b", "--nodes", "1", "--gpus-per-node", "8",
+                   "--headroom", "2")
+is_eq(rc, 2, "--headroom 2 is a usage error")
+
 # Errors: one line, non-zero, naming the token.
 for spec, needle in (("tp8,,pp4", "empty"), ("tq8", "tq8"), ("tp0", "tp0"), ("tp8,tp4", "tp"),
                      ("tp3,pp4", "not a multiple"), ("tp8,gbs=30", "gbs=30"),
