@@ -43,6 +43,17 @@ struct search {
 	double min_gb;
 	struct pl_layout min_layout;
 	bool have_min;
+	/*
+	 * CP only when the activations need it: the first pass plans cp 1
+	 * only; a second pass, cp above 1 only, runs when no layout of the
+	 * first fits without full recomputation (or, with recompute= pinned,
+	 * when none fits at all), and both passes' layouts are then ranked
+	 * together.  A pinned cp is its own only size.  cp_needed is true
+	 * while the second pass runs.
+	 */
+	bool cp_needed;
+	bool fits_cheaply;	/* a first-pass layout fits (without full
+				 * recomputation unless recompute= is pinned) */
 };
 
 static void
@@ -74,6 +85,8 @@ keep_tp(const struct search *s, long tp)
 static bool
 keep_cp(const struct search *s, long cp)
 {
+	if ((cp > 1) != s->cp_needed)
+		return false;
 	return s->req->seq % cp == 0 && s->req->seq / cp >= CP_MIN_TOKENS;
 }
 
@@ -206,6 +219,8 @@ consider(struct search *s, const struct pl_layout *l)
 	if (p->total_gb_per_gpu > s->usable_gb)
 		return;
 	s->out->fitting++;
+	if (l->recompute != PL_RECOMPUTE_FULL || (s->req->given & PL_GIVEN_RECOMPUTE))
+		s->fits_cheaply = true;
 	offer(s, l);
 }
 
@@ -535,6 +550,12 @@ plan_auto(const struct pl_layout *req, const struct plan_ctx *ctx,
 	}
 	s.req = &r;
 	enumerate(&s);
+	if (!s.fits_cheaply && !pinned(&r, PL_CP)) {
+		/* The activations do not fit without CP (or only by
+		 * recomputing every layer): CP joins the search. */
+		s.cp_needed = true;
+		enumerate(&s);
+	}
 	if (out->n == 0)
 		return nothing_fits(&s, err);
 	for (i = 0; i < out->n; i++) {

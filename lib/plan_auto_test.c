@@ -225,6 +225,23 @@ test_rules(void)
 	if (chosen("auto,model=7b,seq=2048", 1, 8, 80, 0, "7b at 2k on 8 GPUs") == 0)
 		is_int(res.top[0].layout.size[PL_CP], 1, "7b at 2k: activations fit, cp1 (%s)",
 		       sizes(&res.top[0], b, sizeof(b)));
+	/* 70b at 4k on 128 GPUs fits without CP at tp8 (and without full
+	 * recomputation): no candidate has CP, though ring CP hidden behind
+	 * attention would look cheap to the cost model alone. */
+	if (chosen("auto,model=70b,seq=4096", 16, 8, 80, 0, "70b at 4k on 128 GPUs") == 0) {
+		good = 1;
+		for (i = 0; i < res.n; i++)
+			if (res.top[i].layout.size[PL_CP] != 1)
+				good = 0;
+		ok(good, "70b at 4k: activations fit without CP, no candidate has cp (%s first)",
+		   sizes(&res.top[0], b, sizeof(b)));
+	}
+	/* 405B at 8k on 512 GPUs fits without CP only by recomputing every
+	 * layer: CP joins the search, and wins (NVIDIA's recipe has cp2). */
+	if (chosen("auto,model=405b,seq=8192,gbs=256", 64, 8, 80, 0, "405b at 8k on 512") == 0)
+		ok(res.top[0].layout.size[PL_CP] > 1 && res.top[0].layout.recompute != PL_RECOMPUTE_FULL,
+		   "405b at 8k on 512: CP instead of full recomputation (%s)",
+		   sizes(&res.top[0], b, sizeof(b)));
 	if (chosen("auto,model=405b,seq=131072,gbs=128", 2048, 8, 80, 0, "405b at 128k") == 0)
 		ok(res.top[0].layout.size[PL_CP] >= 8, "405b at 128k: cp%ld",
 		   res.top[0].layout.size[PL_CP]);
@@ -303,7 +320,7 @@ test_published(void)
 int
 main(void)
 {
-	plan(61);
+	plan(65);
 	test_errors();
 	test_resolved();
 	test_deterministic();
