@@ -57,7 +57,7 @@ teardown(struct setup *s)
 static int
 setup(struct setup *s, long nnodes, int node_view, int blocks)
 {
-	struct svc_options opt = { NULL, 0, true };
+	struct svc_options opt = { .need_place = true };
 	struct svc_result r;
 	char view[PROTO_VIEW_MAX];
 	pl_err_t err;

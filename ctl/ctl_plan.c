@@ -2,8 +2,9 @@
 /*
  * `layoutctl plan` and `layoutctl place`: both parse a layout, find the
  * step's nodes, run the planner (for the report and for the traffic that
- * orders the placement) and place the ranks.  An auto spec is chosen here
- * by plan_auto first, then planned and placed like any other.
+ * orders the placement) and place the ranks.  An auto spec is chosen by
+ * svc_run (plan_auto on the step's nodes, the best candidate that places),
+ * the same path srun's placements take.
  */
 #include "config.h"
 
@@ -15,6 +16,7 @@
 
 #include "ctl.h"
 #include "order.h"
+#include "proto.h"
 #include "service.h"
 
 /* Everything one run of plan/place builds; freed by job_free(). */
@@ -24,8 +26,6 @@ struct job {
 	struct place_node *nodes;
 	long nnodes;
 	struct svc_result r;
-	bool have_auto;			/* the spec was auto: ar holds the choice */
-	struct plan_auto_result ar;
 	double usable_gb, gpu_gb;	/* what the candidates had to fit */
 	bool gpu_gb_nominal;		/* neither the map nor --gpu-mem knew it */
 	bool gbs_chosen;		/* gbs was not pinned: the planner's */
@@ -73,66 +73,18 @@ uniform_map(const char *nodes_arg, long gpus_per_node)
 	return m;
 }
 
-/* The smallest GPU memory among the step's nodes; 0 when unknown. */
-static double
-step_gpu_memory(const struct topo_map *m, const struct place_node *nodes, long nnodes)
+/* What the candidates of an auto spec had to fit, for the table. */
+static void
+auto_fit(struct job *j, const char *spec)
 {
-	double best = 0;
-	long i;
-
-	for (i = 0; i < nnodes; i++) {
-		const struct topo_nodetype *t = topo_node_type(m, topo_find_node(m, nodes[i].name));
-
-		if (t && t->gpu_memory_gb > 0 && (best == 0 || t->gpu_memory_gb < best))
-			best = t->gpu_memory_gb;
-	}
-	return best;
-}
-
-/*
- * Choose an auto spec's layout on the step's nodes: the same machine
- * figures svc_run plans with.  Writes the chosen concrete spec into out.
- * Returns 0, or -1 after an error message.
- */
-static int
-choose_auto(struct job *j, const char *spec, double gpu_mem, const struct auto_opts *ao,
-	    char *out, size_t size)
-{
-	struct plan_ctx ctx;
+	const struct plan_ctx *c = &j->r.pctx;
 	struct pl_layout req;
-	pl_err_t err;
-	long i;
 
-	pl_err_clear(&err);
-	if (layout_parse(spec, &req, &err) < 0) {
-		ctl_error("--layout=%s: %s", ctl_clip(spec), err.text);
-		return -1;
-	}
-	if (!req.auto_layout) {
-		snprintf(out, size, "%s", spec);
-		return 0;
-	}
-	plan_ctx_default(&ctx, j->nnodes, 1);
-	ctx.world = 0;
-	for (i = 0; i < j->nnodes; i++)
-		ctx.world += j->nodes[i].ntasks;
-	ctx.domain_gpus = svc_domain_gpus(j->map, j->nodes, j->nnodes);
-	ctx.gpu_memory_gb = gpu_mem > 0 ? gpu_mem : step_gpu_memory(j->map, j->nodes, j->nnodes);
-	memcpy(ctx.link, j->map->link, sizeof(ctx.link));
-	ctx.mem_headroom = ao->headroom;
-	ctx.efficiency = ao->efficiency;
-	ctx.gpu_peak_tflops = ao->peak_tflops;
-	if (plan_auto(&req, &ctx, &j->ar, &err) < 0) {
-		ctl_error("--layout=%s: %s", ctl_clip(spec), err.text);
-		return -1;
-	}
-	j->have_auto = true;
-	j->gpu_gb_nominal = !(ctx.gpu_memory_gb > 0);
-	j->gbs_chosen = !(req.given & PL_GIVEN_GBS);
-	j->gpu_gb = ctx.gpu_memory_gb > 0 ? ctx.gpu_memory_gb : 80.0;
-	j->usable_gb = j->gpu_gb * (1.0 - (ao->headroom > 0 ? ao->headroom : PLAN_DEFAULT_HEADROOM));
-	layout_format(&j->ar.top[0].layout, out, size);
-	return 0;
+	j->gpu_gb_nominal = !(c->gpu_memory_gb > 0);
+	j->gpu_gb = c->gpu_memory_gb > 0 ? c->gpu_memory_gb : 80.0;
+	j->usable_gb = j->gpu_gb * (1.0 - (c->mem_headroom > 0 ? c->mem_headroom :
+					   PLAN_DEFAULT_HEADROOM));
+	j->gbs_chosen = layout_parse(spec, &req, NULL) == 0 && !(req.given & PL_GIVEN_GBS);
 }
 
 /* Load, find the step, plan and place.  Returns an exit status (0 ok). */
@@ -141,8 +93,8 @@ job_run(struct job *j, const char *spec, const char *topology, const char *nodes
 	long gpus_per_node, long tasks_per_node, double gpu_mem, const char *previous,
 	bool need_place, const struct auto_opts *ao)
 {
-	struct svc_options opt = { previous, gpu_mem, need_place };
-	char chosen[1024];
+	struct svc_options opt = { previous, gpu_mem, need_place, ao->headroom, ao->efficiency,
+				   ao->peak_tflops };
 	pl_err_t err;
 
 	pl_err_clear(&err);
@@ -160,12 +112,12 @@ job_run(struct job *j, const char *spec, const char *topology, const char *nodes
 	if (ctl_step_nodes(j->map, nodes_arg, tasks_per_node, &j->names, &j->nodes,
 			   &j->nnodes) < 0)
 		return 1;
-	if (choose_auto(j, spec, gpu_mem, ao, chosen, sizeof(chosen)) < 0)
-		return 1;
-	if (svc_run(j->map, chosen, j->nodes, j->nnodes, &opt, &j->r, &err) < 0) {
+	if (svc_run(j->map, spec, j->nodes, j->nnodes, &opt, &j->r, &err) < 0) {
 		ctl_error("--layout=%s: %s", ctl_clip(spec), err.text);
 		return 1;
 	}
+	if (j->r.choice)
+		auto_fit(j, spec);
 	return 0;
 }
 
@@ -212,8 +164,8 @@ auto_json(const struct job *j)
 	json_t *cands = json_array();
 	size_t i;
 
-	for (i = 0; i < j->ar.n; i++) {
-		const struct plan_candidate *c = &j->ar.top[i];
+	for (i = 0; i < j->r.choice->n; i++) {
+		const struct plan_candidate *c = &j->r.choice->top[i];
 		const struct pl_layout *l = &c->layout;
 		json_t *o = layout_json(l);
 
@@ -228,10 +180,11 @@ auto_json(const struct job *j)
 		json_object_set_new(o, "step", step_json(&c->plan));
 		json_array_append_new(cands, o);
 	}
-	return json_pack("{s:I, s:I, s:f, s:b, s:f, s:b, s:s, s:o}", "considered",
-			 (json_int_t)j->ar.considered, "fitting", (json_int_t)j->ar.fitting,
+	return json_pack("{s:I, s:I, s:I, s:f, s:b, s:f, s:b, s:s, s:o}", "chosen",
+			 (json_int_t)j->r.choice_index, "considered",
+			 (json_int_t)j->r.choice->considered, "fitting", (json_int_t)j->r.choice->fitting,
 			 "gpu_memory_gb", j->gpu_gb, "gpu_memory_nominal", j->gpu_gb_nominal,
-			 "usable_gb", j->usable_gb, "gbs_chosen", j->gbs_chosen, "why", j->ar.why,
+			 "usable_gb", j->usable_gb, "gbs_chosen", j->gbs_chosen, "why", j->r.choice->why,
 			 "candidates", cands);
 }
 
@@ -276,7 +229,7 @@ plan_json(const struct job *j)
 				      "ep_bytes_per_step", p->ep_bytes_per_step,
 				      "seconds", secs));
 	json_object_set_new(root, "step", step_json(p));
-	if (j->have_auto)
+	if (j->r.choice)
 		json_object_set_new(root, "auto", auto_json(j));
 	json_object_set_new(root, "bubble_fraction", json_real(p->bubble_fraction));
 	json_object_set_new(root, "micro_batches", json_integer(p->micro_batches));
@@ -325,7 +278,7 @@ variant_text(const struct pl_layout *l, int row, char *buf, size_t size)
 static void
 print_auto(const struct job *j)
 {
-	const struct plan_auto_result *a = &j->ar;
+	const struct plan_auto_result *a = j->r.choice;
 	char buf[PLAN_AUTO_TOP][48];
 	size_t i;
 	int ax;
@@ -338,7 +291,8 @@ print_auto(const struct job *j)
 		       a->top[0].layout.gbs);
 	printf("%-13s", "");
 	for (i = 0; i < a->n; i++)
-		printf(" %-24s", i == 0 ? "#1 chosen" : (snprintf(buf[i], 48, "#%zu", i + 1), buf[i]));
+		printf(" %-24s", (snprintf(buf[i], 48, "#%zu%s", i + 1,
+					   i == j->r.choice_index ? " chosen" : ""), buf[i]));
 	printf("\n%-13s", "sizes");
 	for (i = 0; i < a->n; i++) {
 		const struct pl_layout *l = &a->top[i].layout;
@@ -384,7 +338,14 @@ print_auto(const struct job *j)
 	printf("\n%-13s", "step s");
 	for (i = 0; i < a->n; i++)
 		printf(" %-24.3f", a->top[i].plan.step_seconds);
-	printf("\nwhy          %s\n", a->why);
+	if (j->r.choice_index == 0) {
+		printf("\nwhy          %s\n", a->why);
+	} else {
+		char text[PROTO_CHOICE_MAX];
+
+		svc_choice_text(&j->r, text, sizeof(text));
+		printf("\nwhy          %s\n", text);
+	}
 	printf("             (links by the NVLink domain rule; the chosen layout is placed on "
 	       "the step's nodes below)\n");
 }
@@ -634,7 +595,7 @@ plan_exec(int argc, char **argv)
 		if (a.json) {
 			rv = print_json(plan_json(&j));
 		} else {
-			if (j.have_auto)
+			if (j.r.choice)
 				print_auto(&j);
 			print_plan(&j);
 		}

@@ -496,7 +496,7 @@ int
 proto_answer(const struct topo_map *m, const struct proto_request *req,
 	     struct proto_placement *out, int *status, pl_err_t *err)
 {
-	struct svc_options opt = { NULL, 0, true };
+	struct svc_options opt = { .need_place = true };
 	struct svc_result r;
 	long only;
 	int rv;

@@ -153,6 +153,9 @@ svc_run(const struct topo_map *m, const char *spec, const struct place_node *nod
 	out->pctx.gpu_memory_gb = opt->gpu_memory_gb > 0 ? opt->gpu_memory_gb :
 				  min_gpu_memory(m, nodes, nnodes);
 	memcpy(out->pctx.link, m->link, sizeof(out->pctx.link));
+	out->pctx.mem_headroom = opt->mem_headroom;
+	out->pctx.efficiency = opt->efficiency;
+	out->pctx.gpu_peak_tflops = opt->gpu_peak_tflops;
 	if (out->layout.auto_layout) {
 		if (choose(m, nodes, nnodes, opt, opt->previous ? &previous : NULL, out, err) < 0)
 			goto fail;

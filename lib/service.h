@@ -19,6 +19,12 @@ struct svc_options {
 	const char *previous;	/* the layout this one replaces, for the dp warning; NULL */
 	double gpu_memory_gb;	/* overrides the map's; 0 = the map's */
 	bool need_place;	/* a refused placement is an error (else a warning) */
+	/* The planner's model (plan_ctx's fields of the same names; 0 = its
+	 * defaults): what layoutctl plan's --headroom, --efficiency and
+	 * --peak-tflops set. */
+	double mem_headroom;
+	double efficiency;
+	double gpu_peak_tflops;
 };
 
 struct svc_result {
