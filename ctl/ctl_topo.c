@@ -73,12 +73,20 @@ static const struct ctl_cmd cmd_build = {
 
 static const struct ctl_cmd cmd_show = {
 	"show",
-	"MAP [--json] [--nodes]",
-	"summarise a cluster map",
+	"MAP [--json] [--nodes] [--svg FILE]",
+	"summarise a cluster map; --svg draws its bandwidth map",
 	"Summarise a cluster map: nodes, GPUs, node types, switch levels,\n"
 	"blocks, link-class bandwidths (measured or nominal) and how many nodes\n"
 	"have a peer address and port.  --nodes adds one line per node: its type,\n"
-	"switches, block, address and peer port.\n",
+	"switches, block, address and peer port.\n"
+	"\n"
+	"--svg FILE draws the bandwidth map (- for stdout, then no summary): the\n"
+	"intra/inter ratio (bus bandwidth inside a node over that between nodes\n"
+	"under one leaf, and across the spine), each link class's GB/s, measured\n"
+	"(and from what) or nominal (grey, dashed), and the switch tree with its\n"
+	"leaves and runs of like nodes; NVLink blocks are tinted, and siblings of\n"
+	"one shape beyond the second are summarised ('x18 more like leaf101').\n"
+	"'" CTL_PROG " bwtest' measures the classes.\n",
 	topo_show,
 	NULL
 };
@@ -87,7 +95,7 @@ static const struct ctl_cmd *const topo_cmds[] = { &cmd_build, &cmd_show, NULL }
 
 const struct ctl_cmd ctl_cmd_topo = {
 	"topo",
-	"build ... | show MAP [--json] [--nodes]",
+	"build ... | show MAP [--json] [--nodes] [--svg FILE]",
 	"the cluster map: build one, show one",
 	"'" CTL_PROG " topo build --help' for the build options.\n",
 	topo_exec,
@@ -302,7 +310,7 @@ topo_show(int argc, char **argv)
 	struct topo_map *m;
 	pl_err_t err;
 	bool json = false, per_node = false;
-	const char *path = NULL, *addr;
+	const char *path = NULL, *addr, *svg = NULL;
 	long i, gpus = 0, *per_type = NULL, with_addr = 0, with_port = 0;
 	int k, maxlevel = -1, rv = 1, port, port_lo = 0, port_hi = 0;
 	json_t *root = NULL, *types = NULL, *links = NULL;
@@ -312,18 +320,24 @@ topo_show(int argc, char **argv)
 			json = true;
 		else if (strcmp(argv[k], "--nodes") == 0)
 			per_node = true;
-		else if (strcmp(argv[k], "--help") == 0) {
+		else if (strcmp(argv[k], "--svg") == 0 || strncmp(argv[k], "--svg=", 6) == 0) {
+			svg = argv[k][5] == '=' ? argv[k] + 6 : k + 1 < argc ? argv[++k] : NULL;
+			if (!svg || !svg[0]) {
+				ctl_error("topo show: --svg needs a file name (or - for stdout)");
+				return 2;
+			}
+		} else if (strcmp(argv[k], "--help") == 0) {
 			ctl_cmd_help(&cmd_show, "topo");
 			return 0;
 		} else if (argv[k][0] == '-' || path) {
-			ctl_error("topo show: unexpected argument '%s' (usage: topo show MAP [--json] [--nodes])",
+			ctl_error("topo show: unexpected argument '%s' (usage: topo show MAP [--json] [--nodes] [--svg FILE])",
 				  ctl_clip(argv[k]));
 			return 2;
 		} else
 			path = argv[k];
 	}
 	if (!path) {
-		ctl_error("topo show: give the map file (usage: topo show MAP [--json] [--nodes])");
+		ctl_error("topo show: give the map file (usage: topo show MAP [--json] [--nodes] [--svg FILE])");
 		return 2;
 	}
 	pl_err_clear(&err);
@@ -331,6 +345,12 @@ topo_show(int argc, char **argv)
 	if (!m) {
 		ctl_error("%s", err.text);
 		return 1;
+	}
+	if (svg && ctl_bwmap_write(svg, m) < 0)
+		goto out;
+	if (svg && strcmp(svg, "-") == 0) {
+		rv = 0;
+		goto out;
 	}
 	per_type = calloc((size_t)m->ntypes + 1, sizeof(*per_type));
 	if (!per_type) {

@@ -292,7 +292,9 @@ struct topo_bwrun {
  * The first pair under one leaf is the leaf run and its first node the
  * intra-node run; the spine run pairs that node with the first node whose
  * leaf joins its leaf lowest in the switch tree (disconnected trees never
- * join).  -1 with err when there is no candidate.
+ * join; any two blocks are joined).  An NVLink block holds no leaf run:
+ * its nodes talk over NVLink, which the intra-node run measures.  -1 with
+ * err when there is no candidate.
  */
 int topo_bwtest_runs(const struct topo_map *m, const long *cand, long ncand,
 		     struct topo_bwrun runs[TOPO_BW_NRUNS], pl_err_t *err);

@@ -347,7 +347,7 @@ cand_at(const long *cand, long k)
 static void
 leaf_run(const struct topo_map *m, const long *cand, long ncand, struct topo_bwrun *r)
 {
-	long *first = NULL, k, ngroups = (long)m->nswitches + m->nblocks;
+	long *first = NULL, k, ngroups = (long)m->nswitches + m->nblocks, nvl = 0;
 
 	r->cls = TOPO_LINK_LEAF;
 	first = malloc((size_t)(ngroups + 1) * sizeof(*first));
@@ -360,8 +360,12 @@ leaf_run(const struct topo_map *m, const long *cand, long ncand, struct topo_bwr
 	for (k = 0; k < ncand; k++) {
 		long i = cand_at(cand, k), g = leaf_group(m, i);
 
-		if (g < 0)
+		/* Inside an NVLink block nodes talk over NVLink, which the
+		 * intra-node run measures: the leaf class is not there. */
+		if (g < 0 || (g >= m->nswitches && m->blocks[g - m->nswitches].nvlink)) {
+			nvl += g >= 0;
 			continue;
+		}
 		if (first[g] < 0) {
 			first[g] = i;
 			continue;
@@ -372,8 +376,9 @@ leaf_run(const struct topo_map *m, const long *cand, long ncand, struct topo_bwr
 		break;
 	}
 	if (!r->nnodes)
-		snprintf(r->why, sizeof(r->why), ngroups ?
-			 "no leaf switch or block holds two of the nodes" :
+		snprintf(r->why, sizeof(r->why), nvl ?
+			 "nodes of one NVLink block talk over NVLink (the intra-node run measures it), and no leaf switch or network block holds two of the nodes" :
+			 ngroups ? "no leaf switch or block holds two of the nodes" :
 			 "the map has no switches or blocks");
 	free(first);
 }
