@@ -5,8 +5,8 @@
  * bandwidth inside a node over that between nodes, under one leaf and
  * across the spine), the four link classes with their figures, measured
  * (and from what) or nominal, then the switch tree as nested boxes: spine
- * switches hold their leaves, leaves hold runs of like nodes ("gpu[001-128]
- * ×128"), NVLink blocks are tinted.  Siblings of the same shape are drawn
+ * switches hold their leaves, leaves hold their nodes, those of one type
+ * and block as one run ("gpu[001-128] ×128"), NVLink blocks are tinted.  Siblings of the same shape are drawn
  * twice and then summarised ("×18 more like leaf101"), so a 10,000-node
  * floor stays a page or two.  Same map, same bytes: nothing depends on
  * time, addresses or hashing order.
@@ -39,7 +39,8 @@ static const char *const class_what[TOPO_NLINKS] = {
 	"node to node across leaf switches",
 };
 
-/* A run of consecutive nodes of one group with the same type and block. */
+/* A run of a group's nodes with the same type and block (bm_init puts
+ * them together). */
 struct run {
 	long first;		/* index into the group's node list */
 	long n;
@@ -140,6 +141,22 @@ leaf_sig(const struct bm *b, long g)
 	return fnv(h, (uint64_t)(hi - lo));
 }
 
+/* qsort has no context argument in C11. */
+static const struct topo_map *kind_map;
+
+static int
+kind_cmp(const void *pa, const void *pb)
+{
+	long a = *(const long *)pa, b = *(const long *)pb;
+	const struct topo_node *x = &kind_map->nodes[a], *y = &kind_map->nodes[b];
+
+	if (x->type != y->type)
+		return x->type < y->type ? -1 : 1;
+	if (x->block != y->block)
+		return x->block < y->block ? -1 : 1;
+	return (a > b) - (a < b);
+}
+
 static int
 bm_init(struct bm *b, const struct topo_map *m)
 {
@@ -179,6 +196,12 @@ bm_init(struct bm *b, const struct topo_map *m)
 			b->also[m->nodes[i].sw2]++;
 	}
 	free(fill);
+	/* Inside a group, like nodes together (then in map order), so each
+	 * kind is one run however the kinds interleave. */
+	kind_map = m;
+	for (g = 0; g < b->ngroups; g++)
+		qsort(b->gnodes + b->gstart[g], (size_t)(b->gstart[g + 1] - b->gstart[g]),
+		      sizeof(*b->gnodes), kind_cmp);
 	/* Child switches per switch, in index order. */
 	for (s = 0; s < m->nswitches; s++)
 		if (m->switches[s].parent >= 0)
@@ -255,6 +278,17 @@ group_name(const struct bm *b, long g)
 	if (g < (long)m->nswitches + m->nblocks)
 		return m->blocks[g - m->nswitches].name;
 	return "no switch";
+}
+
+/* UTF-8 code points in s. */
+static long
+cp_len(const char *s)
+{
+	long n = 0;
+
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	return n;
 }
 
 /* Text into the figure, cut to max characters (code points) with an
@@ -348,26 +382,31 @@ draw_run(const struct bm *b, long g, const struct run *r, long x, long y, long w
 	long lo = b->gstart[g] + r->first, i = b->gnodes[lo];
 	const struct topo_node *n = &m->nodes[i];
 	const struct topo_nodetype *t = topo_node_type(m, i);
-	char *names = compress_nodes(b, lo, r->n), label[512], count[32] = "";
+	char *names = compress_nodes(b, lo, r->n), suffix[256], count[32] = "";
 	int cls = topo_type_intra_class(t);
 	FILE *f = b->f;
+	long room;
 
 	if (!names)
 		return -1;
 	if (r->n > 1)
 		snprintf(count, sizeof(count), " \xc3\x97%ld", r->n);
-	snprintf(label, sizeof(label), "%s%s \xc2\xb7 %d GPUs%s%s%s%s", names, count,
+	snprintf(suffix, sizeof(suffix), "%s \xc2\xb7 %d GPUs%s%s%s%s", count,
 		 t ? t->ngpus : 0, m->ntypes > 1 && t ? " \xc2\xb7 " : "", m->ntypes > 1 && t ? t->name : "",
 		 n->block >= 0 && g < m->nswitches ? " \xc2\xb7 block " : "",
 		 n->block >= 0 && g < m->nswitches ? m->blocks[n->block].name : "");
 	fprintf(f, "<g><title>");
-	ctl_xml_text(f, label);
+	ctl_xml_text(f, names);
+	ctl_xml_text(f, suffix);
 	fprintf(f, "; inside a node: %s</title>\n<rect x=\"%ld\" y=\"%ld\" width=\"%ld\" "
 		"height=\"%d\" rx=\"3\" fill=\"%s\" ", topo_link_name(cls), x, y, w, CHIP_H - 4,
 		n->block >= 0 && m->blocks[n->block].nvlink ? "#e4f2cc" : "#f6f6f6");
 	stroke(f, m, cls, 1.0);
 	fprintf(f, "/>\n<text x=\"%ld\" y=\"%ld\" font-size=\"11\">", x + 5, y + 12);
-	text_cut(f, label, fits(w));
+	/* The names give way first: the count and the GPUs always show. */
+	room = fits(w) - cp_len(suffix);
+	text_cut(f, names, room > 8 ? room : 8);
+	text_cut(f, suffix, fits(w) - (room > 8 ? room : 8));
 	fprintf(f, "</text></g>\n");
 	free(names);
 	return 0;
