@@ -164,6 +164,12 @@ title = root.find(SVG + "title") if root is not None else None
 is_eq(title.text if title is not None else None, "Bandwidth map: a<b&c \"d\"",
       "the map's name escaped, read back whole")
 
+# Nodes without NVLink: the intra-node class is pcie.
+pcie = build("pcie.json", "--slurm-topology", LAB, "--node", data("nvidia-smi-topo", "pcie-8gpu_2numa_sys-only_tabs.txt"))
+root, raw = svg_of(pcie, "pcie.svg")
+like(all_text(root), "inside a node (pcie): 25.0 GB/s", "PCIe-only nodes: the ratio's inside figure is pcie")
+is_close(ratio(text_of(root, "ratio-leaf")), round(25.0 / 50.0, 2), "pcie / leaf, nominal: 0.50")
+
 # ---- bwtest: the script ----
 
 
@@ -229,6 +235,13 @@ text, path = script("--map", big, "--nodes", "peta[10018-10021]", "--gpus-per-no
 is_eq(sruns(text), {"nvlink": (["peta10018"], 4), "leaf": (["peta10018", "peta10019"], 4),
                     "spine": (["peta10018", "peta10020"], 4)}, "--nodes and --gpus-per-node")
 
+text, path = script("--map", pcie)
+is_eq(sorted(sruns(text)), ["leaf", "pcie", "spine"], "PCIe-only nodes: the intra-node run measures pcie")
+
+# A node given twice is one node.
+text, path = script("--map", lab, "--nodes", "node1,node1,node2,node3")
+is_eq(sruns(text).get("leaf"), (["node1", "node3"], 8), "a node listed twice is not its own pair")
+
 # One leaf: no spine run, and the script says why.
 text, path = script("--map", one)
 runs = sruns(text)
@@ -253,10 +266,83 @@ ok(rc == 2 and "--map" in se, "bwtest without --map: a usage error") or diag(se)
 rc, so, se = run("bwtest", "--map", os.path.join(tmp, "nomap.json"))
 ok(rc == 1 and "nomap.json" in se, "a missing map is named") or diag(se)
 
+plain = build("plain.json", "--slurm-topology", LAB, "--node", "8")
+# The lab script run for real, with an srun that runs the command with the
+# nodes it was given and an all_reduce_perf that prints nccl-tests' layout
+# for them (a figure per class, so a mix-up shows), then imported.
+fake = os.path.join(tmp, "fake")
+os.mkdir(fake)
+with open(os.path.join(fake, "srun"), "w") as f:
+    f.write("""#!/bin/sh
+for a in "$@"; do
+    case "$a" in
+    --nodelist=*) FAKE_NODES=${a#--nodelist=}; shift ;;
+    --ntasks-per-node=*) FAKE_TASKS=${a#--ntasks-per-node=}; shift ;;
+    --*) shift ;;
+    *) break ;;
+    esac
+done
+case "$FAKE_NODES" in *"$FAKE_FAIL"*) [ -n "$FAKE_FAIL" ] && { echo "srun: error: fake" >&2; exit 1; } ;; esac
+export FAKE_NODES FAKE_TASKS
+exec "$@"
+""")
+with open(os.path.join(fake, "all_reduce_perf"), "w") as f:
+    f.write("""#!/bin/sh
+case "$FAKE_NODES" in
+*,node2) bw=45.25 ;;
+*,*) bw=91.75 ;;
+*) bw=360.50 ;;
+esac
+echo "# nThread 1 nGpus 1 minBytes 8 maxBytes 8589934592 step: 2(factor) args: $*"
+echo "#"
+echo "# Using devices"
+r=0
+for h in $(echo "$FAKE_NODES" | tr , ' '); do
+    d=0
+    while [ $d -lt "$FAKE_TASKS" ]; do
+        echo "#  Rank $r Group  0 Pid 100$r on $h device  $d [0x1$d] Fake GPU"
+        r=$((r + 1)); d=$((d + 1))
+    done
+done
+echo "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong"
+echo "           8             2     float     sum      -1    30.00    0.00    0.00      0    30.00    0.00    0.00      0"
+echo "  8589934592    2147483648     float     sum      -1    90000  100.00  $bw      0    90000  100.00    1.00      0"
+echo "# Avg bus bandwidth    : 1.5"
+""")
+for x in ("srun", "all_reduce_perf"):
+    os.chmod(os.path.join(fake, x), 0o755)
+text, path = script("--map", plain, "--nccl-tests-dir", fake, "--results", os.path.join(tmp, "ran"))
+env = dict(os.environ, PATH=fake + os.pathsep + os.environ["PATH"])
+p = subprocess.run(["bash", path], capture_output=True, text=True, env=env, cwd=tmp)
+ok(p.returncode == 0 and "pl-bwtest: done" in p.stdout, "the script runs its three runs") or diag(p.stdout + p.stderr)
+ran = os.path.join(tmp, "ran")
+is_eq(sorted(os.listdir(ran)) if os.path.isdir(ran) else [],
+      sorted("all_reduce_perf_%s.%s" % (c, e) for c in ("nvlink", "leaf", "spine") for e in ("txt", "err")),
+      "one output (and stderr) per class")
+new2 = os.path.join(tmp, "ran.json")
+rc, so, se = run("bwtest", "--import", ran, "--map", plain, "-o", new2)
+ok(rc == 0 and "warning" not in se, "its outputs import, nothing missing") or diag(se)
+lk = links(new2)
+is_eq([((lk.get(c) or {}).get("gbps"), (lk.get(c) or {}).get("measured")) for c in ("nvlink", "leaf", "spine")],
+      [(360.5, True), (91.75, True), (45.25, True)], "each class gets its own run's figure")
+like((lk.get("nvlink") or {}).get("source"), "8 ranks on 1 nodes", "the intra-node run: 8 ranks on one node")
+root, raw = svg_of(new2, "ran.svg")
+is_close(ratio(text_of(root, "ratio-leaf")), round(360.5 / 91.75, 2), "the map of the run: its ratio")
+ok("nominal" not in text_of(root, "link-nvlink") + text_of(root, "link-leaf") + text_of(root, "link-spine"),
+   "and no nominal class among the three it measured")
+env["FAKE_FAIL"] = "node2"
+shutil.rmtree(ran)
+p = subprocess.run(["bash", path], capture_output=True, text=True, env=env, cwd=tmp)
+ok(p.returncode == 1 and "failed: spine" in p.stderr and
+   os.path.getsize(os.path.join(ran, "all_reduce_perf_leaf.txt")) > 0,
+   "a failed run is named, and the others still run") or diag(p.stdout + p.stderr)
+rc, so, se = run("bwtest", "--import", ran, "--map", plain)
+ok(rc == 1 and "all_reduce_perf_spine.txt" in se and "no result rows" in se,
+   "its empty output: refused on import, naming the file") or diag(se)
+
 # ---- bwtest --import: the outputs back into the map ----
 res = os.path.join(tmp, "results")
 os.mkdir(res)
-plain = build("plain.json", "--slurm-topology", LAB, "--node", "8")
 # The two real runs under the names the script gives its leaf and spine runs.
 shutil.copy(H200, os.path.join(res, "all_reduce_perf_leaf.txt"))
 shutil.copy(GCP, os.path.join(res, "all_reduce_perf_spine.txt"))

@@ -366,8 +366,8 @@ leaf_run(const struct topo_map *m, const long *cand, long ncand, struct topo_bwr
 			nvl += g >= 0;
 			continue;
 		}
-		if (first[g] < 0) {
-			first[g] = i;
+		if (first[g] < 0 || first[g] == i) {
+			first[g] = i;	/* a node listed twice is one node */
 			continue;
 		}
 		r->nnodes = 2;
