@@ -144,6 +144,16 @@ leaf_sig(const struct bm *b, long g)
 /* qsort has no context argument in C11. */
 static const struct topo_map *kind_map;
 
+static const long *run_v;
+
+static int
+run_cmp(const void *pa, const void *pb)
+{
+	long a = run_v[((const struct run *)pa)->first], b = run_v[((const struct run *)pb)->first];
+
+	return (a > b) - (a < b);
+}
+
 static int
 kind_cmp(const void *pa, const void *pb)
 {
@@ -155,6 +165,44 @@ kind_cmp(const void *pa, const void *pb)
 	if (x->block != y->block)
 		return x->block < y->block ? -1 : 1;
 	return (a > b) - (a < b);
+}
+
+/* The n nodes at v grouped by kind, kinds in the order they first appear,
+ * nodes of a kind in map order. */
+static int
+kinds_in_order(long *v, long n)
+{
+	struct run *r;
+	long k, nr = 0, o = 0, *tmp;
+
+	if (n < 2)
+		return 0;
+	qsort(v, (size_t)n, sizeof(*v), kind_cmp);
+	r = malloc((size_t)n * sizeof(*r));
+	tmp = malloc((size_t)n * sizeof(*tmp));
+	if (!r || !tmp) {
+		free(r);
+		free(tmp);
+		return -1;
+	}
+	for (k = 0; k < n; k++) {
+		if (k == 0 || !same_node_kind(kind_map, v[k - 1], v[k])) {
+			r[nr].first = k;
+			r[nr++].n = 0;
+		}
+		r[nr - 1].n++;
+	}
+	/* Each kind's first node is its lowest index: order the kinds by it. */
+	run_v = v;
+	qsort(r, (size_t)nr, sizeof(*r), run_cmp);
+	for (k = 0; k < nr; k++) {
+		memcpy(tmp + o, v + r[k].first, (size_t)r[k].n * sizeof(*v));
+		o += r[k].n;
+	}
+	memcpy(v, tmp, (size_t)n * sizeof(*v));
+	free(r);
+	free(tmp);
+	return 0;
 }
 
 static int
@@ -200,8 +248,8 @@ bm_init(struct bm *b, const struct topo_map *m)
 	 * kind is one run however the kinds interleave. */
 	kind_map = m;
 	for (g = 0; g < b->ngroups; g++)
-		qsort(b->gnodes + b->gstart[g], (size_t)(b->gstart[g + 1] - b->gstart[g]),
-		      sizeof(*b->gnodes), kind_cmp);
+		if (kinds_in_order(b->gnodes + b->gstart[g], b->gstart[g + 1] - b->gstart[g]) < 0)
+			return -1;
 	/* Child switches per switch, in index order. */
 	for (s = 0; s < m->nswitches; s++)
 		if (m->switches[s].parent >= 0)
@@ -277,7 +325,7 @@ group_name(const struct bm *b, long g)
 		return m->switches[g].name;
 	if (g < (long)m->nswitches + m->nblocks)
 		return m->blocks[g - m->nswitches].name;
-	return "no switch";
+	return "no switch or block";
 }
 
 /* UTF-8 code points in s. */
@@ -421,7 +469,7 @@ draw_leaf(const struct bm *b, long g, long x, long y, long w)
 	long k, total, shown = group_runs(b, g, r, MAX_RUNS, &total), h = leaf_height(b, g), used;
 	int block = g >= m->nswitches && g < (long)m->nswitches + m->nblocks;
 	int nvl = block && m->blocks[g - m->nswitches].nvlink;
-	char head[256];
+	char head[256], counts[128];
 	FILE *f = b->f;
 
 	if (!f)
@@ -433,19 +481,21 @@ draw_leaf(const struct bm *b, long g, long x, long y, long w)
 	/* Nodes of one NVLink block talk over NVLink. */
 	stroke(f, m, nvl ? TOPO_LINK_NVLINK : TOPO_LINK_LEAF, 1.5);
 	fprintf(f, "/>\n");
+	/* The counts show whole; a long name gives way. */
+	snprintf(counts, sizeof(counts), " \xc2\xb7 %ld node%s, %ld GPUs", b->below[g],
+		 b->below[g] == 1 ? "" : "s", b->gpus[g]);
+	if (b->also[g])
+		snprintf(counts + strlen(counts), sizeof(counts) - strlen(counts), " (+%ld shared)",
+			 b->also[g]);
+	used = fits(w) * 6 / 7 - cp_len(counts);
+	used = used > 8 ? used : 8;
 	snprintf(head, sizeof(head), "%s%s", nvl ? "NVLink block " : block ? "block " : "",
 		 group_name(b, g));
 	fprintf(f, "<text x=\"%ld\" y=\"%ld\" font-size=\"12\"><tspan font-weight=\"bold\">",
 		x + 6, y + 16);
-	text_cut(f, head, fits(w) / 2);
-	used = (long)strlen(head) < fits(w) / 2 ? (long)strlen(head) : fits(w) / 2;
-	snprintf(head, sizeof(head), " \xc2\xb7 %ld node%s, %ld GPUs", b->below[g],
-		 b->below[g] == 1 ? "" : "s", b->gpus[g]);
-	if (b->also[g])
-		snprintf(head + strlen(head), sizeof(head) - strlen(head), " (+%ld shared)",
-			 b->also[g]);
+	text_cut(f, head, used);
 	fprintf(f, "</tspan>");
-	text_cut(f, head, fits(w) * 6 / 7 - used);
+	ctl_xml_text(f, counts);
 	fprintf(f, "</text>\n");
 	for (k = 0; k < shown; k++)
 		if (draw_run(b, g, &r[k], x + 6, y + HDR + k * CHIP_H, w - 12) < 0)
@@ -496,7 +546,8 @@ draw_alike(const struct bm *b, const long *g, long n, long x, long y, long w, in
 	return h;
 }
 
-static long draw_set(const struct bm *b, const long *g, long n, long x, long y, long w);
+static long draw_set(const struct bm *b, const long *g, long n, long x, long y, long w,
+		     int inner_first);
 
 /* A switch above leaves: a box around its children. */
 static long
@@ -516,7 +567,7 @@ draw_inner(const struct bm *b, int s, long x, long y, long w)
 		struct bm q = *b;
 
 		q.f = NULL;
-		h = draw_set(&q, kids, nk, x + PAD, y + HDR + 4, w - 2 * PAD);
+		h = draw_set(&q, kids, nk, x + PAD, y + HDR + 4, w - 2 * PAD, 0);
 	}
 	if (h < 0) {
 		free(kids);
@@ -545,7 +596,7 @@ draw_inner(const struct bm *b, int s, long x, long y, long w)
 			m->link[TOPO_LINK_SPINE].measured ? class_colour[TOPO_LINK_SPINE] : "#777");
 		ctl_xml_text(f, tag);
 		fprintf(f, "</text>\n");
-		if (draw_set(b, kids, nk, x + PAD, y + HDR + 4, w - 2 * PAD) < 0)
+		if (draw_set(b, kids, nk, x + PAD, y + HDR + 4, w - 2 * PAD, 0) < 0)
 			h = -1;
 	}
 	free(kids);
@@ -553,13 +604,14 @@ draw_inner(const struct bm *b, int s, long x, long y, long w)
 }
 
 /*
- * Groups g[0..n) side by side: the leaf-like ones in a grid, then the
- * switches above leaves one under the other.  A run of more than
+ * Groups g[0..n) side by side: the leaf-like ones in a grid, and the
+ * switches above leaves one under the other, after them (before them with
+ * inner_first: the top level, where the trees come first).  A run of more than
  * SHOW_ALIKE + 2 siblings of one shape is drawn SHOW_ALIKE times and
  * summarised.  Returns the height used, or -1.
  */
 static long
-draw_set(const struct bm *b, const long *g, long n, long x, long y, long w)
+draw_set(const struct bm *b, const long *g, long n, long x, long y, long w, int inner_first)
 {
 	long k, j, used = 0, cols = (w + GAP) / (LEAF_MIN_W + GAP), col = 0, rowh = 0, cw, h;
 	int pass;
@@ -572,7 +624,7 @@ draw_set(const struct bm *b, const long *g, long n, long x, long y, long w)
 			int leafish = is_leafish(b, g[k]);
 			long alike, draw_n, d;
 
-			if (leafish != (pass == 0) || b->below[g[k]] == 0) {
+			if (leafish != ((pass == 0) != inner_first) || b->below[g[k]] == 0) {
 				j = k + 1;
 				continue;
 			}
@@ -761,7 +813,7 @@ ctl_bwmap_write(const char *path, const struct topo_map *m)
 	for (g = 0; g < b.ngroups; g++)
 		if (g >= m->nswitches || m->switches[g].parent < 0)
 			gpus += b.gpus[g];
-	h = draw_set(&b, top, n, MARGIN, 0, FIG_W - 2 * MARGIN);
+	h = draw_set(&b, top, n, MARGIN, 0, FIG_W - 2 * MARGIN, 1);
 	if (h < 0) {
 		ctl_error("--svg %s: out of memory", ctl_clip_path(path));
 		goto out;
@@ -781,7 +833,7 @@ ctl_bwmap_write(const char *path, const struct topo_map *m)
 	draw_head(&b, gpus, m->nnodes);
 	fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"13\" font-weight=\"bold\">Switches and "
 		"nodes (runs of like nodes in one box; tinted: NVLink block)</text>\n", MARGIN, TREE_Y - 14);
-	if (draw_set(&b, top, n, MARGIN, TREE_Y, FIG_W - 2 * MARGIN) < 0) {
+	if (draw_set(&b, top, n, MARGIN, TREE_Y, FIG_W - 2 * MARGIN, 1) < 0) {
 		ctl_error("--svg %s: out of memory", ctl_clip_path(path));
 		goto out;
 	}
