@@ -487,7 +487,8 @@ draw_leaf(const struct bm *b, long g, long x, long y, long w)
 	if (b->also[g])
 		snprintf(counts + strlen(counts), sizeof(counts) - strlen(counts), " (+%ld shared)",
 			 b->also[g]);
-	used = fits(w) * 6 / 7 - cp_len(counts);
+	/* 12 px text: about 6.6 px a character, 7.2 in bold. */
+	used = (w - 12 - cp_len(counts) * 66 / 10) * 10 / 72;
 	used = used > 8 ? used : 8;
 	snprintf(head, sizeof(head), "%s%s", nvl ? "NVLink block " : block ? "block " : "",
 		 group_name(b, g));

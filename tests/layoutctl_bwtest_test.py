@@ -149,6 +149,13 @@ like(txt, "leaf[102-119]", "naming them")
 like(txt, "\u00d710 more like grp11", "im0's like grp switches summarised")
 like(txt, "root \u00b7 level-3 switch \u00b7 10000 nodes, 80000 GPUs below", "the root holds all")
 
+# A real floor: a node under two leaves is drawn once and counted in both.
+circe = build("circe.json", "--slurm-topology", data("slurm", "circe-superpod_topology.conf"),
+              "--node", data("nvidia-smi-topo", "hgx-h100_8gpu_nv18.txt"))
+root, raw = svg_of(circe, "circe.svg")
+like(all_text(root), "s4 \u00b7 7 nodes, 56 GPUs (+1 shared)", "circe-n051 drawn under s2, counted in s4")
+like(all_text(root), "circe-n[001-016],n[019-020] \u00d718 \u00b7 8 GPUs", "s0's 18 nodes, as topology.conf names them")
+
 # NVLink blocks are marked; one leaf has no spine; names are escaped.
 nvl = build("nvl.json", "--slurm-topology", NVL, "--node", "4")
 root, raw = svg_of(nvl, "nvl.svg")
