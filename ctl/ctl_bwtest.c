@@ -73,7 +73,9 @@ const struct ctl_cmd ctl_cmd_bwtest = {
 	"--nccl-tests), writing the map to NEWMAP (default stdout).  A missing class\n"
 	"file is left as it was, with a warning; no file at all, a file that is not\n"
 	"all_reduce_perf output, an intra-node file from several hosts or a\n"
-	"node-to-node file from one host are errors naming the file.\n",
+	"node-to-node file from one host, a leaf file whose hosts are under two\n"
+	"leaves of the map or a spine file whose hosts share one are errors naming\n"
+	"the file (hosts the map lacks are not checked: a warning).\n",
 	bwtest_exec,
 	NULL
 };
@@ -341,6 +343,63 @@ out:
 	return rv;
 }
 
+/* Host h of an nccl-tests output as a map node: its name, or its name up
+ * to the first dot (hostname may give the FQDN, Slurm the short name). */
+static long
+host_node(const struct topo_map *m, const char *h)
+{
+	char shrt[TOPO_NAME];
+	long i = topo_find_node(m, h);
+
+	if (i >= 0 || !strchr(h, '.'))
+		return i;
+	snprintf(shrt, sizeof(shrt), "%.*s", (int)(strchr(h, '.') - h), h);
+	return topo_find_node(m, shrt);
+}
+
+static long
+leaf_key(const struct topo_map *m, long i)
+{
+	const struct topo_node *n = &m->nodes[i];
+
+	return n->sw >= 0 ? n->sw : n->block >= 0 ? m->nswitches + n->block : -1;
+}
+
+/*
+ * A node-to-node file's first two hosts against the map: a leaf run's
+ * share a leaf, a spine run's do not (a file saved under the other name
+ * would set the wrong class).  Hosts the map does not know are not
+ * checked (a warning).  0, or -1 after a message.
+ */
+static int
+check_hosts(const struct topo_map *m, const char *path, enum topo_link cls,
+	    const struct nccltests_result *r)
+{
+	long a, b;
+
+	if (r->nnodes < 2 || (cls != TOPO_LINK_LEAF && cls != TOPO_LINK_SPINE))
+		return 0;
+	a = host_node(m, r->host[0]);
+	b = host_node(m, r->host[1]);
+	if (a < 0 || b < 0) {
+		ctl_error("warning: --import: %s: its hosts %s and %s are not both in the map: not checked against its switches",
+			  ctl_clip_path(path), ctl_clip(r->host[0]), ctl_clip(r->host[1]));
+		return 0;
+	}
+	if (cls == TOPO_LINK_LEAF && leaf_key(m, a) != leaf_key(m, b)) {
+		ctl_error("--import: %s: its hosts %s (%s) and %s (%s) are under different leaves: a spine run, not a leaf run",
+			  ctl_clip_path(path), m->nodes[a].name, ctl_clip(leaf_of(m, a)), m->nodes[b].name,
+			  ctl_clip(leaf_of(m, b)));
+		return -1;
+	}
+	if (cls == TOPO_LINK_SPINE && leaf_key(m, a) == leaf_key(m, b)) {
+		ctl_error("--import: %s: its hosts %s and %s are both under %s: a leaf run, not a spine run",
+			  ctl_clip_path(path), m->nodes[a].name, m->nodes[b].name, ctl_clip(leaf_of(m, a)));
+		return -1;
+	}
+	return 0;
+}
+
 /* One class file of --import: 1 read, 0 absent, -1 refused (after a message). */
 static int
 import_one(struct topo_map *m, const char *dir, enum topo_link cls)
@@ -373,6 +432,8 @@ import_one(struct topo_map *m, const char *dir, enum topo_link cls)
 			  ctl_clip_path(path), topo_link_name(cls));
 		return -1;
 	}
+	if (check_hosts(m, path, cls, &r) < 0)
+		return -1;
 	if (topo_link_measured(m, cls, &r, path, &err) < 0) {
 		ctl_error("--import: %s", err.text);
 		return -1;
@@ -405,6 +466,10 @@ import_results(const struct bw_args *a)
 	if (!m) {
 		ctl_error("--map %s", err.text);
 		return 1;
+	}
+	if (topo_index(m, &err) < 0) {
+		ctl_error("--map %s: %s", ctl_clip_path(a->map), err.text);
+		goto out;
 	}
 	for (k = 0; k < TOPO_NLINKS; k++) {
 		rc = import_one(m, a->import, k);

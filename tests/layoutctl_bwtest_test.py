@@ -337,6 +337,18 @@ root, raw = svg_of(new2, "ran.svg")
 is_close(ratio(text_of(root, "ratio-leaf")), round(360.5 / 91.75, 2), "the map of the run: its ratio")
 ok("nominal" not in text_of(root, "link-nvlink") + text_of(root, "link-leaf") + text_of(root, "link-spine"),
    "and no nominal class among the three it measured")
+# The leaf and spine outputs swapped: each file's hosts give it away.
+swapped = os.path.join(tmp, "swapped")
+os.mkdir(swapped)
+shutil.copy(os.path.join(ran, "all_reduce_perf_leaf.txt"), os.path.join(swapped, "all_reduce_perf_spine.txt"))
+shutil.copy(os.path.join(ran, "all_reduce_perf_spine.txt"), os.path.join(swapped, "all_reduce_perf_leaf.txt"))
+rc, so, se = run("bwtest", "--import", swapped, "--map", plain)
+ok(rc == 1 and "all_reduce_perf_leaf.txt: its hosts node1 (leaf0) and node2 (leaf1) are under different leaves" in se,
+   "a spine run saved as the leaf run: refused, naming the file and why") or diag(se)
+os.unlink(os.path.join(swapped, "all_reduce_perf_leaf.txt"))
+rc, so, se = run("bwtest", "--import", swapped, "--map", plain)
+ok(rc == 1 and "all_reduce_perf_spine.txt: its hosts node1 and node3 are both under leaf0" in se,
+   "a leaf run saved as the spine run: refused too") or diag(se)
 env["FAKE_FAIL"] = "node2"
 shutil.rmtree(ran)
 p = subprocess.run(["bash", path], capture_output=True, text=True, env=env, cwd=tmp)
@@ -363,6 +375,8 @@ is_eq([(lk.get(c) or {}).get("measured") for c in ("nvlink", "pcie", "leaf", "sp
       [False, False, True, True], "leaf and spine measured, nvlink and pcie left nominal")
 like(se, "warning: --import %s: not measured, left as they were: intra-node" % res,
      "the missing intra-node run is a warning")
+like(se, "its hosts fs-207 and fs-208 are not both in the map: not checked",
+     "hosts the map lacks: a warning, the figure still taken")
 ok(json.load(open(plain))["link_classes"]["leaf"]["measured"] is False, "the input map is not changed")
 root, raw = svg_of(new, "measured.svg")
 like(text_of(root, "link-leaf"), "%.1f GB/s measured" % leaf_bw, "the imported map draws measured")

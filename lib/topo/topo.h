@@ -250,6 +250,8 @@ struct nccltests_result {
 	long max_bytes;
 	double busbw_max;	/* busbw at the largest size (best of in/out of place), GB/s */
 	double busbw_avg;	/* the "Avg bus bandwidth" line; 0 if absent */
+	char host[2][TOPO_NAME];	/* the first two hosts of the "Rank" lines; "" none
+					 * (a longer name is cut) */
 };
 int topo_read_nccltests(struct nccltests_result *r, const char *path, pl_err_t *err);
 

@@ -256,6 +256,8 @@ topo_read_nccltests(struct nccltests_result *r, const char *path, pl_err_t *err)
 	}
 	r->nranks = ps.maxrank + 1;
 	r->nnodes = ps.nhosts;
+	for (k = 0; k < 2 && k < ps.nhosts; k++)
+		snprintf(r->host[k], sizeof(r->host[k]), "%s", ps.hosts[k]);
 	rv = 0;
 out:
 	for (k = 0; k < ps.nhosts; k++)

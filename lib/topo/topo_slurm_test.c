@@ -755,6 +755,8 @@ test_nccltests(void)
 	is_int(r.max_bytes, 9663676416L, "h200: largest size 9 GiB");
 	is_double(r.busbw_max, 488.81, 1e-9, "h200: busbw 488.81");
 	is_double(r.busbw_avg, 475.782, 1e-9, "h200: average 475.782");
+	ok(strcmp(r.host[0], "fs-207") == 0 && strcmp(r.host[1], "fs-208") == 0,
+	   "h200: its hosts, in rank order: %s, %s", r.host[0], r.host[1]);
 
 	t = transform("nccl/h200-2x8-baremetal_all_reduce_perf_nccl-tests-issue256.txt", 1, 1);
 	ok(t && strstr(t, "\r\n"), "CRLF copy made");
@@ -1023,7 +1025,7 @@ test_bwtest_runs(void)
 int
 main(void)
 {
-	plan(284 + 20);
+	plan(284 + 21);
 	data = getenv("PL_TEST_DATA");
 	if (!data)
 		data = "../tests/data";
