@@ -114,4 +114,12 @@ void ctl_xml_text(FILE *f, const char *s);
  */
 int ctl_bwmap_write(const char *path, const struct topo_map *m);
 
+/*
+ * The ratios the bandwidth map prints: *intra the intra-node class
+ * (topo_intra_class), *leaf its GB/s over the leaf class's, *spine over
+ * the spine class's (0 where the map has no switch above its leaves and
+ * no second block, or a class has no figure).
+ */
+void ctl_bwmap_ratios(const struct topo_map *m, int *intra, double *leaf, double *spine);
+
 #endif

@@ -699,6 +699,16 @@ has_spine(const struct topo_map *m)
 	return m->nswitches == 0 && m->nblocks > 1;
 }
 
+void
+ctl_bwmap_ratios(const struct topo_map *m, int *intra, double *leaf, double *spine)
+{
+	*intra = topo_intra_class(m);
+	*leaf = m->link[TOPO_LINK_LEAF].gbps > 0 ?
+		m->link[*intra].gbps / m->link[TOPO_LINK_LEAF].gbps : 0;
+	*spine = has_spine(m) && m->link[TOPO_LINK_SPINE].gbps > 0 ?
+		m->link[*intra].gbps / m->link[TOPO_LINK_SPINE].gbps : 0;
+}
+
 static void
 ratio_text(char *buf, size_t size, double a, double b)
 {

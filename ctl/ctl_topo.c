@@ -76,8 +76,8 @@ static const struct ctl_cmd cmd_show = {
 	"MAP [--json] [--nodes] [--svg FILE]",
 	"summarise a cluster map; --svg draws its bandwidth map",
 	"Summarise a cluster map: nodes, GPUs, node types, switch levels,\n"
-	"blocks, link-class bandwidths (measured or nominal) and how many nodes\n"
-	"have a peer address and port.  --nodes adds one line per node: its type,\n"
+	"blocks, link-class bandwidths (measured or nominal), the intra/inter\n"
+	"ratio and how many nodes have a peer address and port.  --nodes adds one line per node: its type,\n"
 	"switches, block, address and peer port.\n"
 	"\n"
 	"--svg FILE draws the bandwidth map (- for stdout, then no summary): the\n"
@@ -312,7 +312,8 @@ topo_show(int argc, char **argv)
 	bool json = false, per_node = false;
 	const char *path = NULL, *addr, *svg = NULL;
 	long i, gpus = 0, *per_type = NULL, with_addr = 0, with_port = 0;
-	int k, maxlevel = -1, rv = 1, port, port_lo = 0, port_hi = 0;
+	int k, maxlevel = -1, rv = 1, port, port_lo = 0, port_hi = 0, intra;
+	double r_leaf, r_spine;
 	json_t *root = NULL, *types = NULL, *links = NULL;
 
 	for (k = 1; k < argc; k++) {
@@ -390,10 +391,14 @@ topo_show(int argc, char **argv)
 				    json_pack("{s:f, s:b, s:s}", "gbps", m->link[k].gbps,
 					      "measured", m->link[k].measured,
 					      "source", m->link[k].source));
-	root = json_pack("{s:s, s:I, s:I, s:i, s:i, s:i, s:o, s:o, s:{s:I, s:I}}", "name", m->name,
-			 "nodes", (json_int_t)m->nnodes, "gpus", (json_int_t)gpus,
+	ctl_bwmap_ratios(m, &intra, &r_leaf, &r_spine);
+	root = json_pack("{s:s, s:I, s:I, s:i, s:i, s:i, s:o, s:o, s:{s:s, s:o, s:o}, s:{s:I, s:I}}",
+			 "name", m->name, "nodes", (json_int_t)m->nnodes, "gpus", (json_int_t)gpus,
 			 "switches", m->nswitches, "switch_levels", maxlevel + 1,
 			 "blocks", m->nblocks, "node_types", types, "link_classes", links,
+			 "intra_inter", "intra_class", topo_link_name(intra),
+			 "leaf", r_leaf > 0 ? json_real(r_leaf) : json_null(),
+			 "spine", r_spine > 0 ? json_real(r_spine) : json_null(),
 			 "peers", "with_addr", (json_int_t)with_addr, "with_peer_port",
 			 (json_int_t)with_port);
 	types = links = NULL;
@@ -424,6 +429,11 @@ topo_show(int argc, char **argv)
 			printf("link         %-6s %8.1f GB/s  %s%s%s\n", topo_link_name(k),
 			       m->link[k].gbps, m->link[k].measured ? "measured" : "nominal",
 			       m->link[k].source[0] ? ": " : "", m->link[k].source);
+		printf("intra/inter  %.2f (%s / leaf)", r_leaf, topo_link_name(intra));
+		if (r_spine > 0)
+			printf(", %.2f across the spine (%s / spine)", r_spine, topo_link_name(intra));
+		printf("%s\n", m->link[intra].measured && m->link[TOPO_LINK_LEAF].measured ? "" :
+		       ", resting on a nominal figure");
 		if (with_addr || with_port)
 			printf("peers        %ld of %ld nodes with an address, %ld with a peer port%s",
 			       with_addr, m->nnodes, with_port, with_port ? " (" : "\n");

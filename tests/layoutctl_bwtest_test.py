@@ -116,6 +116,13 @@ like(all_text(root), "from a nominal and a measured figures", "the ratio says it
 like(all_text(root), "leaf0 \u00b7 2 nodes, 16 GPUs", "leaf0 boxed with its 2 nodes")
 like(all_text(root), "node[1,3] \u00d72 \u00b7 8 GPUs", "leaf0's nodes as one run")
 like(all_text(root), "spine \u00b7 level-1 switch", "the spine switch holds the leaves")
+rc, so, se = run("topo", "show", lab, "--json")
+ii = json.loads(so).get("intra_inter", {}) if rc == 0 else {}
+ok(ii.get("intra_class") == "nvlink" and abs(ii.get("leaf", 0) - nv / leaf_bw) < 1e-9 and
+   abs(ii.get("spine", 0) - nv / spine_bw) < 1e-9, "show --json: the same ratios, unrounded") or diag(ii)
+rc, so, se = run("topo", "show", lab)
+like(so, "intra/inter  %.2f (nvlink / leaf), %.2f across the spine (nvlink / spine), resting on a nominal figure"
+     % (nv / leaf_bw, nv / spine_bw), "plain show: the ratios, and that one rests on a nominal figure")
 _, raw2 = svg_of(lab, "lab2.svg")
 ok(raw and raw == raw2, "same map, same bytes")
 rc, so, se = run("topo", "show", lab, "--svg", "-")
@@ -166,6 +173,9 @@ with open(one_conf, "w") as f:
 one = build("one.json", "--slurm-topology", one_conf, "--node", "8", "--name", "a<b&c \"d\"")
 root, raw = svg_of(one, "one.svg")
 like(text_of(root, "ratio-spine"), "no spine in this map", "one leaf: no spine ratio, said so")
+rc, so, se = run("topo", "show", one, "--json")
+is_eq(json.loads(so).get("intra_inter", {}).get("spine", 0) if rc == 0 else 0, None,
+      "show --json: no spine ratio (null) on one leaf")
 like(all_text(root), "gpu[001-128] \u00d7128", "128 like nodes: one run")
 title = root.find(SVG + "title") if root is not None else None
 is_eq(title.text if title is not None else None, "Bandwidth map: a<b&c \"d\"",
