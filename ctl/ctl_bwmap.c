@@ -205,11 +205,12 @@ kinds_in_order(long *v, long n)
 	return 0;
 }
 
+static int bm_tree(struct bm *b);
+
 static int
 bm_init(struct bm *b, const struct topo_map *m)
 {
 	long i, g, *fill = NULL;
-	int s, lvl, maxlevel = 0;
 
 	memset(b, 0, sizeof(*b));
 	b->m = m;
@@ -250,7 +251,18 @@ bm_init(struct bm *b, const struct topo_map *m)
 	for (g = 0; g < b->ngroups; g++)
 		if (kinds_in_order(b->gnodes + b->gstart[g], b->gstart[g + 1] - b->gstart[g]) < 0)
 			return -1;
-	/* Child switches per switch, in index order. */
+	return bm_tree(b);
+}
+
+/* Child switches per switch (in index order), then each switch's counts
+ * and shape from its children's, bottom up. */
+static int
+bm_tree(struct bm *b)
+{
+	const struct topo_map *m = b->m;
+	int s, lvl, maxlevel = 0;
+	long g;
+
 	for (s = 0; s < m->nswitches; s++)
 		if (m->switches[s].parent >= 0)
 			b->cstart[m->switches[s].parent + 1]++;
@@ -273,7 +285,6 @@ bm_init(struct bm *b, const struct topo_map *m)
 	}
 	for (g = m->nswitches; g < b->ngroups; g++)
 		b->sig[g] = leaf_sig(b, g);
-	/* Bottom up: a switch's counts and shape come from its children's. */
 	for (lvl = 0; lvl <= maxlevel; lvl++)
 		for (s = 0; s < m->nswitches; s++) {
 			int k;

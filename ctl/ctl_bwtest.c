@@ -243,73 +243,68 @@ out:
 	return rv;
 }
 
-static int
-write_script(const struct bw_args *a)
-{
-	static const char *const labels[TOPO_BW_NRUNS] = { "intra-node", "leaf", "spine" };
+/* The job: its runs, the GPUs each uses per node, the nodes it allocates. */
+struct bw_job {
 	struct topo_bwrun runs[TOPO_BW_NRUNS];
-	struct topo_map *m = NULL;
-	long *cand = NULL, ncand = 0, gpus[TOPO_BW_NRUNS], alloc[2 * TOPO_BW_NRUNS], nalloc = 0, maxg = 0, k;
-	pl_err_t err;
-	FILE *f = NULL;
-	int i, j, rv = 1;
+	long gpus[TOPO_BW_NRUNS];
+	long alloc[2 * TOPO_BW_NRUNS];
+	long nalloc;
+	long maxg;
+};
 
-	pl_err_clear(&err);
-	m = topo_load(a->map, &err);
-	if (!m) {
-		ctl_error("--map %s", err.text);
-		return 1;
-	}
-	if (topo_index(m, &err) < 0) {
-		ctl_error("--map %s: %s", ctl_clip_path(a->map), err.text);
-		goto out;
-	}
-	if (candidates(m, a->nodes, &cand, &ncand) < 0)
-		goto out;
-	if (topo_bwtest_runs(m, cand, ncand, runs, &err) < 0) {
-		ctl_error("bwtest: %s", err.text);
-		goto out;
-	}
+/* The runs' GPUs and nodes; -1 after a message naming a node that has no
+ * GPUs or a name sbatch cannot take. */
+static int
+size_job(const struct topo_map *m, const struct bw_args *a, struct bw_job *j)
+{
+	long k;
+	int i, q;
+
 	for (i = 0; i < TOPO_BW_NRUNS; i++) {
-		gpus[i] = 0;
-		for (j = 0; j < runs[i].nnodes; j++) {
-			long g = run_gpus(m, runs[i].node[j], a), n = runs[i].node[j];
+		j->gpus[i] = 0;
+		for (q = 0; q < j->runs[i].nnodes; q++) {
+			long n = j->runs[i].node[q], g = run_gpus(m, n, a);
 
 			if (g <= 0) {
 				ctl_error("bwtest: node '%s' has no GPUs in the map %s: give --gpus-per-node",
 					  ctl_clip(m->nodes[n].name), ctl_clip_path(a->map));
-				goto out;
+				return -1;
 			}
 			if (!plain_word(m->nodes[n].name)) {
 				ctl_error("bwtest: node '%s' has a name sbatch cannot take as it is",
 					  ctl_clip(m->nodes[n].name));
-				goto out;
+				return -1;
 			}
-			gpus[i] = gpus[i] == 0 || g < gpus[i] ? g : gpus[i];
-			maxg = g > maxg ? g : maxg;
-			for (k = 0; k < nalloc && alloc[k] != n; k++)
+			j->gpus[i] = j->gpus[i] == 0 || g < j->gpus[i] ? g : j->gpus[i];
+			j->maxg = g > j->maxg ? g : j->maxg;
+			for (k = 0; k < j->nalloc && j->alloc[k] != n; k++)
 				;
-			if (k == nalloc)
-				alloc[nalloc++] = n;
+			if (k == j->nalloc)
+				j->alloc[j->nalloc++] = n;
 		}
 	}
-	f = a->out ? fopen(a->out, "w") : stdout;
-	if (!f) {
-		ctl_error("-o %s: %s", ctl_clip_path(a->out), strerror(errno));
-		goto out;
-	}
+	return 0;
+}
+
+static void
+write_body(FILE *f, const struct topo_map *m, const struct bw_args *a, const struct bw_job *j)
+{
+	static const char *const labels[TOPO_BW_NRUNS] = { "intra-node", "leaf", "spine" };
+	long k;
+	int i;
+
 	fprintf(f, "#!/bin/bash\n"
 		"# Measures the link classes of the cluster map '%s' with nccl-tests'\n"
 		"# all_reduce_perf; written by '" CTL_PROG " bwtest'.  Submit with sbatch, then:\n"
 		"#   " CTL_PROG " bwtest --import DIR --map MAP -o NEWMAP\n"
 		"# (DIR: $RESULTS below; MAP: %s).  Each run writes\n"
 		"# " BW_FILE_PREFIX "CLASS.txt there.\n", ctl_clip(m->name), ctl_clip_path(a->map));
-	fprintf(f, "#SBATCH --job-name=pl-bwtest\n#SBATCH --nodes=%ld\n#SBATCH --nodelist=", nalloc);
-	for (k = 0; k < nalloc; k++)
-		fprintf(f, "%s%s", k ? "," : "", m->nodes[alloc[k]].name);
+	fprintf(f, "#SBATCH --job-name=pl-bwtest\n#SBATCH --nodes=%ld\n#SBATCH --nodelist=", j->nalloc);
+	for (k = 0; k < j->nalloc; k++)
+		fprintf(f, "%s%s", k ? "," : "", m->nodes[j->alloc[k]].name);
 	fprintf(f, "\n#SBATCH --ntasks-per-node=%ld\n#SBATCH --gpus-per-node=%ld\n"
 		"#SBATCH --exclusive\n#SBATCH --time=%s\n#SBATCH --output=pl-bwtest-%%j.log\n",
-		maxg, maxg, a->time);
+		j->maxg, j->maxg, a->time);
 	if (a->partition)
 		fprintf(f, "#SBATCH --partition=%s\n", a->partition);
 	if (a->account)
@@ -322,12 +317,50 @@ write_script(const struct bw_args *a)
 		"\techo \"pl-bwtest: $NCCL_TESTS/all_reduce_perf: not found (set NCCL_TESTS)\" >&2\n"
 		"\texit 1\nfi\nmkdir -p \"$RESULTS\" || exit 1\nfailed=\n");
 	for (i = 0; i < TOPO_BW_NRUNS; i++)
-		write_run(f, m, &runs[i], labels[i], a, gpus[i]);
+		write_run(f, m, &j->runs[i], labels[i], a, j->gpus[i]);
+	/* A failed run does not stop the others; the job says which failed. */
 	fprintf(f, "\nif [ -n \"$failed\" ]; then\n"
 		"\techo \"pl-bwtest: failed:$failed (see $RESULTS/*.err)\" >&2\n\texit 1\nfi\n"
 		"echo \"pl-bwtest: done; now: " CTL_PROG " bwtest --import $RESULTS --map \"");
 	sh_quote(f, a->map);
 	fprintf(f, "\" -o NEWMAP\"\n");
+}
+
+static int
+write_script(const struct bw_args *a)
+{
+	struct bw_job j;
+	struct topo_map *m = NULL;
+	long *cand = NULL, ncand = 0;
+	pl_err_t err;
+	FILE *f = NULL;
+	int rv = 1;
+
+	memset(&j, 0, sizeof(j));
+	pl_err_clear(&err);
+	m = topo_load(a->map, &err);
+	if (!m) {
+		ctl_error("--map %s", err.text);
+		return 1;
+	}
+	if (topo_index(m, &err) < 0) {
+		ctl_error("--map %s: %s", ctl_clip_path(a->map), err.text);
+		goto out;
+	}
+	if (candidates(m, a->nodes, &cand, &ncand) < 0)
+		goto out;
+	if (topo_bwtest_runs(m, cand, ncand, j.runs, &err) < 0) {
+		ctl_error("bwtest: %s", err.text);
+		goto out;
+	}
+	if (size_job(m, a, &j) < 0)
+		goto out;
+	f = a->out ? fopen(a->out, "w") : stdout;
+	if (!f) {
+		ctl_error("-o %s: %s", ctl_clip_path(a->out), strerror(errno));
+		goto out;
+	}
+	write_body(f, m, a, &j);
 	if (a->out ? fclose(f) != 0 : fflush(f) != 0) {
 		f = NULL;
 		ctl_error("-o %s: %s", a->out ? ctl_clip_path(a->out) : "-", strerror(errno));
