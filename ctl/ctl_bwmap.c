@@ -478,6 +478,7 @@ draw_leaf(const struct bm *b, long g, long x, long y, long w)
 	const struct topo_map *m = b->m;
 	struct run r[MAX_RUNS];
 	long k, total, shown = group_runs(b, g, r, MAX_RUNS, &total), h = leaf_height(b, g), used;
+	long nodes, gpus = 0;
 	int block = g >= m->nswitches && g < (long)m->nswitches + m->nblocks;
 	int nvl = block && m->blocks[g - m->nswitches].nvlink;
 	char head[256], counts[128];
@@ -493,8 +494,12 @@ draw_leaf(const struct bm *b, long g, long x, long y, long w)
 	stroke(f, m, nvl ? TOPO_LINK_NVLINK : TOPO_LINK_LEAF, 1.5);
 	fprintf(f, "/>\n");
 	/* The counts show whole; a long name gives way. */
-	snprintf(counts, sizeof(counts), " \xc2\xb7 %ld node%s, %ld GPUs", b->below[g],
-		 b->below[g] == 1 ? "" : "s", b->gpus[g]);
+	/* Its own nodes (a switch above leaves may hold some too). */
+	for (k = b->gstart[g]; k < b->gstart[g + 1]; k++)
+		gpus += node_gpus(m, b->gnodes[k]);
+	nodes = b->gstart[g + 1] - b->gstart[g];
+	snprintf(counts, sizeof(counts), " \xc2\xb7 %ld node%s, %ld GPUs", nodes,
+		 nodes == 1 ? "" : "s", gpus);
 	if (b->also[g])
 		snprintf(counts + strlen(counts), sizeof(counts) - strlen(counts), " (+%ld shared)",
 			 b->also[g]);
@@ -513,7 +518,7 @@ draw_leaf(const struct bm *b, long g, long x, long y, long w)
 		if (draw_run(b, g, &r[k], x + 6, y + HDR + k * CHIP_H, w - 12) < 0)
 			return -1;
 	if (total > shown) {
-		long rest = b->below[g] - (r[shown - 1].first + r[shown - 1].n);
+		long rest = nodes - (r[shown - 1].first + r[shown - 1].n);
 
 		fprintf(f, "<text x=\"%ld\" y=\"%ld\" font-size=\"11\" fill=\"#555\">"
 			"\xe2\x80\xa6 %ld more runs, %ld nodes</text>\n",
@@ -566,7 +571,8 @@ static long
 draw_inner(const struct bm *b, int s, long x, long y, long w)
 {
 	const struct topo_map *m = b->m;
-	long k, nk = b->cstart[s + 1] - b->cstart[s], h, used, *kids = malloc((size_t)nk * sizeof(*kids));
+	long k, nk = b->cstart[s + 1] - b->cstart[s], h, used, own = 0, top = y + HDR + 4;
+	long *kids = malloc((size_t)nk * sizeof(*kids) + 1);
 	char head[256], tag[96];
 	FILE *f = b->f;
 
@@ -574,18 +580,21 @@ draw_inner(const struct bm *b, int s, long x, long y, long w)
 		return -1;
 	for (k = 0; k < nk; k++)
 		kids[k] = b->clist[b->cstart[s] + k];
+	/* Nodes a map puts on this switch itself: a box of their own first. */
+	if (b->gstart[s + 1] > b->gstart[s])
+		own = leaf_height(b, s) + GAP;
 	/* Measure first so the box is drawn under its children. */
 	{
 		struct bm q = *b;
 
 		q.f = NULL;
-		h = draw_set(&q, kids, nk, x + PAD, y + HDR + 4, w - 2 * PAD, 0);
+		h = draw_set(&q, kids, nk, x + PAD, top + own, w - 2 * PAD, 0);
 	}
 	if (h < 0) {
 		free(kids);
 		return -1;
 	}
-	h += HDR + 4 + PAD;
+	h += HDR + 4 + PAD + own;
 	if (f) {
 		fprintf(f, "<rect x=\"%ld\" y=\"%ld\" width=\"%ld\" height=\"%ld\" rx=\"7\" "
 			"fill=\"none\" ", x, y, w, h);
@@ -608,7 +617,9 @@ draw_inner(const struct bm *b, int s, long x, long y, long w)
 			m->link[TOPO_LINK_SPINE].measured ? class_colour[TOPO_LINK_SPINE] : "#777");
 		ctl_xml_text(f, tag);
 		fprintf(f, "</text>\n");
-		if (draw_set(b, kids, nk, x + PAD, y + HDR + 4, w - 2 * PAD, 0) < 0)
+		if (own && draw_leaf(b, s, x + PAD, top, LEAF_MIN_W) < 0)
+			h = -1;
+		if (h >= 0 && draw_set(b, kids, nk, x + PAD, top + own, w - 2 * PAD, 0) < 0)
 			h = -1;
 	}
 	free(kids);
@@ -770,9 +781,9 @@ draw_head(const struct bm *b, long gpus, long nodes_total)
 	fprintf(f, "<text id=\"ratio-leaf\" x=\"%d\" y=\"130\" font-size=\"30\" "
 		"font-weight=\"bold\">%s</text>\n", MARGIN + 12, r1);
 	if (!in->measured || !leaf->measured)
-		fprintf(f, "<text x=\"%d\" y=\"128\" font-size=\"12\" fill=\"#777\">from %s "
-			"figures</text>\n", MARGIN + 150,
-			!in->measured && !leaf->measured ? "nominal" : "a nominal and a measured");
+		fprintf(f, "<text x=\"%d\" y=\"128\" font-size=\"12\" fill=\"#777\">from %s</text>\n",
+			MARGIN + 150, !in->measured && !leaf->measured ? "nominal figures" :
+			"a nominal and a measured figure");
 	if (spined)
 		fprintf(f, "<text id=\"ratio-spine\" x=\"%d\" y=\"150\" font-size=\"13\">"
 			"across the spine: <tspan font-weight=\"bold\">%s</tspan></text>\n",

@@ -112,7 +112,7 @@ dashed = [e.get("stroke-dasharray") is not None for e in lines[:4]]
 is_eq(dashed, [True, True, False, False], "legend: nvlink and pcie dashed (nominal), leaf and spine solid")
 is_close(ratio(text_of(root, "ratio-leaf")), round(nv / leaf_bw, 2), "intra/inter ratio = nvlink / leaf")
 is_close(ratio(text_of(root, "ratio-spine")), round(nv / spine_bw, 2), "and across the spine = nvlink / spine")
-like(all_text(root), "from a nominal and a measured figures", "the ratio says it rests on a nominal figure")
+like(all_text(root), "from a nominal and a measured figure", "the ratio says it rests on a nominal figure")
 like(all_text(root), "leaf0 \u00b7 2 nodes, 16 GPUs", "leaf0 boxed with its 2 nodes")
 like(all_text(root), "node[1,3] \u00d72 \u00b7 8 GPUs", "leaf0's nodes as one run")
 like(all_text(root), "spine \u00b7 level-1 switch", "the spine switch holds the leaves")
@@ -162,6 +162,17 @@ circe = build("circe.json", "--slurm-topology", data("slurm", "circe-superpod_to
 root, raw = svg_of(circe, "circe.svg")
 like(all_text(root), "s4 \u00b7 7 nodes, 56 GPUs (+1 shared)", "circe-n051 drawn under s2, counted in s4")
 like(all_text(root), "circe-n[001-016],n[019-020] \u00d718 \u00b7 8 GPUs", "s0's 18 nodes, as topology.conf names them")
+
+# A map file may put nodes on a switch above leaves: they get a box of
+# their own inside it, and are counted.
+odd = json.load(open(lab))
+odd["nodes"][0]["switch"] = "spine"
+oddpath = os.path.join(tmp, "odd.json")
+json.dump(odd, open(oddpath, "w"))
+root, raw = svg_of(oddpath, "odd.svg")
+t = all_text(root)
+ok("spine \u00b7 1 node, 8 GPUs" in t and "node1 \u00b7 8 GPUs" in t and "leaf0 \u00b7 1 node, 8 GPUs" in t,
+   "nodes on a spine switch: drawn in a box of their own") or diag(t)
 
 # NVLink blocks are marked; one leaf has no spine; names are escaped.
 nvl = build("nvl.json", "--slurm-topology", NVL, "--node", "4")
