@@ -35,6 +35,8 @@ static const struct option build_opts[] = {
 	{ NULL, 0, NULL, 0 }
 };
 
+#define SVG_EQ "--svg="
+
 static int topo_build(int argc, char **argv);
 static int topo_show(int argc, char **argv);
 static int topo_exec(int argc, char **argv);
@@ -321,8 +323,9 @@ topo_show(int argc, char **argv)
 			json = true;
 		else if (strcmp(argv[k], "--nodes") == 0)
 			per_node = true;
-		else if (strcmp(argv[k], "--svg") == 0 || strncmp(argv[k], "--svg=", 6) == 0) {
-			svg = argv[k][5] == '=' ? argv[k] + 6 : k + 1 < argc ? argv[++k] : NULL;
+		else if (strcmp(argv[k], "--svg") == 0 || strncmp(argv[k], SVG_EQ, strlen(SVG_EQ)) == 0) {
+			svg = argv[k][strlen(SVG_EQ) - 1] == '=' ? argv[k] + strlen(SVG_EQ) :
+				k + 1 < argc ? argv[++k] : NULL;
 			if (!svg || !svg[0]) {
 				ctl_error("topo show: --svg needs a file name (or - for stdout)");
 				return 2;

@@ -125,6 +125,9 @@ like(so, "intra/inter  %.2f (nvlink / leaf), %.2f across the spine (nvlink / spi
      % (nv / leaf_bw, nv / spine_bw), "plain show: the ratios, and that one rests on a nominal figure")
 _, raw2 = svg_of(lab, "lab2.svg")
 ok(raw and raw == raw2, "same map, same bytes")
+eq = os.path.join(tmp, "eq.svg")
+rc, so, se = run("topo", "show", lab, "--svg=" + eq)
+ok(rc == 0 and open(eq, "rb").read() == raw, "--svg=FILE is --svg FILE")
 rc, so, se = run("topo", "show", lab, "--svg", "-")
 ok(rc == 0 and so.encode() == raw, "--svg - writes the same to stdout, and only that")
 
