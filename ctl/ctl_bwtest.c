@@ -18,6 +18,8 @@
 
 #define BW_FILE_PREFIX "all_reduce_perf_"
 
+/* The script's own options lie between W_MAP and W_IMPORT (W_OUT aside):
+ * --import refuses them. */
 enum { W_MAP = 1000, W_NODES, W_OUT, W_NCCLDIR, W_RESULTS, W_PARTITION, W_ACCOUNT, W_TIME,
 	W_GPUS, W_MAXBYTES, W_MPI, W_IMPORT, W_HELP };
 
@@ -551,7 +553,8 @@ bwtest_exec(int argc, char **argv)
 {
 	struct bw_args a;
 	char c[PL_CLIP_BUF];
-	int ch;
+	const char *script_opt = NULL;	/* an option of the script, for --import's refusal */
+	int ch, li = 0;
 
 	memset(&a, 0, sizeof(a));
 	a.nccl_dir = "/opt/nccl-tests/build";
@@ -560,7 +563,9 @@ bwtest_exec(int argc, char **argv)
 	a.max_bytes = "8G";
 	optind = 1;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, "o:", bw_opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "o:", bw_opts, &li)) != -1) {
+		if (ch > W_MAP && ch < W_IMPORT && ch != W_OUT)
+			script_opt = bw_opts[li].name;
 		switch (ch) {
 		case W_MAP: a.map = optarg; break;
 		case W_NODES: a.nodes = optarg; break;
@@ -594,6 +599,11 @@ bwtest_exec(int argc, char **argv)
 	}
 	if (!a.map) {
 		ctl_error("bwtest: give the cluster map with --map MAP (see 'bwtest --help')");
+		return 2;
+	}
+	if (a.import && script_opt) {
+		ctl_error("bwtest: --%s belongs to the script, not to --import (which takes --map and -o)",
+			  script_opt);
 		return 2;
 	}
 	if (a.import)

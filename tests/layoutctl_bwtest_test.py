@@ -417,6 +417,9 @@ is_eq({k: v for k, v in lk.items() if k in ("leaf", "spine")},
 rc, so, se = run("bwtest", "--import", res, "--map", plain)
 ok(rc == 0 and json.loads(so)["link_classes"]["spine"]["measured"], "without -o the map goes to stdout")
 
+rc, so, se = run("bwtest", "--import", res, "--map", plain, "--nodes", "node1")
+ok(rc == 2 and "--nodes" in se and "--import" in se, "a script option with --import: a usage error") or diag(se)
+
 # Refusals name the file.
 rc, so, se = run("bwtest", "--import", os.path.join(tmp, "nowhere"), "--map", plain)
 ok(rc == 1 and "nowhere" in se, "a missing results directory is named") or diag(se)
