@@ -68,11 +68,12 @@ struct ctl_cmd {
 	const struct ctl_cmd *const *sub;
 };
 
-/* The commands (ctl_plan.c, ctl_topo.c, ctl_daemon.c, ctl_alerts.c); the
+/* The commands (ctl_plan.c, ctl_topo.c, ctl_bwtest.c, ctl_daemon.c, ctl_alerts.c); the
  * table is in ctl_cmd.c. */
 extern const struct ctl_cmd ctl_cmd_plan;
 extern const struct ctl_cmd ctl_cmd_place;
 extern const struct ctl_cmd ctl_cmd_topo;
+extern const struct ctl_cmd ctl_cmd_bwtest;
 extern const struct ctl_cmd ctl_cmd_status;
 extern const struct ctl_cmd ctl_cmd_topology;
 extern const struct ctl_cmd ctl_cmd_query;
@@ -97,5 +98,28 @@ int ctl_run(int argc, char **argv);
 int ctl_svg_write(const char *path, const struct pl_layout *l, const struct topo_map *m,
 		  const struct place_node *nodes, long nnodes,
 		  const struct place_result *r);
+
+/*
+ * Text into an SVG or other XML: markup characters escaped; control bytes
+ * and bytes that are not UTF-8 written as '?', so any map gives a document
+ * that parses.
+ */
+void ctl_xml_text(FILE *f, const char *s);
+
+/*
+ * The bandwidth map of m as an SVG at path ("-" for stdout): the
+ * intra/inter ratio, the link classes (measured or nominal), the switch
+ * tree with like nodes and like switches summarised (ctl_bwmap.c).
+ * Returns -1 after a message naming path.
+ */
+int ctl_bwmap_write(const char *path, const struct topo_map *m);
+
+/*
+ * The ratios the bandwidth map prints: *intra the intra-node class
+ * (topo_intra_class), *leaf its GB/s over the leaf class's, *spine over
+ * the spine class's (0 where the map has no switch above its leaves and
+ * no second block, or a class has no figure).
+ */
+void ctl_bwmap_ratios(const struct topo_map *m, int *intra, double *leaf, double *spine);
 
 #endif

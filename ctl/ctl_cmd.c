@@ -15,6 +15,7 @@ static const struct ctl_cmd *const ctl_cmds[] = {
 	&ctl_cmd_plan,
 	&ctl_cmd_place,
 	&ctl_cmd_topo,
+	&ctl_cmd_bwtest,
 	&ctl_cmd_status,
 	&ctl_cmd_topology,
 	&ctl_cmd_query,

@@ -54,17 +54,42 @@ group_colour(long g, char *buf, size_t size)
 	snprintf(buf, size, "hsl(%.0f,65%%,%d%%)", h, g % 2 ? 72 : 82);
 }
 
-static void
-xml_text(FILE *f, const char *s)
+/* The length of the valid UTF-8 sequence at s, or 0 (overlong forms are
+ * not looked for: they are still well-formed XML). */
+static int
+utf8_len(const unsigned char *s)
 {
-	for (; *s; s++) {
-		switch (*s) {
+	int n = *s >= 0xf0 && *s <= 0xf4 ? 4 : *s >= 0xe0 ? 3 : *s >= 0xc2 && *s < 0xe0 ? 2 : 0;
+	int k;
+
+	for (k = 1; k < n; k++)
+		if ((s[k] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+void
+ctl_xml_text(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	int n;
+
+	while (*p) {
+		switch (*p) {
 		case '<': fputs("&lt;", f); break;
 		case '>': fputs("&gt;", f); break;
 		case '&': fputs("&amp;", f); break;
 		case '"': fputs("&quot;", f); break;
-		default: fputc(*s, f);
+		default:
+			if (*p >= 0x80 && (n = utf8_len(p)) > 0) {
+				fwrite(p, 1, (size_t)n, f);
+				p += n;
+				continue;
+			}
+			/* XML 1.0 has no place for control bytes or broken UTF-8. */
+			fputc(*p < 0x20 || *p >= 0x7f ? '?' : *p, f);
 		}
+		p++;
 	}
 }
 
@@ -109,7 +134,7 @@ ctl_svg_write(const char *path, const struct pl_layout *l, const struct topo_map
 		width, TOP + nnodes * CELL_H + 40);
 	fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
 	fprintf(f, "<text x=\"10\" y=\"24\" font-size=\"16\" font-weight=\"bold\">");
-	xml_text(f, spec);
+	ctl_xml_text(f, spec);
 	fprintf(f, " on %ld nodes, %ld GPUs</text>\n", nnodes, r->ntasks);
 	fprintf(f, "<text x=\"10\" y=\"46\" font-size=\"12\">colour = TP group; "
 		"cells: rank, pp stage, dp replica; cross-switch %.3g GB/step "
@@ -126,11 +151,11 @@ ctl_svg_write(const char *path, const struct pl_layout *l, const struct topo_map
 				"stroke-dasharray=\"4 3\"/>\n", y + 1, width - 6, y + 1);
 
 		fprintf(f, "<text x=\"10\" y=\"%ld\" font-size=\"13\" font-weight=\"bold\">", y + 24);
-		xml_text(f, nodes[i].name);
+		ctl_xml_text(f, nodes[i].name);
 		fprintf(f, "</text>\n");
 		if (tn && (tn->sw >= 0 || tn->block >= 0)) {
 			fprintf(f, "<text x=\"10\" y=\"%ld\" font-size=\"11\" fill=\"#555\">", y + 42);
-			xml_text(f, tn->sw >= 0 ? m->switches[tn->sw].name : m->blocks[tn->block].name);
+			ctl_xml_text(f, tn->sw >= 0 ? m->switches[tn->sw].name : m->blocks[tn->block].name);
 			fprintf(f, "</text>\n");
 		}
 	}

@@ -35,6 +35,8 @@ static const struct option build_opts[] = {
 	{ NULL, 0, NULL, 0 }
 };
 
+#define SVG_EQ "--svg="
+
 static int topo_build(int argc, char **argv);
 static int topo_show(int argc, char **argv);
 static int topo_exec(int argc, char **argv);
@@ -73,12 +75,20 @@ static const struct ctl_cmd cmd_build = {
 
 static const struct ctl_cmd cmd_show = {
 	"show",
-	"MAP [--json] [--nodes]",
-	"summarise a cluster map",
+	"MAP [--json] [--nodes] [--svg FILE]",
+	"summarise a cluster map; --svg draws its bandwidth map",
 	"Summarise a cluster map: nodes, GPUs, node types, switch levels,\n"
-	"blocks, link-class bandwidths (measured or nominal) and how many nodes\n"
-	"have a peer address and port.  --nodes adds one line per node: its type,\n"
-	"switches, block, address and peer port.\n",
+	"blocks, link-class bandwidths (measured or nominal), the intra/inter\n"
+	"ratio and how many nodes have a peer address and port.  --nodes adds one line per node: its type,\n"
+	"switches, block, address and peer port.\n"
+	"\n"
+	"--svg FILE draws the bandwidth map (- for stdout, then no summary): the\n"
+	"intra/inter ratio (bus bandwidth inside a node over that between nodes\n"
+	"under one leaf, and across the spine), each link class's GB/s, measured\n"
+	"(and from what) or nominal (grey, dashed), and the switch tree with its\n"
+	"leaves and runs of like nodes; NVLink blocks are tinted, and siblings of\n"
+	"one shape beyond the second are summarised ('x18 more like leaf101').\n"
+	"'" CTL_PROG " bwtest' measures the classes.\n",
 	topo_show,
 	NULL
 };
@@ -87,7 +97,7 @@ static const struct ctl_cmd *const topo_cmds[] = { &cmd_build, &cmd_show, NULL }
 
 const struct ctl_cmd ctl_cmd_topo = {
 	"topo",
-	"build ... | show MAP [--json] [--nodes]",
+	"build ... | show MAP [--json] [--nodes] [--svg FILE]",
 	"the cluster map: build one, show one",
 	"'" CTL_PROG " topo build --help' for the build options.\n",
 	topo_exec,
@@ -302,9 +312,10 @@ topo_show(int argc, char **argv)
 	struct topo_map *m;
 	pl_err_t err;
 	bool json = false, per_node = false;
-	const char *path = NULL, *addr;
+	const char *path = NULL, *addr, *svg = NULL;
 	long i, gpus = 0, *per_type = NULL, with_addr = 0, with_port = 0;
-	int k, maxlevel = -1, rv = 1, port, port_lo = 0, port_hi = 0;
+	int k, maxlevel = -1, rv = 1, port, port_lo = 0, port_hi = 0, intra;
+	double r_leaf, r_spine;
 	json_t *root = NULL, *types = NULL, *links = NULL;
 
 	for (k = 1; k < argc; k++) {
@@ -312,18 +323,25 @@ topo_show(int argc, char **argv)
 			json = true;
 		else if (strcmp(argv[k], "--nodes") == 0)
 			per_node = true;
-		else if (strcmp(argv[k], "--help") == 0) {
+		else if (strcmp(argv[k], "--svg") == 0 || strncmp(argv[k], SVG_EQ, strlen(SVG_EQ)) == 0) {
+			svg = argv[k][strlen(SVG_EQ) - 1] == '=' ? argv[k] + strlen(SVG_EQ) :
+				k + 1 < argc ? argv[++k] : NULL;
+			if (!svg || !svg[0]) {
+				ctl_error("topo show: --svg needs a file name (or - for stdout)");
+				return 2;
+			}
+		} else if (strcmp(argv[k], "--help") == 0) {
 			ctl_cmd_help(&cmd_show, "topo");
 			return 0;
 		} else if (argv[k][0] == '-' || path) {
-			ctl_error("topo show: unexpected argument '%s' (usage: topo show MAP [--json] [--nodes])",
+			ctl_error("topo show: unexpected argument '%s' (usage: topo show MAP [--json] [--nodes] [--svg FILE])",
 				  ctl_clip(argv[k]));
 			return 2;
 		} else
 			path = argv[k];
 	}
 	if (!path) {
-		ctl_error("topo show: give the map file (usage: topo show MAP [--json] [--nodes])");
+		ctl_error("topo show: give the map file (usage: topo show MAP [--json] [--nodes] [--svg FILE])");
 		return 2;
 	}
 	pl_err_clear(&err);
@@ -331,6 +349,12 @@ topo_show(int argc, char **argv)
 	if (!m) {
 		ctl_error("%s", err.text);
 		return 1;
+	}
+	if (svg && ctl_bwmap_write(svg, m) < 0)
+		goto out;
+	if (svg && strcmp(svg, "-") == 0) {
+		rv = 0;
+		goto out;
 	}
 	per_type = calloc((size_t)m->ntypes + 1, sizeof(*per_type));
 	if (!per_type) {
@@ -370,10 +394,14 @@ topo_show(int argc, char **argv)
 				    json_pack("{s:f, s:b, s:s}", "gbps", m->link[k].gbps,
 					      "measured", m->link[k].measured,
 					      "source", m->link[k].source));
-	root = json_pack("{s:s, s:I, s:I, s:i, s:i, s:i, s:o, s:o, s:{s:I, s:I}}", "name", m->name,
-			 "nodes", (json_int_t)m->nnodes, "gpus", (json_int_t)gpus,
+	ctl_bwmap_ratios(m, &intra, &r_leaf, &r_spine);
+	root = json_pack("{s:s, s:I, s:I, s:i, s:i, s:i, s:o, s:o, s:{s:s, s:o, s:o}, s:{s:I, s:I}}",
+			 "name", m->name, "nodes", (json_int_t)m->nnodes, "gpus", (json_int_t)gpus,
 			 "switches", m->nswitches, "switch_levels", maxlevel + 1,
 			 "blocks", m->nblocks, "node_types", types, "link_classes", links,
+			 "intra_inter", "intra_class", topo_link_name(intra),
+			 "leaf", r_leaf > 0 ? json_real(r_leaf) : json_null(),
+			 "spine", r_spine > 0 ? json_real(r_spine) : json_null(),
 			 "peers", "with_addr", (json_int_t)with_addr, "with_peer_port",
 			 (json_int_t)with_port);
 	types = links = NULL;
@@ -404,6 +432,11 @@ topo_show(int argc, char **argv)
 			printf("link         %-6s %8.1f GB/s  %s%s%s\n", topo_link_name(k),
 			       m->link[k].gbps, m->link[k].measured ? "measured" : "nominal",
 			       m->link[k].source[0] ? ": " : "", m->link[k].source);
+		printf("intra/inter  %.2f (%s / leaf)", r_leaf, topo_link_name(intra));
+		if (r_spine > 0)
+			printf(", %.2f across the spine (%s / spine)", r_spine, topo_link_name(intra));
+		printf("%s\n", m->link[intra].measured && m->link[TOPO_LINK_LEAF].measured ? "" :
+		       ", resting on a nominal figure");
 		if (with_addr || with_port)
 			printf("peers        %ld of %ld nodes with an address, %ld with a peer port%s",
 			       with_addr, m->nnodes, with_port, with_port ? " (" : "\n");

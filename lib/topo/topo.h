@@ -250,8 +250,56 @@ struct nccltests_result {
 	long max_bytes;
 	double busbw_max;	/* busbw at the largest size (best of in/out of place), GB/s */
 	double busbw_avg;	/* the "Avg bus bandwidth" line; 0 if absent */
+	char host[2][TOPO_NAME];	/* the first two hosts of the "Rank" lines; "" none
+					 * (a longer name is cut) */
 };
 int topo_read_nccltests(struct nccltests_result *r, const char *path, pl_err_t *err);
+
+/*
+ * Link class cls of m becomes measured by r: its bus bandwidth at the
+ * largest size, with a source saying how many ranks on how many nodes.
+ * -1 with err naming label when r has no positive bus bandwidth.
+ */
+int topo_link_measured(struct topo_map *m, enum topo_link cls,
+		       const struct nccltests_result *r, const char *label, pl_err_t *err);
+
+/*
+ * The class GPU-to-GPU traffic inside one node runs on: nvlink, unless
+ * only pcie is measured or the map's node types have GPUs and none has
+ * NVLink (then pcie).  The same for one node type (t NULL: unknown, so
+ * nvlink) in topo_type_intra_class.
+ */
+enum topo_link topo_intra_class(const struct topo_map *m);
+enum topo_link topo_type_intra_class(const struct topo_nodetype *t);
+
+/*
+ * The nccl-tests runs that measure a map's link classes: one inside a node
+ * (all its GPUs), one between two nodes under one leaf switch (or one
+ * block), one between nodes under two leaves that a switch above joins
+ * (or in two blocks), the closest such pair.
+ */
+enum { TOPO_BW_INTRA, TOPO_BW_LEAF, TOPO_BW_SPINE, TOPO_BW_NRUNS };
+
+struct topo_bwrun {
+	enum topo_link cls;	/* the class the run measures */
+	int nnodes;		/* 1 or 2; 0: no such run, why says so */
+	long node[2];		/* map node indices */
+	int via;		/* spine run: the switch joining the two leaves; -1 */
+	char why[200];
+};
+
+/*
+ * Choose the runs among the candidate nodes cand[0..ncand) (map indices,
+ * in the order to prefer them; NULL: every node of the map, in map order).
+ * The first pair under one leaf is the leaf run and its first node the
+ * intra-node run; the spine run pairs that node with the first node whose
+ * leaf joins its leaf lowest in the switch tree (disconnected trees never
+ * join; any two blocks are joined).  An NVLink block holds no leaf run:
+ * its nodes talk over NVLink, which the intra-node run measures.  -1 with
+ * err when there is no candidate.
+ */
+int topo_bwtest_runs(const struct topo_map *m, const long *cand, long ncand,
+		     struct topo_bwrun runs[TOPO_BW_NRUNS], pl_err_t *err);
 
 /* Guess an input file's format from its content: "hwloc", "nvsmi", "nccl-xml",
  * "nccl-tests", "slurm-topology", "map", or NULL. */

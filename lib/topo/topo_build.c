@@ -286,13 +286,8 @@ import_nccltests(struct topo_map *m, const char *arg, pl_err_t *err)
 	/* Ranks on one host measured NVLink; several hosts measured the network. */
 	if (cls < 0)
 		cls = r.nnodes > 1 ? TOPO_LINK_LEAF : TOPO_LINK_NVLINK;
-	if (!(r.busbw_max > 0))
-		return pl_err_set(err, "--nccl-tests=%s: no positive bus bandwidth in the file", c);
-	m->link[cls].gbps = r.busbw_max;
-	m->link[cls].measured = true;
-	snprintf(m->link[cls].source, sizeof(m->link[cls].source),
-		 "all_reduce_perf busbw at %ld bytes, %d ranks on %d nodes", r.max_bytes, r.nranks,
-		 r.nnodes);
+	if (topo_link_measured(m, cls, &r, path, &sub) < 0)
+		return pl_err_set(err, "--nccl-tests=%s", sub.text);
 	return 0;
 }
 

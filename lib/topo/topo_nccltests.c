@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* nccl-tests all_reduce_perf text output. */
+/*
+ * nccl-tests all_reduce_perf text output, what it measures of a map's link
+ * classes, and the runs that measure them (layoutctl bwtest).
+ */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -253,6 +256,8 @@ topo_read_nccltests(struct nccltests_result *r, const char *path, pl_err_t *err)
 	}
 	r->nranks = ps.maxrank + 1;
 	r->nnodes = ps.nhosts;
+	for (k = 0; k < 2 && k < ps.nhosts; k++)
+		snprintf(r->host[k], sizeof(r->host[k]), "%s", ps.hosts[k]);
 	rv = 0;
 out:
 	for (k = 0; k < ps.nhosts; k++)
@@ -260,4 +265,210 @@ out:
 	free(ps.hosts);
 	free(text);
 	return rv;
+}
+
+int
+topo_link_measured(struct topo_map *m, enum topo_link cls, const struct nccltests_result *r,
+		   const char *label, pl_err_t *err)
+{
+	char c[PL_CLIP_BUF];
+
+	if ((unsigned)cls >= TOPO_NLINKS)
+		return pl_err_set(err, "%s: no such link class", pl_clip_path(label, c, sizeof(c)));
+	if (!(r->busbw_max > 0))
+		return pl_err_set(err, "%s: no positive bus bandwidth in the file",
+				  pl_clip_path(label, c, sizeof(c)));
+	m->link[cls].gbps = r->busbw_max;
+	m->link[cls].measured = true;
+	snprintf(m->link[cls].source, sizeof(m->link[cls].source),
+		 "all_reduce_perf busbw at %ld bytes, %d ranks on %d nodes", r->max_bytes, r->nranks,
+		 r->nnodes);
+	return 0;
+}
+
+enum topo_link
+topo_type_intra_class(const struct topo_nodetype *t)
+{
+	if (t && t->ngpus > 0 && topo_nodetype_islands(t) == 0)
+		return TOPO_LINK_PCIE;
+	return TOPO_LINK_NVLINK;
+}
+
+enum topo_link
+topo_intra_class(const struct topo_map *m)
+{
+	int k, gpus = 0;
+
+	if (m->link[TOPO_LINK_NVLINK].measured)
+		return TOPO_LINK_NVLINK;
+	if (m->link[TOPO_LINK_PCIE].measured)
+		return TOPO_LINK_PCIE;
+	for (k = 0; k < m->ntypes; k++) {
+		if (m->types[k].ngpus > 0 && topo_nodetype_islands(&m->types[k]) > 0)
+			return TOPO_LINK_NVLINK;
+		gpus += m->types[k].ngpus;
+	}
+	return gpus > 0 ? TOPO_LINK_PCIE : TOPO_LINK_NVLINK;
+}
+
+/* The group node i measures "leaf" inside: its leaf switch, else its
+ * block (after the switches), else -1. */
+static long
+leaf_group(const struct topo_map *m, long i)
+{
+	const struct topo_node *n = &m->nodes[i];
+
+	if (n->sw >= 0)
+		return n->sw;
+	return n->block >= 0 ? m->nswitches + n->block : -1;
+}
+
+/* The lowest switch above both leaves a and b (a != b), or -1 when their
+ * trees never join.  *level gets its level. */
+static int
+join_switch(const struct topo_map *m, int a, int b, int *level)
+{
+	int x, y, hops = 0;
+
+	for (x = m->switches[a].parent; x >= 0 && hops < 1000; x = m->switches[x].parent, hops++)
+		for (y = m->switches[b].parent; y >= 0; y = m->switches[y].parent)
+			if (x == y) {
+				*level = m->switches[x].level;
+				return x;
+			}
+	return -1;
+}
+
+static long
+cand_at(const long *cand, long k)
+{
+	return cand ? cand[k] : k;
+}
+
+/* The leaf run: the first two candidates in one group. */
+static void
+leaf_run(const struct topo_map *m, const long *cand, long ncand, struct topo_bwrun *r)
+{
+	long *first = NULL, k, ngroups = (long)m->nswitches + m->nblocks, nvl = 0;
+
+	r->cls = TOPO_LINK_LEAF;
+	first = malloc((size_t)(ngroups + 1) * sizeof(*first));
+	if (!first) {
+		snprintf(r->why, sizeof(r->why), "out of memory");
+		return;
+	}
+	for (k = 0; k < ngroups; k++)
+		first[k] = -1;
+	for (k = 0; k < ncand; k++) {
+		long i = cand_at(cand, k), g = leaf_group(m, i);
+
+		/* Inside an NVLink block nodes talk over NVLink, which the
+		 * intra-node run measures: the leaf class is not there. */
+		if (g < 0 || (g >= m->nswitches && m->blocks[g - m->nswitches].nvlink)) {
+			nvl += g >= 0;
+			continue;
+		}
+		if (first[g] < 0 || first[g] == i) {
+			first[g] = i;	/* a node listed twice is one node */
+			continue;
+		}
+		r->nnodes = 2;
+		r->node[0] = first[g];
+		r->node[1] = i;
+		break;
+	}
+	if (!r->nnodes)
+		snprintf(r->why, sizeof(r->why), nvl ?
+			 "nodes of one NVLink block talk over NVLink (the intra-node run measures it), and no leaf switch or network block holds two of the nodes" :
+			 ngroups ? "no leaf switch or block holds two of the nodes" :
+			 "the map has no switches or blocks");
+	free(first);
+}
+
+/* Leaf switches and blocks. */
+static long
+leaf_groups(const struct topo_map *m)
+{
+	long n = m->nblocks;
+	int k;
+
+	for (k = 0; k < m->nswitches; k++)
+		n += m->switches[k].level == 0;
+	return n;
+}
+
+/* The spine run from node a: the candidate whose leaf joins a's lowest. */
+static void
+spine_run(const struct topo_map *m, const long *cand, long ncand, long a, struct topo_bwrun *r)
+{
+	long k, best = -1;
+	int best_level = 0, best_via = -1, ga = (int)leaf_group(m, a);
+
+	r->cls = TOPO_LINK_SPINE;
+	r->via = -1;
+	for (k = 0; ga >= 0 && k < ncand; k++) {
+		long i = cand_at(cand, k), g = leaf_group(m, i);
+		int level = 0, via;
+
+		if (g < 0 || g == ga)
+			continue;
+		if (ga >= m->nswitches || g >= m->nswitches) {
+			/* Blocks: any two blocks are joined by the network above them. */
+			if (ga < m->nswitches || g < m->nswitches)
+				continue;
+			best = i;
+			break;
+		}
+		via = join_switch(m, ga, (int)g, &level);
+		if (via >= 0 && (best < 0 || level < best_level)) {
+			best = i;
+			best_level = level;
+			best_via = via;
+		}
+	}
+	if (best < 0) {
+		if (ga < 0)
+			snprintf(r->why, sizeof(r->why), "the map has no switches or blocks");
+		else if (leaf_groups(m) <= 1)
+			snprintf(r->why, sizeof(r->why), "the map has one leaf (%s) and no spine",
+				 ga < m->nswitches ? m->switches[ga].name : m->blocks[ga - m->nswitches].name);
+		else
+			snprintf(r->why, sizeof(r->why),
+				 "no node under another leaf that a switch above %s reaches",
+				 ga < m->nswitches ? m->switches[ga].name : m->blocks[ga - m->nswitches].name);
+		return;
+	}
+	r->nnodes = 2;
+	r->node[0] = a;
+	r->node[1] = best;
+	r->via = best_via;
+}
+
+int
+topo_bwtest_runs(const struct topo_map *m, const long *cand, long ncand,
+		 struct topo_bwrun runs[TOPO_BW_NRUNS], pl_err_t *err)
+{
+	long a, k;
+
+	memset(runs, 0, TOPO_BW_NRUNS * sizeof(*runs));
+	for (k = 0; k < TOPO_BW_NRUNS; k++)
+		runs[k].via = -1;
+	if (!cand)
+		ncand = m->nnodes;
+	if (ncand <= 0)
+		return pl_err_set(err, "no nodes to measure on");
+	leaf_run(m, cand, ncand, &runs[TOPO_BW_LEAF]);
+	/* Without a leaf pair, the first node under any leaf still can reach
+	 * another leaf. */
+	a = runs[TOPO_BW_LEAF].nnodes ? runs[TOPO_BW_LEAF].node[0] : -1;
+	for (k = 0; a < 0 && k < ncand; k++)
+		if (leaf_group(m, cand_at(cand, k)) >= 0)
+			a = cand_at(cand, k);
+	if (a < 0)
+		a = cand_at(cand, 0);
+	runs[TOPO_BW_INTRA].cls = topo_type_intra_class(topo_node_type(m, a));
+	runs[TOPO_BW_INTRA].nnodes = 1;
+	runs[TOPO_BW_INTRA].node[0] = a;
+	spine_run(m, cand, ncand, a, &runs[TOPO_BW_SPINE]);
+	return 0;
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Slurm topology.conf, nccl-tests output and the format guess, on the real
- * files in tests/data and on small inline texts.
+ * Slurm topology.conf, nccl-tests output, the runs that measure a map's link
+ * classes and the format guess, on the real files in tests/data and on small
+ * inline texts.
  */
 #include <dirent.h>
 #include <stdlib.h>
@@ -754,6 +755,8 @@ test_nccltests(void)
 	is_int(r.max_bytes, 9663676416L, "h200: largest size 9 GiB");
 	is_double(r.busbw_max, 488.81, 1e-9, "h200: busbw 488.81");
 	is_double(r.busbw_avg, 475.782, 1e-9, "h200: average 475.782");
+	ok(strcmp(r.host[0], "fs-207") == 0 && strcmp(r.host[1], "fs-208") == 0,
+	   "h200: its hosts, in rank order: %s, %s", r.host[0], r.host[1]);
 
 	t = transform("nccl/h200-2x8-baremetal_all_reduce_perf_nccl-tests-issue256.txt", 1, 1);
 	ok(t && strstr(t, "\r\n"), "CRLF copy made");
@@ -906,10 +909,123 @@ test_sniff(void)
 	}
 }
 
+/* ---- the runs that measure the link classes (bwtest) ---- */
+
+/* "a,b" of a run, "" for none. */
+static const char *
+run_nodes(const struct topo_map *m, const struct topo_bwrun *r)
+{
+	static char buf[2 * TOPO_NAME + 2];
+
+	snprintf(buf, sizeof(buf), "%s%s%s", r->nnodes > 0 ? m->nodes[r->node[0]].name : "",
+		 r->nnodes > 1 ? "," : "", r->nnodes > 1 ? m->nodes[r->node[1]].name : "");
+	return buf;
+}
+
+/* Map indices of the names in list (a hostlist); caller frees. */
+static long *
+pick(const struct topo_map *m, const char *list, long *n)
+{
+	struct hosts h = { 0, NULL };
+	long k, *c;
+
+	if (hosts_expand(&h, list, 0, NULL) < 0)
+		return NULL;
+	c = calloc((size_t)h.n + 1, sizeof(*c));
+	for (k = 0; c && k < h.n; k++)
+		c[k] = topo_find_node(m, h.names[k]);
+	*n = h.n;
+	hosts_free(&h);
+	return c;
+}
+
+static void
+test_bwtest_runs(void)
+{
+	struct topo_bwrun r[TOPO_BW_NRUNS];
+	struct nccltests_result nt;
+	struct topo_map *m;
+	pl_err_t err;
+	long *c, n, none[1] = { 0 };
+
+	/* The lab: leaf0 = node[1,3], leaf1 = node[2,4], spine above both. */
+	m = topo_new();
+	pl_err_clear(&err);
+	topo_read_slurm(m, data_path("lab-topology.conf"), true, &err);
+	topo_index(m, &err);
+	ok(topo_bwtest_runs(m, NULL, 0, r, &err) == 0, "lab: runs chosen %s", err.text);
+	is_str(run_nodes(m, &r[TOPO_BW_INTRA]), "node1", "lab: inside node1");
+	is_int(r[TOPO_BW_INTRA].cls, TOPO_LINK_NVLINK, "lab: a node of no known type measures nvlink");
+	is_str(run_nodes(m, &r[TOPO_BW_LEAF]), "node1,node3", "lab: node1 and node3 share leaf0");
+	is_str(run_nodes(m, &r[TOPO_BW_SPINE]), "node1,node2", "lab: node2 is under leaf1");
+	is_str(r[TOPO_BW_SPINE].via >= 0 ? m->switches[r[TOPO_BW_SPINE].via].name : "", "spine",
+	       "lab: joined at the spine");
+	c = pick(m, "node[2,4,1]", &n);
+	topo_bwtest_runs(m, c, n, r, &err);
+	is_str(run_nodes(m, &r[TOPO_BW_LEAF]), "node2,node4", "lab: the candidates' order is kept");
+	is_str(run_nodes(m, &r[TOPO_BW_SPINE]), "node2,node1", "lab: and the spine pair starts there");
+	free(c);
+	c = pick(m, "node1", &n);
+	topo_bwtest_runs(m, c, n, r, &err);
+	ok(r[TOPO_BW_LEAF].nnodes == 0 && r[TOPO_BW_SPINE].nnodes == 0 && r[TOPO_BW_INTRA].nnodes == 1,
+	   "lab, node1 alone: only the intra-node run (%s; %s)", r[TOPO_BW_LEAF].why,
+	   r[TOPO_BW_SPINE].why);
+	free(c);
+	is_int(topo_bwtest_runs(m, none, 0, r, &err), -1, "an empty candidate list: refused");
+	is_int(topo_intra_class(m), TOPO_LINK_NVLINK, "no node types: nvlink inside a node");
+	m->link[TOPO_LINK_PCIE].measured = true;
+	is_int(topo_intra_class(m), TOPO_LINK_PCIE, "only pcie measured: pcie inside a node");
+	memset(&nt, 0, sizeof(nt));
+	pl_err_clear(&err);
+	ok(topo_link_measured(m, TOPO_LINK_LEAF, &nt, "x.txt", &err) < 0 && strstr(err.text, "x.txt") &&
+	   !m->link[TOPO_LINK_LEAF].measured, "a result of no bandwidth is refused, naming it");
+	topo_free(m);
+
+	/* Three levels: leaf100 and leaf101 under grp10 meet lower than the root. */
+	m = load("slurm/schedmd-testsuite_3level-tree_topology.conf", true);
+	topo_index(m, &err);
+	topo_finish(m);
+	topo_bwtest_runs(m, NULL, 0, r, &err);
+	is_str(run_nodes(m, &r[TOPO_BW_SPINE]), "peta10000,peta10020", "3-level: the closest other leaf");
+	is_str(r[TOPO_BW_SPINE].via >= 0 ? m->switches[r[TOPO_BW_SPINE].via].name : "", "grp10",
+	       "3-level: joined at grp10, level 1");
+	c = pick(m, "peta[10000,15000,10400]", &n);
+	topo_bwtest_runs(m, c, n, r, &err);
+	is_str(run_nodes(m, &r[TOPO_BW_SPINE]), "peta10000,peta10400",
+	       "3-level: grp11's leaf (under im0) before grp23's (under im1, across the root)");
+	free(c);
+	topo_free(m);
+
+	/* Disconnected trunks: leafC's nodes reach no other leaf. */
+	m = load("slurm/schedmd-testsuite_disconnected-trunks_topology.conf", true);
+	topo_index(m, &err);
+	topo_finish(m);
+	c = pick(m, "node[33,17,34]", &n);
+	topo_bwtest_runs(m, c, n, r, &err);
+	ok(r[TOPO_BW_SPINE].nnodes == 0 && strstr(r[TOPO_BW_SPINE].why, "leafC"),
+	   "trunks: leafC joins no other tree: %s", r[TOPO_BW_SPINE].why);
+	free(c);
+	topo_free(m);
+
+	/* Blocks: NVLink blocks have no leaf run; network blocks do. */
+	m = load("slurm/schedmd-testsuite_block_topology.conf", true);
+	topo_index(m, &err);
+	topo_bwtest_runs(m, NULL, 0, r, &err);
+	ok(r[TOPO_BW_LEAF].nnodes == 0 && strstr(r[TOPO_BW_LEAF].why, "NVLink"),
+	   "NVLink blocks: no leaf run: %s", r[TOPO_BW_LEAF].why);
+	is_str(run_nodes(m, &r[TOPO_BW_SPINE]), "node01,node05", "NVLink blocks: the spine run crosses b1 to b2");
+	topo_free(m);
+	m = load("slurm/schedmd-testsuite_block_topology.conf", false);
+	topo_index(m, &err);
+	topo_bwtest_runs(m, NULL, 0, r, &err);
+	is_str(run_nodes(m, &r[TOPO_BW_LEAF]), "node01,node02", "network blocks: a leaf run inside b1");
+	topo_free(m);
+}
+
 int
 main(void)
 {
-	plan(284);
+	plan(284 + 21);
 	data = getenv("PL_TEST_DATA");
 	if (!data)
 		data = "../tests/data";
@@ -926,6 +1042,7 @@ main(void)
 	test_scontrol_nodes();
 	test_addr_check();
 	test_nccltests();
+	test_bwtest_runs();
 	test_sniff();
 	return done_testing();
 }
