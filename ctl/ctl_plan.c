@@ -356,6 +356,7 @@ print_plan(const struct job *j)
 	const struct plan *p = &j->r.plan;
 	const struct pl_layout *l = &j->r.layout;
 	const struct pl_model *md = &l->model;
+	static const char *const rc_name[] = { "none", "selective", "full" };
 	char b1[32], b2[32], b3[32], b4[32];
 	int i;
 
@@ -368,6 +369,14 @@ print_plan(const struct job *j)
 	       md->hidden, md->layers, md->heads, md->vocab);
 	printf("batch        seq %ld, mbs %ld, %ld micro-batches, grad accum %ld, global batch %ld\n",
 	       l->seq, l->mbs, p->micro_batches, p->grad_accum_steps, p->global_batch);
+	printf("schedule     %s%s%s, ZeRO %d, recompute %s%s%s\n",
+	       l->size[PL_PP] > 1 ? (l->vpp > 1 ? "interleaved 1F1B, vpp " : "1F1B") : "no pipeline",
+	       l->size[PL_PP] > 1 && l->vpp > 1 ? (snprintf(b1, sizeof(b1), "%ld", l->vpp), b1) : "",
+	       l->size[PL_TP] > 1 ? (l->sp ? ", sequence parallel" : ", no sequence parallelism") : "",
+	       l->zero, rc_name[l->recompute % 3],
+	       l->size[PL_CP] > 1 ? ", CP " : "",
+	       l->size[PL_CP] > 1 ? (l->cp_algo == PL_CP_ULYSSES ? "all-to-all (Ulysses)" :
+				     "ring attention") : "");
 	printf("memory/GPU   state %.2f GB + activations %.2f GB + logits %.2f GB + embeddings %.2f GB = %.2f GB",
 	       p->state_gb_per_gpu, p->activation_gb_per_gpu, p->logits_gb_per_gpu,
 	       p->embedding_gb_per_gpu, p->total_gb_per_gpu);

@@ -175,6 +175,14 @@ like(out, "gbs=1024 chosen by the planner", "an unpinned gbs is said to be the p
 like(out, "step s", "with a step time row")
 like(out, "why          ", "and the why line")
 like(out, "step time    compute", "the chosen plan shows its step time")
+like(out, "schedule     ", "and its schedule")
+rc, out, err = run("plan", "--layout", "tp4,pp2,vpp=2,sp,cp2,cp_algo=ulysses,model=7b", "--nodes", "2",
+                   "--gpus-per-node", "8")
+like(out, "schedule     interleaved 1F1B, vpp 2, sequence parallel, ZeRO 0, recompute none, "
+     "CP all-to-all (Ulysses)", "the schedule line names vpp, sp and the CP kind")
+rc, out, err = run("plan", "--layout", "tp8,recompute=full,zero=1", "--nodes", "2", "--gpus-per-node", "8")
+like(out, "schedule     no pipeline, no sequence parallelism, ZeRO 1, recompute full",
+     "and says what is off")
 for spec, needle in (("auto,model=405b", "the smallest needs"),
                      ("auto,model=70b,tp8,pp32", "does not divide the 128 GPUs"),
                      ("tp8,vpp2", "vpp=2 needs pp > 1"),
