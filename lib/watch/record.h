@@ -161,7 +161,19 @@ struct plw_launch {
 	/* p2p operations per peer bucket (peer % PLW_PEER_BUCKETS). */
 	uint64_t sends[PLW_PEER_BUCKETS];
 	uint64_t recvs[PLW_PEER_BUCKETS];
-	uint64_t reserved[6];
+	/*
+	 * AllGather runs: a run is the AllGathers entered one after another
+	 * with no other collective of the communicator between them (p2p
+	 * operations do not break it); the run with the most bytes so far is
+	 * kept.  FSDP gathers a forward pass's parameters in one run: in one
+	 * AllGather when only the root module is wrapped, one per block when
+	 * each block is.  Bytes are the Coll event's count (AllGather: bytes
+	 * each rank sends).  All 0 from a writer that does not keep them.
+	 */
+	uint64_t ag_peak_bytes;	/* that run's bytes */
+	uint64_t ag_peak_calls;	/* its AllGathers */
+	uint64_t ag_peak_top;	/* the largest of them, bytes */
+	uint64_t reserved[3];
 };
 
 /* One completed collective in the wait ring (32 bytes). */

@@ -114,6 +114,9 @@ struct plw_ctx {
 	_Atomic uint64_t coll_next;
 	_Atomic uint64_t kch_next;
 	uint64_t last_done_ns;	/* proxy thread: the previous completion */
+	/* The AllGather run in progress (record.h), touched only by the
+	 * writer holding the launch part. */
+	uint64_t ag_bytes, ag_calls, ag_top;
 };
 
 /* Everything lives here, so a handle or context is checked by address. */
@@ -415,6 +418,7 @@ hook_init(void **context, uint64_t comm_hash, int *mask, const char *name,
 	atomic_store_explicit(&c->coll_next, 0, memory_order_relaxed);
 	atomic_store_explicit(&c->kch_next, 0, memory_order_relaxed);
 	c->last_done_ns = 0;
+	c->ag_bytes = c->ag_calls = c->ag_top = 0;
 	id = &c->slot->ident;
 	plw_write_begin(&id->seq);
 	plw_st64(&id->comm_hash, comm_hash);
@@ -538,6 +542,33 @@ coll_get(struct plw_ctx *c)
 	return NULL;
 }
 
+/*
+ * The AllGather run (record.h) after a collective func of count entered,
+ * inside the launch part's write: a few compares and stores.  A run's
+ * bytes stop growing at UINT64_MAX rather than wrap.
+ */
+static void
+ag_note(struct plw_ctx *c, struct plw_launch *l, const union plw_text *func,
+    uint64_t count)
+{
+	static const union plw_text ag = { .c = "AllGather" };
+
+	if (func->w[0] != ag.w[0] || func->w[1] != ag.w[1]) {
+		c->ag_bytes = c->ag_calls = c->ag_top = 0;
+		return;
+	}
+	c->ag_bytes = count > UINT64_MAX - c->ag_bytes ? UINT64_MAX :
+	    c->ag_bytes + count;
+	c->ag_calls++;
+	if (count > c->ag_top)
+		c->ag_top = count;
+	if (c->ag_bytes > plw_ld64(&l->ag_peak_bytes)) {
+		plw_st64(&l->ag_peak_bytes, c->ag_bytes);
+		plw_st64(&l->ag_peak_calls, c->ag_calls);
+		plw_st64(&l->ag_peak_top, c->ag_top);
+	}
+}
+
 static void
 coll_start(struct plw_ctx *c, void **h, const plw_nccl_descr_v5_t *d)
 {
@@ -570,6 +601,7 @@ coll_start(struct plw_ctx *c, void **h, const plw_nccl_descr_v5_t *d)
 	plw_st_text(l->datatype.w, sizeof(l->datatype), d->coll.datatype);
 	plw_st_text(l->algo.w, sizeof(l->algo), d->coll.algo);
 	plw_st_text(l->proto.w, sizeof(l->proto), d->coll.proto);
+	ag_note(c, l, &func, d->coll.count);
 	plw_write_end(&l->seq);
 }
 

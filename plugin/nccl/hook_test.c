@@ -873,6 +873,39 @@ test_hammer(const struct plw_record *r, void *ctx0, int slot0, void *ctx1,
 	is_int(st.torn, 0, "hammer: the reader never saw a torn part");
 }
 
+/* The AllGather run with the most bytes, on slot 1 (its first
+ * collectives). */
+static void
+test_ag_runs(const struct plw_record *r, void *ctx)
+{
+	struct reader_view v;
+	void *p;
+
+	view(r, 1, &v);
+	ok(v.l.ag_peak_bytes == 0 && v.l.ag_peak_calls == 0 && v.l.ag_peak_top == 0,
+	    "AllGather run: none before the first");
+	coll5(ctx, 1, "AllGather", 100, "ncclInt8", 1, -1, NULL);
+	p = p2p5(ctx, "Send", 1, 64, 1);
+	coll5(ctx, 2, "AllGather", 300, "ncclInt8", 1, -1, NULL);
+	coll5(ctx, 1, "ReduceScatter", 4000, "ncclFloat32", 1, -1, NULL);
+	view(r, 1, &v);
+	ok(p && v.l.ag_peak_bytes == 400 && v.l.ag_peak_calls == 2 &&
+	    v.l.ag_peak_top == 300, "AllGather run: two, a p2p between them, "
+	    "then another collective: 400 bytes in 2, the largest 300");
+	coll5(ctx, 3, "AllGather", 1000, "ncclInt8", 1, -1, NULL);
+	view(r, 1, &v);
+	ok(v.l.ag_peak_bytes == 1000 && v.l.ag_peak_calls == 1 &&
+	    v.l.ag_peak_top == 1000, "AllGather run: a larger run of one takes over");
+	coll5(ctx, 4, "AllGather", 10, "ncclInt8", 1, -1, NULL);
+	coll5(ctx, 1, "Broadcast", 7, "ncclInt8", 1, 0, NULL);
+	coll5(ctx, 5, "AllGather", 5, "ncclInt8", 1, -1, NULL);
+	view(r, 1, &v);
+	ok(v.l.ag_peak_bytes == 1010 && v.l.ag_peak_calls == 2 &&
+	    v.l.ag_peak_top == 1000 && v.l.colls == 7,
+	    "AllGather run: it grows while it lasts; a smaller later run leaves "
+	    "it (1010 in 2, the largest 1000)");
+}
+
 static void
 test_v5(void)
 {
@@ -926,6 +959,7 @@ test_v5(void)
 
 	test_sequences(r, ctx);
 	test_traps(r, ctx);
+	test_ag_runs(r, ctx1);
 
 	/* A forked child shares the mapping but must not write to it. */
 	{
@@ -1119,7 +1153,7 @@ test_v4(void)
 int
 main(void)
 {
-	plan(202);
+	plan(206);
 	test_seqcount();
 	test_off();
 	test_v5();
