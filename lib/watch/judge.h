@@ -67,6 +67,36 @@
  *                      never while any rank is in a collective.
  *   JUDGE_SLOW         a rank that persistently arrives last in one of its
  *                      groups by a margin (below).
+ * Then the advice (judge_kind_advice), which no rule above sees:
+ *   JUDGE_TP_NETWORK   a TP group (its communicator's name says tp, or
+ *                      its members' coordinates differ in tp and cp
+ *                      only) whose present members are on more than one
+ *                      node, or that NCCL counted more than one node for
+ *                      at init (detect_comm.nnodes, version 4 summaries):
+ *                      its collectives cross the network.  Placement never
+ *                      puts a TP group across nodes, so the script built
+ *                      it (a wrong rank order, its own new_group).  One
+ *                      finding per communicator, every round while it
+ *                      lives, naming its members (culprits), the nodes
+ *                      (nspan) and the likely fix.  Not seen: a
+ *                      nameless communicator whose members' planned
+ *                      coordinates differ in dp (a TP group built from
+ *                      the wrong ranks looks like a DP group then).
+ *   JUDGE_FSDP_ROOT    FSDP wrapped only at its root module: in a group
+ *                      spanning dp, expert dp or the world, the member
+ *                      with the largest AllGather of its AllGather run
+ *                      with the most bytes (record.h: a forward pass's
+ *                      gathers, one run from the first AllGather to the
+ *                      next other collective) has that one carry at
+ *                      least 90 % of the run, and it gathers at least
+ *                      512 MiB (its per-rank bytes times the group's
+ *                      ranks).  Per-block wrapping splits a forward pass
+ *                      into one AllGather per block (each 1/blocks of
+ *                      the run).  One finding per step (the group that
+ *                      gathers most); bytes and cost_frac (the share)
+ *                      say how much.  A model under 512 MiB of gathered
+ *                      parameters is left alone: its root-only wrap
+ *                      costs little.
  *
  * The step's-end rule.  scancel, the end of a job's time limit and Slurm
  * ending a step after a task failed (--kill-on-bad-exit) signal every
@@ -283,8 +313,11 @@ enum judge_kind {
 	JUDGE_NOT_ENTERED = 3,
 	JUDGE_GPU_STUCK = 4,
 	JUDGE_STALLED = 5,
-	JUDGE_SLOW = 6
+	JUDGE_SLOW = 6,
+	JUDGE_TP_NETWORK = 7,
+	JUDGE_FSDP_ROOT = 8
 };
+#define JUDGE_KIND_MAX	JUDGE_FSDP_ROOT	/* the largest kind */
 
 struct judge_finding {
 	enum judge_kind kind;
@@ -308,7 +341,11 @@ struct judge_finding {
 	int exit_status;		/* EXITED: wait status, -1 unknown */
 	double cost_frac;		/* SLOW: its lead in the group (above):
 					 * its peers' excess wait over their
-					 * cycle */
+					 * cycle; FSDP_ROOT: the AllGather's
+					 * share of its run */
+	uint64_t bytes;			/* FSDP_ROOT: the bytes it gathers */
+	uint32_t nspan;			/* TP_NETWORK: the nodes the group
+					 * spans (at least) */
 	char text[JUDGE_TEXT_LEN];	/* one line for people */
 };
 
@@ -350,8 +387,13 @@ size_t judge_run(const struct judge_step *step, const struct judge_rank *ranks, 
 		 uint64_t now_ns, const struct judge_params *p, struct judge_state *s,
 		 struct judge_finding *out, size_t max);
 
-/* "exited", "node-lost", "not-entered", "gpu-stuck", "stalled", "slow". */
+/* "exited", "node-lost", "not-entered", "gpu-stuck", "stalled", "slow",
+ * "tp-over-network", "fsdp-root-only". */
 const char *judge_kind_name(enum judge_kind k);
+
+/* 1 for the kinds that advise on the layout or the script (TP_NETWORK,
+ * FSDP_ROOT) rather than name a fault: they hold no other rule off. */
+int judge_kind_advice(enum judge_kind k);
 
 /* "world", or the group's name (rules above) for members' coordinates:
  * co[i] the coordinates of member i, lowest rank first, name the
