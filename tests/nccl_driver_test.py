@@ -9,6 +9,9 @@ run, and what each fault leaves in the records: a rank that stops entering
 (its seq lags, its peers have a collective in flight with channels started
 and not stopped), a rank that exits (its record stops), a collective whose
 kernel never completes, and a slow rank (larger gaps between collectives).
+The patterns the leader advises on: FSDP wrapped at the root (one
+AllGather run of one call) against per block (one per layer), and a TP
+group whose ranks sit on two nodes (nnodes 2 at its init).
 """
 import glob
 import os
@@ -80,6 +83,7 @@ def parse(b, b2):
         s["datatype"] = text(b[p + 72:p + 88])
         s["sends"] = list(u("<16Q", b, p + 144))
         s["recvs"] = list(u("<16Q", b, p + 272))
+        s["ag_peak_bytes"], s["ag_peak_calls"], s["ag_peak_top"] = u("<3Q", b, p + 400)
         p = parts[2]
         (s["ch_started"], s["ch_stopped"], s["progress_ns"], s["start_seq"], s["done"],
          s["done_seq"], s["done_enqueue_ns"], s["done_ns"], s["gpu_start"], s["gpu_stop"],
@@ -174,7 +178,8 @@ class World:
                 "SLURM_JOB_ID": str(job), "SLURM_STEP_ID": "0", "SLURM_PROCID": str(r),
                 "NCCL_PROFILER_PLUGIN": HOOK, WATCH_DIR_ENV: self.wdir,
             })
-            for k, v in (env_extra or {}).items():
+            extra = env_extra(r) if callable(env_extra) else env_extra
+            for k, v in (extra or {}).items():
                 if v is None:
                     env.pop(k, None)
                 else:
@@ -467,6 +472,41 @@ def main():
               "no record directory: each rank's hook warns once, naming %s" % WATCH_DIR_ENV):
         diag(repr(warns[:2]))
     is_eq(records(w.dir), {}, "no record directory: no record anywhere")
+    w.close()
+
+    # 9. FSDP over the DP group, a 64 MiB model: wrapped at the root, one
+    # AllGather of a rank's 32 MiB before each forward pass is its whole
+    # run; wrapped per block, one per layer (LAYERS of 16 MiB).  The
+    # ReduceScatter of the gradients ends each run.
+    mib = 64
+    for mode, want in (("root", (32 << 20, 1, 32 << 20)),
+                       ("block", (32 << 20, LAYERS, (32 << 20) // LAYERS))):
+        w = World("fsdp" + mode, 7110, ["--steps", "3", "--compute-us", "300", "--timeout", "10",
+                                        "--fsdp", "%s:%d" % (mode, mib)])
+        rcs = w.wait(30)
+        is_eq(rcs, [0] * WORLD, "fsdp %s: the run completes" % mode)
+        recs = records(w.wdir)
+        got = [(lambda s: (s["ag_peak_bytes"], s["ag_peak_calls"], s["ag_peak_top"]) if s
+                else None)(slot(recs[r], "dp") if r in recs else None) for r in range(WORLD)]
+        is_eq(got, [want] * WORLD, "fsdp %s: every rank's DP slot keeps its AllGather run "
+              "(bytes, calls, largest) = %r" % (mode, want))
+        got = [(slot(recs[r], "tp") or {}).get("ag_peak_calls") if r in recs else None
+               for r in range(WORLD)]
+        is_eq(got, [0] * WORLD, "fsdp %s: no AllGather run in TP" % mode)
+        w.close()
+
+    # 10. A TP group across two nodes: even ranks on nodeA, odd on nodeB
+    # (SLURMD_NODENAME), so each TP pair spans both; NCCL's init counts two
+    # nodes for TP, one for the DP groups (whose members share a parity).
+    w = World("tpnet", 7111, ["--steps", "2", "--compute-us", "300", "--timeout", "10"],
+              lambda r: {"SLURMD_NODENAME": "nodeA" if r % 2 == 0 else "nodeB"})
+    rcs = w.wait(30)
+    is_eq(rcs, [0] * WORLD, "tp across nodes: the run completes")
+    recs = records(w.wdir)
+    got = [tuple((slot(recs[r], n) or {}).get("nnodes") for n in ("tp", "dp", "pp", "world"))
+           if r in recs else None for r in range(WORLD)]
+    is_eq(got, [(2, 1, 1, 2)] * WORLD, "tp across nodes: nnodes 2 in TP (and the world), 1 in "
+          "DP and PP")
     w.close()
 
     diag("took %.1f s" % (time.monotonic() - t_start))
