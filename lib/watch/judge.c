@@ -1901,7 +1901,6 @@ tp_network(struct round *r)
 			add_culprit(r, f, ix, i);
 		f->npeers_waiting = gr->n;
 		f->nspan = (uint32_t)(nn > (size_t)nccl_nodes ? nn : (size_t)nccl_nodes);
-		f->since_ns = r->now;
 		put(&l, "its %u rank%s span", (unsigned)gr->n, gr->n == 1 ? "" : "s");
 		if (nn >= 2) {
 			put(&l, " %s%zu nodes (", more ? "more than " : "", nn);
@@ -1974,7 +1973,6 @@ fsdp_root(struct round *r)
 		return;
 	f = group_finding(r, JUDGE_FSDP_ROOT, best, &l);
 	f->bytes = best_gather;
-	f->since_ns = r->now;
 	f->npeers_waiting = r->s->grp[best].n;
 	share = best_run ? (double)best_top / (double)best_run : 1.0;
 	f->cost_frac = share;

@@ -337,7 +337,8 @@ struct judge_finding {
 					 * members; SLOW: its group's others */
 	uint64_t for_ns;		/* how long (wait, quiet, gone, idle,
 					 * slow) */
-	uint64_t since_ns;		/* since when (leader clock) */
+	uint64_t since_ns;		/* since when (leader clock); 0 for the
+					 * advice (not known) */
 	int exit_status;		/* EXITED: wait status, -1 unknown */
 	double cost_frac;		/* SLOW: its lead in the group (above):
 					 * its peers' excess wait over their
