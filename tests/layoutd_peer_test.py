@@ -20,7 +20,10 @@ view is rebuilt from the next summaries and the stand-in lets go.  With
 a real Alertmanager: a hang fired by the stand-in while the leader is
 away stays one alert when the leader comes back (no resolve between, the
 same labels and startsAt), and the stand-in's node-lost alert for the
-leader resolves.
+leader resolves.  The advice: a step with rank 1 on node2, away from its
+TP peer, and FSDP gathering its 2 GiB model at its root: the leader names
+both (findings, /metrics, layoutctl watch, Alertmanager's alertnames and
+severities) and nothing else.
 """
 import hashlib
 import http.client
@@ -174,6 +177,79 @@ class World(watchlib.World):
     """WORLD nccl_driver ranks of job `job` on node1-3 (RANKS)."""
     tp, dp, pp = TP, DP, PP
     nodes = [(NODES[k], RANKS[k]) for k in sorted(RANKS)]
+
+
+class Split(World):
+    """Rank 1 on node2, away from its TP peer rank 0 on node1."""
+    nodes = [(NODES[0], [0, 2, 3]), (NODES[1], [1, 4, 5]), (NODES[2], [6, 7])]
+
+
+def metric(text, name, **labels):
+    """The value of the series name{labels...} in a /metrics text, or None."""
+    for ln in text.splitlines():
+        if not ln.startswith(name + "{"):
+            continue
+        lab, _, val = ln[len(name) + 1:].rpartition("} ")
+        got = dict(kv.split("=", 1) for kv in lab.split(","))
+        if all(got.get(k) == '"%s"' % v for k, v in labels.items()):
+            return float(val)
+    return None
+
+
+def advice(tmp, ds, worlds, am):
+    """A TP group across two nodes and FSDP wrapped at its root, in one
+    step: the leader's findings, /metrics, layoutctl watch, Alertmanager."""
+    a = ds[0]
+    job = JOB + 5
+    w = Split(tmp, job, ["--steps", "100000", "--compute-us", "3000", "--fsdp", "root:2048"])
+    worlds.append(w)
+    is_eq(w.register(ds), [200] * WORLD, "advice: rank 1 registered on %s, away from its TP "
+          "peer, and FSDP gathering a 2 GiB model at its root" % NODES[1])
+
+    def both():
+        f = (a.view(job) or {}).get("findings") or []
+        k = {x["kind"]: x for x in f}
+        return (f, k) if "tp-over-network" in k and "fsdp-root-only" in k else None
+    t0 = time.monotonic()
+    f, k = wait_for(both, 30, 0.2) or ([], {})
+    tp, fs = k.get("tp-over-network", {}), k.get("fsdp-root-only", {})
+    ok(tp.get("group") == "TP group 0 of PP stage 0" and tp.get("culprits") == [0, 1] and
+       tp.get("nodes_spanned") == 2 and "span 2 nodes (node1, node2)" in tp.get("text", ""),
+       "advice: the leader names TP group 0 across node1 and node2, %.1f s on: %s" %
+       (time.monotonic() - t0, json.dumps(tp)[:400]))
+    ok(fs.get("group", "").startswith("DP group ") and fs.get("gather_bytes") == 2 << 30 and
+       "wrap each transformer block" in fs.get("text", ""),
+       "advice: and FSDP wrapped at its root, one AllGather of 2 GiB: %s" % json.dumps(fs)[:400])
+    is_eq(sorted(x["kind"] for x in f), ["fsdp-root-only", "tp-over-network"],
+          "advice: nothing else (the other TP pairs share their nodes)")
+    st, _, body = a.metrics()
+    body = body.decode() if isinstance(body, bytes) else body
+    got = (metric(body, "parallel_layout_led_step_findings", job_id=job, kind="tp-over-network"),
+           metric(body, "parallel_layout_led_step_findings", job_id=job, kind="fsdp-root-only"))
+    is_eq(got, (1.0, 1.0), "advice: /metrics counts one finding of each kind for the step")
+    if am:
+        def fired(al):
+            n = {x["labels"].get("alertname"): x["labels"].get("severity") for x in al
+                 if x["labels"].get("job_id") == str(job)}
+            return n if n.get("ParallelLayoutTPOverNetwork") and \
+                n.get("ParallelLayoutFSDPRootOnly") else None
+        waited, got = am.wait_alerts(fired, 20)
+        is_eq(fired(got or []), {"ParallelLayoutTPOverNetwork": "critical",
+                                 "ParallelLayoutFSDPRootOnly": "warning"},
+              "advice: both in Alertmanager, TPOverNetwork critical, FSDPRootOnly warning")
+        st, _, body = a.metrics()
+        body = body.decode() if isinstance(body, bytes) else body
+        is_eq((metric(body, "parallel_layout_tp_network_nodes", job_id=job),
+               metric(body, "parallel_layout_fsdp_root_gather_bytes", job_id=job)),
+              (2.0, float(2 << 30)), "advice: /metrics: the nodes the TP group spans, the bytes "
+              "the AllGather gathers")
+    else:
+        skip("advice in Alertmanager", "no prometheus-alertmanager")
+    rc, out, err = run("watch", "%d.0" % job, "--once", "--socket", a.sock)
+    ok(rc == 0 and ">> tp-over-network: TP group 0 of PP stage 0" in out and
+       ">> fsdp-root-only: DP group" in out,
+       "advice: layoutctl watch shows both (rc %d): %s" % (rc, (out + err)[-400:]))
+    w.close(ds)
 
 
 def free_ports(n):
@@ -625,6 +701,9 @@ def main():
            (NODES[1], time.monotonic() - t0, json.dumps(f)[:400]))
         like(a.log_text(), "job %d.0 finding (not-entered)" % (JOB + 1), "stop: logged")
         s.close(ds)
+
+        # --- advice: a TP group across nodes, FSDP wrapped at its root ---
+        advice(tmp, ds, worlds, am)
 
         # --- failover: the leader stops ---
         w = World(tmp, JOB + 2, ["--steps", "100000", "--compute-us", "3000"])
