@@ -200,7 +200,14 @@ struct plw_gpu {
 	uint64_t gpu_stop_ns;	/* its last channel's GPU stop */
 	uint64_t p2p_done;	/* p2p operations completed on the GPU */
 	union plw_text done_func;
-	uint64_t reserved[2];
+	/* p2p time (0 from a writer that does not keep it): the time some p2p
+	 * operation was between its P2p start and its last channel's stop,
+	 * overlaps counted once, and the span from the first P2p start to the
+	 * last completion.  Durations on this rank's clock.  wait / span is
+	 * the share of its p2p span the rank spent in transfers: on a
+	 * pipeline stage, its idle time waiting on its neighbours. */
+	uint64_t p2p_wait_ns;
+	uint64_t p2p_span_ns;
 	/* ring[(n - 1) % PLW_RING] is the n-th completion, n = done. */
 	struct plw_wait ring[PLW_RING];
 };

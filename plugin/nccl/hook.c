@@ -117,6 +117,9 @@ struct plw_ctx {
 	/* The AllGather run in progress (record.h), touched only by the
 	 * writer holding the launch part. */
 	uint64_t ag_bytes, ag_calls, ag_top;
+	/* proxy thread: the first p2p's start, the end of the p2p time
+	 * counted so far */
+	uint64_t p2p_first_ns, p2p_covered_ns;
 };
 
 /* Everything lives here, so a handle or context is checked by address. */
@@ -419,6 +422,7 @@ hook_init(void **context, uint64_t comm_hash, int *mask, const char *name,
 	atomic_store_explicit(&c->kch_next, 0, memory_order_relaxed);
 	c->last_done_ns = 0;
 	c->ag_bytes = c->ag_calls = c->ag_top = 0;
+	c->p2p_first_ns = c->p2p_covered_ns = 0;
 	id = &c->slot->ident;
 	plw_write_begin(&id->seq);
 	plw_st64(&id->comm_hash, comm_hash);
@@ -710,6 +714,27 @@ kch_start(struct plw_ctx *c, void **h, const plw_nccl_descr_v5_t *d)
 	plw_write_end(&g->seq);
 }
 
+/*
+ * A p2p operation of [start, t] completed (record.h: p2p time).  Taken in
+ * completion order, its time not yet counted is what lies after both its
+ * start and the end counted so far: overlapping sends and receives (a
+ * 1F1B stage's) count once.
+ */
+static void
+p2p_time(struct plw_ctx *c, struct plw_gpu *g, uint64_t start, uint64_t t)
+{
+	uint64_t from = start > c->p2p_covered_ns ? start : c->p2p_covered_ns;
+
+	if (!c->p2p_first_ns || start < c->p2p_first_ns)
+		c->p2p_first_ns = start;
+	if (t > from)
+		plw_st64(&g->p2p_wait_ns, plw_ld64(&g->p2p_wait_ns) + (t - from));
+	if (t > c->p2p_covered_ns)
+		c->p2p_covered_ns = t;
+	if (t > c->p2p_first_ns)
+		plw_st64(&g->p2p_span_ns, t - c->p2p_first_ns);
+}
+
 /* The last channel of p stopped: it is complete on the GPU. */
 static void
 coll_done(struct plw_ctx *c, struct plw_ev *p, struct plw_gpu *g)
@@ -720,6 +745,7 @@ coll_done(struct plw_ctx *c, struct plw_ev *p, struct plw_gpu *g)
 
 	if (p->kind == EV_P2P) {
 		plw_st64(&g->p2p_done, plw_ld64(&g->p2p_done) + 1);
+		p2p_time(c, g, p->enqueue_ns, t);
 	} else {
 		n = plw_ld64(&g->done) + 1;
 		gap = c->last_done_ns && p->enqueue_ns > c->last_done_ns ?
