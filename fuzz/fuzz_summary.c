@@ -74,6 +74,8 @@ check_rank(const struct sum_header *h, const struct detect_rank *r,
 			     c->ag_peak_bytes / c->ag_peak_calls <= c->ag_peak_top :
 			     !c->ag_peak_bytes && !c->ag_peak_top),
 			    "rank %zu comm %u: nnodes, AllGather run", i, k);
+		FUZZ_ASSERT(c->p2p_wait_ns <= c->p2p_span_ns && c->p2p_span_ns <= SUM_MAX_AGE_NS,
+			    "rank %zu comm %u: p2p time", i, k);
 		FUZZ_ASSERT(c->nwait <= PLW_RING && c->wait_sum_ns <= c->nwait * SUM_MAX_AGE_NS &&
 			    c->gap_sum_ns <= c->nwait * SUM_MAX_AGE_NS, "rank %zu comm %u: window",
 			    i, k);

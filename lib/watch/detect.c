@@ -5,7 +5,7 @@
 
 #include "detect.h"
 
-_Static_assert(sizeof(struct detect_comm) == 184, "detect_comm stays compact");
+_Static_assert(sizeof(struct detect_comm) == 200, "detect_comm stays compact");
 
 /* NCCL's ncclProfileKernelCh bit: with it the GPU part is recorded. */
 #define KERNEL_CH_BIT	(1u << 6)
@@ -106,6 +106,10 @@ detect_summarize(const struct reader_snap *snap, struct detect_rank *out)
 			c->ag_peak_bytes = s->launch.ag_peak_bytes;
 			c->ag_peak_calls = s->launch.ag_peak_calls;
 			c->ag_peak_top = s->launch.ag_peak_top;
+		}
+		if (gpu && s->gpu.p2p_wait_ns <= s->gpu.p2p_span_ns) {
+			c->p2p_wait_ns = s->gpu.p2p_wait_ns;
+			c->p2p_span_ns = s->gpu.p2p_span_ns;
 		}
 		if (gpu && s->launch.p2ps > s->gpu.p2p_done) {
 			c->flags |= DETECT_P2P | (s->launch.p2p_is_send ? DETECT_SEND : 0);

@@ -5,7 +5,7 @@
  * ns, the clock of the records) and the threshold.
  *
  * The state is a compact summary per rank and communicator (struct
- * detect_comm, 184 bytes; at most PLW_MAX_COMMS per rank), made from a
+ * detect_comm, 200 bytes; at most PLW_MAX_COMMS per rank), made from a
  * reader snapshot by detect_summarize().  It is what the next step sends
  * across nodes: fixed size, no pointers, times as the node's monotonic ns
  * (a receiver converts them to ages against the sender's `now`).
@@ -76,7 +76,7 @@
 #define DETECT_SEND	0x10u	/* with DETECT_P2P: that one is a send */
 
 /*
- * One rank's state in one communicator (184 bytes, no pointers).
+ * One rank's state in one communicator (200 bytes, no pointers).
  *
  * The window: the collectives whose completion the record's wait ring
  * still holds, the most recent min(done, PLW_RING) of them.  nwait counts
@@ -113,6 +113,10 @@ struct detect_comm {
 	uint64_t ag_peak_bytes;
 	uint64_t ag_peak_calls;
 	uint64_t ag_peak_top;
+	/* The p2p time (record.h), durations: 0 when not recorded or the
+	 * wait is above the span. */
+	uint64_t p2p_wait_ns;
+	uint64_t p2p_span_ns;
 };
 
 /* 1 when an AllGather run's counts could be true: none, or calls whose

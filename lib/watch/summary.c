@@ -247,6 +247,10 @@ comm_check(const struct detect_comm *c, uint64_t enter_age, uint64_t progress_ag
 				  " calls, the largest %" PRIu64 ": want all 0, or the largest at "
 				  "most the run and at least its mean", where, c->ag_peak_bytes,
 				  c->ag_peak_calls, c->ag_peak_top);
+	if (c->p2p_wait_ns > c->p2p_span_ns || c->p2p_span_ns > SUM_MAX_AGE_NS)
+		return pl_err_set(err, "%s: p2p_wait_ns %" PRIu64 " in p2p_span_ns %" PRIu64 ": want "
+				  "the wait at most the span, at most ten years", where,
+				  c->p2p_wait_ns, c->p2p_span_ns);
 	if (c->nwait > PLW_RING)
 		return pl_err_set(err, "%s: nwait %" PRIu32 ": want at most %d (the wait ring)",
 				  where, c->nwait, PLW_RING);
@@ -406,6 +410,8 @@ comm_wire(const struct detect_comm *c, uint64_t now, struct detect_comm *w, uint
 		w->nnodes = 0;
 	if (!detect_ag_ok(w->ag_peak_bytes, w->ag_peak_calls, w->ag_peak_top))
 		w->ag_peak_bytes = w->ag_peak_calls = w->ag_peak_top = 0;
+	if (w->p2p_wait_ns > w->p2p_span_ns || w->p2p_span_ns > SUM_MAX_AGE_NS)
+		w->p2p_wait_ns = w->p2p_span_ns = 0;
 	*enter_age = age_of(now, c->enter_ns);
 	*progress_age = age_of(now, c->progress_ns);
 }
@@ -446,9 +452,8 @@ comm_put(uint8_t *p, const struct detect_comm *w, uint64_t enter_age, uint64_t p
 #define V3_COMM_MAX	(8 + DETECT_NAME_LEN + 5 * 5 + 8 * 10 + DETECT_TEXT_LEN)
 #define V3_RANK_MIN	(5 + SUM_NAXES + 1 + 1 + 1)
 #define V3_COMM_MIN	(8 + 1 + 5 + 2 + 1 + 6)
-/* Version 4 adds four varints to a communicator. */
-#define V4_COMM_EXTRA	4
-#define V4_COMM_MAX	(V3_COMM_MAX + 4 * 10)
+/* Version 4 adds six varints to a communicator. */
+#define V4_COMM_MAX	(V3_COMM_MAX + 6 * 10)
 
 /* v as an unsigned LEB128 varint at p (room for 10 bytes); its length. */
 static size_t
@@ -526,6 +531,8 @@ comm_put3(uint8_t *p, uint32_t version, const struct detect_comm *w, uint64_t en
 		n += vput(p + n, w->ag_peak_bytes);
 		n += vput(p + n, w->ag_peak_calls);
 		n += vput(p + n, w->ag_peak_top);
+		n += vput(p + n, w->p2p_wait_ns);
+		n += vput(p + n, w->p2p_span_ns);
 	}
 	return n;
 }
@@ -926,7 +933,9 @@ comm_get3(struct cur *q, uint32_t version, uint64_t recv, struct detect_comm *c,
 	    (vget(q, INT32_MAX, &v[5], where, "nnodes", err) < 0 ||
 	     vget(q, UINT64_MAX, &c->ag_peak_bytes, where, "ag_peak_bytes", err) < 0 ||
 	     vget(q, UINT64_MAX, &c->ag_peak_calls, where, "ag_peak_calls", err) < 0 ||
-	     vget(q, UINT64_MAX, &c->ag_peak_top, where, "ag_peak_top", err) < 0))
+	     vget(q, UINT64_MAX, &c->ag_peak_top, where, "ag_peak_top", err) < 0 ||
+	     vget(q, UINT64_MAX, &c->p2p_wait_ns, where, "p2p_wait_ns", err) < 0 ||
+	     vget(q, SUM_MAX_AGE_NS, &c->p2p_span_ns, where, "p2p_span_ns", err) < 0))
 		return -1;
 	c->nnodes = (int32_t)v[5];
 	c->rank = (int32_t)(uint32_t)v[0];

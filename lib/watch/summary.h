@@ -56,16 +56,17 @@
  * 1,008: a leader reads, hashes and parses a third of the bytes (libevent
  * reads 4 KB a syscall; see docs/ARCHITECTURE.md, the leader's cost).
  *
- * Version 4 (what sum_encode writes): version 3 with four more varints at
+ * Version 4 (what sum_encode writes): version 3 with six more varints at
  * the end of each communicator: nnodes (the nodes NCCL counted at its
  * init, 0 unknown; at most nranks), ag_peak_bytes, ag_peak_calls,
  * ag_peak_top (its AllGather run with the most bytes: record.h; all 0, or
- * calls >= 1 with bytes / calls <= top <= bytes).  A summary of version 1
- * to 3 decodes with all four 0 (unknown, nothing recorded): the rules
- * that use them (judge.h: tp-over-network, fsdp-root-only) then see
+ * calls >= 1 with bytes / calls <= top <= bytes), p2p_wait_ns and
+ * p2p_span_ns (its p2p time: record.h; durations, the wait at most the
+ * span, the span at most ten years).  A summary of version 1 to 3 decodes
+ * with all six 0 (unknown, nothing recorded): the rules that use them
+ * (judge.h: tp-over-network, fsdp-root-only, pipeline-bubble) then see
  * nothing, and the rest is as before.  sum_encode_as(3) writes version 3
- * for a leader not upgraded yet (the four are dropped); the sender's value
- * of that is the operator's choice, as for version 3.
+ * for a leader not upgraded yet (the six are dropped).
  *
  * Times: the sender's clocks mean nothing to the receiver, so each time of
  * detect_rank (exit_ns) and detect_comm (enter_ns, progress_ns) travels as
@@ -108,7 +109,8 @@
  *     exit_status a wait status (0-65535), 0 while not known; exit_age_ns 0
  *     while not exited; coordinate co[a] < size[a]; gpu -1 (unknown) or in
  *     [0, SUM_MAX_GPU);
- *   - per communicator: nnodes in [0, nranks]; the AllGather run as above;
+ *   - per communicator: nnodes in [0, nranks]; the AllGather run and the
+ *     p2p time as above;
  *     flags only DETECT_GPU, DETECT_BUSY, DETECT_FINAL,
  *     DETECT_P2P and DETECT_SEND (with DETECT_P2P); p2p_peer in
  *     [0, nranks) with DETECT_P2P, 0 without;

@@ -993,6 +993,8 @@ v4_make(size_t *len)
 	c->ag_peak_bytes = 300;
 	c->ag_peak_calls = 3;
 	c->ag_peak_top = 100;
+	c->p2p_wait_ns = 5;
+	c->p2p_span_ns = 9;
 	if (sum_encode(&b, &fh, fr, fi, 3, &err) < 0) {
 		diag("v4_make: %s", err.text);
 		buf_free(&b);
@@ -1005,9 +1007,10 @@ v4_make(size_t *len)
 	return p;
 }
 
-/* The v4 fixture with its last `n` bytes replaced by rep: refused. */
+/* The v4 fixture with the n bytes `back` bytes before its end replaced
+ * by rep: refused. */
 static void
-v4_refused(const char *rep, size_t n, const char *want, const char *what)
+v4_refused(const char *rep, size_t n, size_t back, const char *want, const char *what)
 {
 	struct detect_rank *r = NULL;
 	struct sum_rank_info *in = NULL;
@@ -1021,7 +1024,7 @@ v4_refused(const char *rep, size_t n, const char *want, const char *what)
 		ok(0, "version 4, %s: no fixture", what);
 		return;
 	}
-	memcpy(p + len - n, rep, n);
+	memcpy(p + len - back, rep, n);
 	pl_err_clear(&err);
 	rv = sum_decode(p, len, RECV, &h, &r, &in, &k, &err);
 	free(p);
@@ -1050,13 +1053,14 @@ t_v4(void)
 	pl_err_clear(&err);
 	rv = p ? sum_decode(p, len, RECV, &h, &r, &in, &n, &err) : -1;
 	ok(rv == 0 && le_get(p + 8, 4) == 4 && n == 3 &&
-	   memcmp(p + len - 5, "\x02\xac\x02\x03\x64", 5) == 0,
+	   memcmp(p + len - 7, "\x02\xac\x02\x03\x64\x05\x09", 7) == 0,
 	   "sum_encode writes version 4, the last communicator ending in nnodes 2, run 300, "
-	   "3 calls, top 100 (%s)", err.text);
+	   "3 calls, top 100, p2p wait 5 in a span of 9 (%s)", err.text);
 	c = rv == 0 ? &r[2].comm[0] : NULL;
 	ok(c && c->nnodes == 2 && c->ag_peak_bytes == 300 && c->ag_peak_calls == 3 &&
-	   c->ag_peak_top == 100 && r[0].comm[1].nnodes == 1 && r[0].comm[0].nnodes == 0,
-	   "version 4 decodes nnodes and the AllGather run");
+	   c->ag_peak_top == 100 && r[0].comm[1].nnodes == 1 && r[0].comm[0].nnodes == 0 &&
+	   c->p2p_wait_ns == 5 && c->p2p_span_ns == 9,
+	   "version 4 decodes nnodes, the AllGather run and the p2p time");
 	free(p);
 	free(r);
 	free(in);
@@ -1066,7 +1070,8 @@ t_v4(void)
 	rv = sum_encode_as(&b, 3, &fh, fr, fi, 3, &err);
 	rv = rv == 0 ? sum_decode(b.s, b.len, RECV, &h, &r, &in, &n, &err) : -1;
 	ok(rv == 0 && le_get((uint8_t *)b.s + 8, 4) == 3 && r[2].comm[0].nnodes == 0 &&
-	   r[2].comm[0].ag_peak_bytes == 0 && r[2].comm[0].ag_peak_top == 0,
+	   r[2].comm[0].ag_peak_bytes == 0 && r[2].comm[0].ag_peak_top == 0 &&
+	   r[2].comm[0].p2p_span_ns == 0,
 	   "sum_encode_as(3) drops them: decoded as 0 (%s)", err.text);
 	free(r);
 	free(in);
@@ -1074,25 +1079,30 @@ t_v4(void)
 	/* What the record gave that cannot be true goes out as unknown. */
 	fr[2].comm[0].nnodes = 5;
 	fr[2].comm[0].ag_peak_top = 7;
+	fr[2].comm[0].p2p_wait_ns = 10;
 	r = NULL;
 	in = NULL;
 	rv = sum_encode(&b, &fh, fr, fi, 3, &err);
 	rv = rv == 0 ? sum_decode(b.s, b.len, RECV, &h, &r, &in, &n, &err) : -1;
 	ok(rv == 0 && r[2].comm[0].nnodes == 0 && r[2].comm[0].ag_peak_bytes == 0 &&
-	   r[2].comm[0].ag_peak_calls == 0 && r[2].comm[0].ag_peak_top == 0,
-	   "nnodes above nranks and a run whose largest is below its mean: sent as 0 (%s)",
+	   r[2].comm[0].ag_peak_calls == 0 && r[2].comm[0].ag_peak_top == 0 &&
+	   r[2].comm[0].p2p_wait_ns == 0 && r[2].comm[0].p2p_span_ns == 0,
+	   "nnodes above nranks, a run whose largest is below its mean, a p2p wait above its "
+	   "span: sent as 0 (%s)",
 	   err.text);
 	free(r);
 	free(in);
 	buf_free(&b);
-	v4_refused("\x05\xac\x02\x03\x64", 5, "nnodes 5: want 0 (unknown) to 4 (nranks)",
+	v4_refused("\x05", 1, 7, "nnodes 5: want 0 (unknown) to 4 (nranks)",
 		   "nnodes above nranks");
-	v4_refused("\x03\x05", 2, "AllGather run of 300 bytes in 3 calls, the largest 5",
+	v4_refused("\x03\x05", 2, 4, "AllGather run of 300 bytes in 3 calls, the largest 5",
 		   "the largest below the mean");
-	v4_refused("\x00\x64", 2, "AllGather run of 300 bytes in 0 calls", "bytes in no call");
-	v4_refused("\x05\x01\xac\x02", 4, "AllGather run of 5 bytes in 1 calls, the largest 300",
+	v4_refused("\x00\x64", 2, 4, "AllGather run of 300 bytes in 0 calls", "bytes in no call");
+	v4_refused("\x05\x01\xac\x02", 4, 6, "AllGather run of 5 bytes in 1 calls, the largest 300",
 		   "the largest above the run");
-	v4_refused("\x80", 1, "ag_peak_top: truncated", "a varint cut");
+	v4_refused("\x0a", 1, 2, "p2p_wait_ns 10 in p2p_span_ns 9: want the wait at most the span",
+		   "a p2p wait above its span");
+	v4_refused("\x80", 1, 1, "p2p_span_ns: truncated", "a varint cut");
 }
 
 /* The size of 8 ranks x 6 communicators, as sum_size says and as encoded. */
@@ -1140,7 +1150,7 @@ main(void)
 	uint8_t *good;
 	size_t len;
 
-	plan(5 + 3 + (int)NPATCH + 4 + 3 + 2 + 4 + 11 + 2 + 6 + 2 + 20 + 9);
+	plan(5 + 3 + (int)NPATCH + 4 + 3 + 2 + 4 + 11 + 2 + 6 + 2 + 20 + 10);
 	t_roundtrip();
 	t_bytes();
 	good = encoded(&len);
