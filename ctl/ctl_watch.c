@@ -1075,7 +1075,8 @@ print_view(FILE *f, json_t *v, const struct wctx *c, bool tty)
 
 		const char *k = vstr(x, "kind", b1, sizeof(b1));
 		/* advice on the layout or the script in yellow, faults in red */
-		bool advice = strcmp(k, "tp-over-network") == 0 || strcmp(k, "fsdp-root-only") == 0;
+		bool advice = strcmp(k, "tp-over-network") == 0 || strcmp(k, "fsdp-root-only") == 0 ||
+			      strcmp(k, "pipeline-bubble") == 0;
 
 		if (tty)
 			fputs(advice ? "\033[1;33m" : "\033[1;31m", f);

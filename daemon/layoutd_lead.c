@@ -819,6 +819,10 @@ finding_json(const struct ld_lead *l, const struct judge_finding *f, uint64_t no
 		json_object_set_new(o, "nodes_spanned", json_integer(f->nspan));
 	if (o && f->kind == JUDGE_FSDP_ROOT)
 		json_object_set_new(o, "gather_bytes", json_integer((json_int_t)f->bytes));
+	if (o && f->kind == JUDGE_PP_BUBBLE) {
+		json_object_set_new(o, "idle_frac", json_real(f->cost_frac));
+		json_object_set_new(o, "plan_frac", json_real(f->plan_frac));
+	}
 	return o;
 }
 

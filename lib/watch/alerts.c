@@ -306,6 +306,7 @@ alert_name(enum judge_kind k)
 	case JUDGE_SLOW: return "ParallelLayoutSlowRank";
 	case JUDGE_TP_NETWORK: return "ParallelLayoutTPOverNetwork";
 	case JUDGE_FSDP_ROOT: return "ParallelLayoutFSDPRootOnly";
+	case JUDGE_PP_BUBBLE: return "ParallelLayoutPipelineBubble";
 	}
 	return "ParallelLayoutUnknown";
 }
@@ -313,6 +314,6 @@ alert_name(enum judge_kind k)
 const char *
 alert_severity(enum judge_kind k)
 {
-	return k == JUDGE_STALLED || k == JUDGE_SLOW || k == JUDGE_FSDP_ROOT ? "warning" :
-	       "critical";
+	return k == JUDGE_STALLED || k == JUDGE_SLOW || k == JUDGE_FSDP_ROOT ||
+	       k == JUDGE_PP_BUBBLE ? "warning" : "critical";
 }

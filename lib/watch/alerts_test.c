@@ -355,8 +355,10 @@ keys(void)
 	ok(strcmp(alert_name(JUDGE_TP_NETWORK), "ParallelLayoutTPOverNetwork") == 0 &&
 	   strcmp(alert_name(JUDGE_FSDP_ROOT), "ParallelLayoutFSDPRootOnly") == 0 &&
 	   strcmp(alert_severity(JUDGE_TP_NETWORK), "critical") == 0 &&
-	   strcmp(alert_severity(JUDGE_FSDP_ROOT), "warning") == 0,
-	   "the advice: TPOverNetwork critical, FSDPRootOnly warning");
+	   strcmp(alert_severity(JUDGE_FSDP_ROOT), "warning") == 0 &&
+	   strcmp(alert_name(JUDGE_PP_BUBBLE), "ParallelLayoutPipelineBubble") == 0 &&
+	   strcmp(alert_severity(JUDGE_PP_BUBBLE), "warning") == 0,
+	   "the advice: TPOverNetwork critical, FSDPRootOnly and PipelineBubble warning");
 }
 
 int

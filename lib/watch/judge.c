@@ -96,6 +96,16 @@ struct js_smooth {
 	double lead, excess;
 };
 
+/* The pipeline-bubble rule's window of one global rank in its PP group:
+ * the p2p time when the window began, and the idle share of the last
+ * window that closed. */
+struct js_bubble {
+	uint64_t hash;		/* its PP communicator, 0 none yet */
+	uint64_t wait0, span0;
+	double idle;
+	int have;		/* idle is measured */
+};
+
 /* Sorting scratch: a key and an entry (or rank) index. */
 struct js_wait {
 	uint64_t t;
@@ -124,6 +134,7 @@ struct judge_state {
 	uint8_t *nbusy;		/* per input rank: entries waiting or stuck */
 	struct js_slow *slow;	/* per global rank */
 	struct js_smooth *sm;	/* per slot and global rank */
+	struct js_bubble *bub;	/* per global rank */
 	/* the last round's entries in input order and where the sort put
 	 * each: a round with the same entries (most rounds of a healthy
 	 * step) takes that order again instead of sorting */
@@ -161,6 +172,8 @@ judge_kind_name(enum judge_kind k)
 		return "tp-over-network";
 	case JUDGE_FSDP_ROOT:
 		return "fsdp-root-only";
+	case JUDGE_PP_BUBBLE:
+		return "pipeline-bubble";
 	}
 	return "unknown";
 }
@@ -178,6 +191,9 @@ judge_params_default(struct judge_params *p)
 	p->slow_margin_off = 0.01;
 	p->slow_smooth = 0.3;
 	p->end_grace_ns = 2 * NS;
+	p->bubble_window_ns = 10 * NS;
+	p->bubble_margin = 0.10;
+	p->bubble_microbatches = 0;
 }
 
 void
@@ -200,6 +216,7 @@ judge_state_free(struct judge_state *s)
 	free(s->nbusy);
 	free(s->slow);
 	free(s->sm);
+	free(s->bub);
 	free(s->nat);
 	free(s->perm);
 	free(s->tmp);
@@ -237,6 +254,7 @@ judge_state_new(uint32_t world, pl_err_t *err)
 	s->nbusy = calloc(world, 1);
 	s->slow = calloc(world, sizeof(*s->slow));
 	s->sm = calloc(s->cap, sizeof(*s->sm));
+	s->bub = calloc(world, sizeof(*s->bub));
 	s->nat = calloc(s->cap, sizeof(*s->nat));
 	s->perm = calloc(s->cap, sizeof(*s->perm));
 	s->tmp = calloc(s->cap, sizeof(*s->tmp));
@@ -244,7 +262,7 @@ judge_state_new(uint32_t world, pl_err_t *err)
 	s->hot_in = calloc(s->cap, sizeof(*s->hot_in));
 	if (!s->sm || !s->nat || !s->perm || !s->tmp || !s->hot || !s->hot_in || !s->ent ||
 	    !s->grp || !s->wt || !s->vw || !s->vc || !s->vt || !s->pw || !s->pc || !s->co ||
-	    !s->rgrp || !s->nstuck || !s->nheld || !s->nbusy || !s->slow)
+	    !s->rgrp || !s->nstuck || !s->nheld || !s->nbusy || !s->slow || !s->bub)
 		goto oom;
 	return s;
 oom:
@@ -1831,7 +1849,7 @@ slow(struct round *r)
 int
 judge_kind_advice(enum judge_kind k)
 {
-	return k == JUDGE_TP_NETWORK || k == JUDGE_FSDP_ROOT;
+	return k == JUDGE_TP_NETWORK || k == JUDGE_FSDP_ROOT || k == JUDGE_PP_BUBBLE;
 }
 
 /* The axes group g spans (group_span on its members). */
@@ -1984,6 +2002,117 @@ fsdp_root(struct round *r)
 	    100 * share, (unsigned long long)best_calls, best_calls == 1 ? "" : "s");
 }
 
+/* Each present rank's window in its PP group (a group spanning pp
+ * alone): a new baseline when the group or the record changed, a
+ * measurement when the p2p span grew by the window. */
+static void
+bubble_windows(struct round *r)
+{
+	size_t g, i;
+
+	for (g = 0; g < r->ngrp; g++) {
+		const struct js_group *gr = &r->s->grp[g];
+
+		if (group_axes(r, g) != 1u << JUDGE_PP)
+			continue;
+		for (i = gr->first; i < gr->first + gr->n; i++) {
+			const struct js_entry *e = &r->s->ent[i];
+			const struct detect_comm *c = ent_full(r, e);
+			struct js_bubble *b;
+
+			if (e->rank < 0 || (uint64_t)e->rank >= r->s->world || !c->p2p_span_ns ||
+			    c->p2p_wait_ns > c->p2p_span_ns)
+				continue;
+			b = &r->s->bub[e->rank];
+			if (b->hash != c->hash || c->p2p_span_ns < b->span0 ||
+			    c->p2p_wait_ns < b->wait0) {
+				memset(b, 0, sizeof(*b));
+				b->hash = c->hash;
+				b->wait0 = c->p2p_wait_ns;
+				b->span0 = c->p2p_span_ns;
+				continue;
+			}
+			if (c->p2p_span_ns - b->span0 < r->p->bubble_window_ns)
+				continue;
+			b->idle = (double)(c->p2p_wait_ns - b->wait0) /
+				  (double)(c->p2p_span_ns - b->span0);
+			b->have = 1;
+			b->wait0 = c->p2p_wait_ns;
+			b->span0 = c->p2p_span_ns;
+		}
+	}
+}
+
+/*
+ * The pipeline bubble: per PP stage, the mean idle share of its present
+ * ranks' last windows (p2p wait over p2p span); a warning when the worst
+ * stage idles more than the plan, (pp - 1) / (m + pp - 1), by
+ * bubble_margin.  m is
+ * bubble_microbatches, or 4 * pp assumed when not known.  One finding per
+ * step.
+ */
+static void
+pp_bubble(struct round *r)
+{
+	const uint32_t pp = r->st->size[JUDGE_PP];
+	struct js_val *st = r->s->vw;	/* per stage: idle added, ranks */
+	uint32_t m, k, worst = UINT32_MAX;
+	struct judge_finding *f;
+	double plan, idle = 0;
+	struct line l;
+	size_t i;
+
+	if (pp < 2 || pp > r->s->world)
+		return;
+	bubble_windows(r);
+	for (k = 0; k < pp; k++) {
+		st[k].v = 0;
+		st[k].i = 0;
+	}
+	for (i = 0; i < r->n; i++) {
+		const struct judge_rank *jr = &r->rk[i];
+		const struct js_bubble *b;
+
+		if (!jr->present || jr->st.rank < 0 || (uint64_t)jr->st.rank >= r->s->world ||
+		    jr->co[JUDGE_PP] >= pp)
+			continue;
+		b = &r->s->bub[jr->st.rank];
+		if (!b->have)
+			continue;
+		st[jr->co[JUDGE_PP]].v += b->idle;
+		st[jr->co[JUDGE_PP]].i++;
+	}
+	for (k = 0; k < pp; k++) {
+		if (!st[k].i)
+			continue;
+		st[k].v /= st[k].i;
+		if (worst == UINT32_MAX || st[k].v > idle) {
+			worst = k;
+			idle = st[k].v;
+		}
+	}
+	m = r->p->bubble_microbatches ? r->p->bubble_microbatches : 4 * pp;
+	/* the bubble is (pp - 1) / m of the compute: of the step's time,
+	 * what the idle share measures, (pp - 1) / (m + pp - 1) */
+	plan = (double)(pp - 1) / (double)(m + pp - 1);
+	if (worst == UINT32_MAX || idle <= plan + r->p->bubble_margin)
+		return;
+	f = finding_new(r, JUDGE_PP_BUBBLE);
+	snprintf(f->group, sizeof(f->group), "PP stage %u", worst);
+	f->cost_frac = idle;
+	f->plan_frac = plan;
+	l.b = f->text;
+	l.size = sizeof(f->text);
+	l.len = 0;
+	put(&l, "pipeline: PP stage %u idles %.0f %% of its time in p2p waits (plan "
+	    "(p-1)/(m+p-1) = %.0f %%, m = %u%s); stages", worst, 100 * idle, 100 * plan, m,
+	    r->p->bubble_microbatches ? "" : " assumed: 4 x pp");
+	for (k = 0; k < pp && k < 8; k++)
+		if (st[k].i)
+			put(&l, " %u: %.0f %%", k, 100 * st[k].v);
+	put(&l, "; more micro-batches per step, or an interleaved schedule");
+}
+
 size_t
 judge_run(const struct judge_step *step, const struct judge_rank *ranks, size_t n,
 	  uint64_t now_ns, const struct judge_params *p, struct judge_state *s,
@@ -2026,5 +2155,6 @@ judge_run(const struct judge_step *step, const struct judge_rank *ranks, size_t 
 	 * by it, nor the never-silent rule's memory). */
 	tp_network(&r);
 	fsdp_root(&r);
+	pp_bubble(&r);
 	return r.count;
 }

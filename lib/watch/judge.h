@@ -97,6 +97,25 @@
  *                      say how much.  A model under 512 MiB of gathered
  *                      parameters is left alone: its root-only wrap
  *                      costs little.
+ *   JUDGE_PP_BUBBLE    the pipeline idles more than planned: each present
+ *                      rank's PP group (a group spanning pp alone) gives
+ *                      its p2p time (detect_comm: wait, span; version 4
+ *                      summaries, KernelCh on); once the span has grown
+ *                      by bubble_window_ns since the rank's window began,
+ *                      the window's idle share is wait / span added over
+ *                      it, and a new window begins.  A stage's idle is its
+ *                      ranks' mean; when the worst stage's is above the
+ *                      plan by more than bubble_margin,
+ *                      one finding for the step names it (cost_frac, and
+ *                      plan_frac the plan).  m, the micro-batches per
+ *                      step, is bubble_microbatches; the layout does not
+ *                      say it, so by default 4 * pp is assumed (the
+ *                      pipeline a layout is planned for: a bubble near
+ *                      1/4).  The idle share counts every p2p wait, the
+ *                      bubble and the waits on a slower neighbour alike;
+ *                      the plan is the ideal 1F1B or GPipe bubble, (pp -
+ *                      1) / m of the compute, as a share of the step's
+ *                      time: (pp - 1) / (m + pp - 1).
  *
  * The step's-end rule.  scancel, the end of a job's time limit and Slurm
  * ending a step after a task failed (--kill-on-bad-exit) signal every
@@ -294,6 +313,9 @@ struct judge_params {
 	double slow_smooth;	/* weight of a new round in the smoothed
 				 * leads (0 < w <= 1; 1: no smoothing) */
 	uint64_t end_grace_ns;	/* the step's-end rule's grace (above) */
+	uint64_t bubble_window_ns; /* p2p span a rank's bubble window adds */
+	double bubble_margin;	/* idle share above the plan that warns */
+	uint32_t bubble_microbatches; /* m, 0: not known (4 * pp assumed) */
 };
 
 /* The step's end, as the last round saw it (the step's-end rule). */
@@ -315,9 +337,10 @@ enum judge_kind {
 	JUDGE_STALLED = 5,
 	JUDGE_SLOW = 6,
 	JUDGE_TP_NETWORK = 7,
-	JUDGE_FSDP_ROOT = 8
+	JUDGE_FSDP_ROOT = 8,
+	JUDGE_PP_BUBBLE = 9
 };
-#define JUDGE_KIND_MAX	JUDGE_FSDP_ROOT	/* the largest kind */
+#define JUDGE_KIND_MAX	JUDGE_PP_BUBBLE	/* the largest kind */
 
 struct judge_finding {
 	enum judge_kind kind;
@@ -347,6 +370,9 @@ struct judge_finding {
 	uint64_t bytes;			/* FSDP_ROOT: the bytes it gathers */
 	uint32_t nspan;			/* TP_NETWORK: the nodes the group
 					 * spans (at least) */
+	double plan_frac;		/* PP_BUBBLE: the planned idle share,
+					 * (pp - 1) / (m + pp - 1); cost_frac the
+					 * worst stage's measured one */
 	char text[JUDGE_TEXT_LEN];	/* one line for people */
 };
 
@@ -389,11 +415,12 @@ size_t judge_run(const struct judge_step *step, const struct judge_rank *ranks, 
 		 struct judge_finding *out, size_t max);
 
 /* "exited", "node-lost", "not-entered", "gpu-stuck", "stalled", "slow",
- * "tp-over-network", "fsdp-root-only". */
+ * "tp-over-network", "fsdp-root-only", "pipeline-bubble". */
 const char *judge_kind_name(enum judge_kind k);
 
 /* 1 for the kinds that advise on the layout or the script (TP_NETWORK,
- * FSDP_ROOT) rather than name a fault: they hold no other rule off. */
+ * FSDP_ROOT, PP_BUBBLE) rather than name a fault: they hold no other rule
+ * off. */
 int judge_kind_advice(enum judge_kind k);
 
 /* "world", or the group's name (rules above) for members' coordinates:

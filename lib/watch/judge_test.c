@@ -1562,6 +1562,77 @@ advice_test(void)
 	   !judge_kind_advice(JUDGE_SLOW), "the advice kinds' names");
 }
 
+/* Every rank's pp communicator with p2p time: stage 0's ranks waited
+ * w0 of span, stage 1's w1 (seconds), since their first p2p. */
+static void
+p2p_at(double span, double w0, double w1)
+{
+	int r;
+
+	for (r = 0; r < NR; r++) {
+		cm(r, C_PP)->p2p_span_ns = (uint64_t)(span * (double)S);
+		cm(r, C_PP)->p2p_wait_ns = (uint64_t)((co_pp(r) ? w1 : w0) * (double)S);
+	}
+}
+
+/* The pipeline bubble over rounds (pp 2: plan 1 / 9 with m = 8 assumed,
+ * margin 0.1, a window of 10 s of p2p span). */
+static void
+bubble_test(void)
+{
+	struct judge_finding out[8];
+	struct judge_state *s;
+	pl_err_t err;
+	size_t n;
+
+	s = judge_state_new(NR, &err);
+	if (!s)
+		return;
+	healthy();
+	p2p_at(1, 0.5, 0.5);
+	n = judge_run(&step, rk, NR, NOW, &par, s, out, 8);
+	ok(n == 0, "bubble: the first round sets the windows' start (%zu)", n);
+	p2p_at(8, 4, 4);
+	n = judge_run(&step, rk, NR, NOW, &par, s, out, 8);
+	ok(n == 0, "bubble: 7 s of span, short of the window: nothing yet (%zu)", n);
+	/* 11 s more: stage 0 waited 5.5 s (50 %), stage 1 3.3 s (30 %). */
+	p2p_at(12, 6, 3.8);
+	n = judge_run(&step, rk, NR, NOW, &par, s, out, 8);
+	ok(n == 1 && out[0].kind == JUDGE_PP_BUBBLE && strcmp(out[0].group, "PP stage 0") == 0 &&
+	   out[0].cost_frac > 0.499 && out[0].cost_frac < 0.501 &&
+	   out[0].plan_frac > 0.111 && out[0].plan_frac < 0.112 && out[0].comm_hash == 0 &&
+	   out[0].nculprits == 0 &&
+	   strstr(out[0].text, "PP stage 0 idles 50 % of its time in p2p waits (plan "
+		  "(p-1)/(m+p-1) = 11 %, m = 8 assumed: 4 x pp); stages 0: 50 % 1: 30 %"),
+	   "bubble: a window closes: stage 0 idles 50 %% against a plan of 11 %%: %s",
+	   n ? out[0].text : "");
+	p2p_at(13, 6.5, 4.1);
+	n = judge_run(&step, rk, NR, NOW, &par, s, out, 8);
+	ok(n == 1 && out[0].kind == JUDGE_PP_BUBBLE && out[0].cost_frac > 0.499,
+	   "bubble: named on while the next window fills (%zu)", n);
+	/* The next window: 10 s, 1.5 s waited on either stage (15 %). */
+	p2p_at(22, 8, 5.6);
+	n = judge_run(&step, rk, NR, NOW, &par, s, out, 8);
+	ok(n == 0, "bubble: a window of 15 %% idle, under 11 %% + 10 %%: nothing (%zu)", n);
+	/* The same 50 % with m = 1 told: the plan is 50 %. */
+	par.bubble_microbatches = 1;
+	p2p_at(32, 13, 10.6);
+	n = judge_run(&step, rk, NR, NOW, &par, s, out, 8);
+	ok(n == 0, "bubble: 50 %% idle with m = 1 told (plan 50 %%): nothing (%zu)", n);
+	par.bubble_microbatches = 0;
+	/* A record started again (its span went back): a new window. */
+	p2p_at(2, 1, 1);
+	n = judge_run(&step, rk, NR, NOW, &par, s, out, 8);
+	ok(n == 0, "bubble: a span that went back starts a new window, nothing measured (%zu)",
+	   n);
+	/* Without p2p time (version 3 summaries): nothing. */
+	healthy();
+	n = judge_run(&step, rk, NR, NOW, &par, s, out, 8);
+	ok(n == 0 && strcmp(judge_kind_name(JUDGE_PP_BUBBLE), "pipeline-bubble") == 0 &&
+	   judge_kind_advice(JUDGE_PP_BUBBLE), "bubble: no p2p time, no finding (%zu)", n);
+	judge_state_free(s);
+}
+
 int
 main(void)
 {
@@ -1572,7 +1643,7 @@ main(void)
 	par.slow_margin = 0.05;
 	par.slow_margin_off = 0.025;
 	par.slow_smooth = 1;
-	plan(3 * (int)NCASES - NLOST - NEND + 4 + 2 + 16 + 7 + 2 + 15 + 6 + 14);
+	plan(3 * (int)NCASES - NLOST - NEND + 4 + 2 + 16 + 7 + 2 + 15 + 6 + 14 + 8);
 	run_cases();
 	slow_test();
 	bounded_test();
@@ -1582,5 +1653,6 @@ main(void)
 	names_test();
 	sorted_again_test();
 	advice_test();
+	bubble_test();
 	return done_testing();
 }
