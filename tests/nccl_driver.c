@@ -20,7 +20,8 @@
  * entered it.  So a missing rank leaves its peers inside the operation with
  * channels started and not stopped.  Every wait is bounded by --timeout.
  *
- * Patterns beside the faults: --fsdp root:MIB gathers a model's parameters
+ * Patterns beside the faults: --microbatches M runs M micro-batches a
+ * step through the pipeline (the bubble shrinks as M grows); --fsdp root:MIB gathers a model's parameters
  * on the DP group in one AllGather before each forward pass (FSDP wrapping
  * only the root module), --fsdp block:MIB in one per layer; a rank's node
  * is SLURMD_NODENAME (else the host name), so ranks given names that split
@@ -157,6 +158,7 @@ struct opts {
 	int pxn;		/* plus one ProxyOp from "another process" */
 	int set_mask_step;	/* -1 none */
 	int set_mask;
+	int microbatches;	/* per step, GPipe order */
 	enum fsdp_mode fsdp;
 	uint64_t fsdp_bytes;	/* the model's parameters, bytes (all ranks) */
 	struct fault faults[MAX_FAULTS];
@@ -166,7 +168,7 @@ struct opts {
 static struct opts opt = {
 	.steps = 10, .layers = 2, .channels = 2, .compute_us = 2000,
 	.jitter_pct = 5, .seed = 1, .timeout_s = 10.0, .abi = 0,
-	.comm_names = 1, .count = 1 << 20, .set_mask_step = -1,
+	.comm_names = 1, .count = 1 << 20, .set_mask_step = -1, .microbatches = 1,
 };
 
 static int g_rank = -1, g_world, g_size[AX_N], g_co[AX_N];
@@ -1240,7 +1242,7 @@ train(void)
 	int first = !pp || pp->rank == 0;
 	int last = !pp || pp->rank == pp->nranks - 1;
 	long k;
-	int status;
+	int status, mb;
 
 	for (g_step = 0; g_step < opt.steps; g_step++) {
 		if (fault_at(F_EXIT, &k, &status) && k == g_step) {
@@ -1268,17 +1270,22 @@ train(void)
 		 * parameter in one AllGather before it */
 		if (opt.fsdp == FSDP_ROOT)
 			fsdp_gather(opt.fsdp_bytes);
-		if (!first)
-			pp_op(FN_RECV, -1);
-		layer_pass(1);
-		if (!last)
-			pp_op(FN_SEND, +1);
-		/* backward */
-		if (!last)
-			pp_op(FN_RECV, +1);
-		layer_pass(0);
-		if (!first)
-			pp_op(FN_SEND, -1);
+		for (mb = 0; mb < opt.microbatches; mb++) {
+			if (!first)
+				pp_op(FN_RECV, -1);
+			layer_pass(1);
+			if (!last)
+				pp_op(FN_SEND, +1);
+		}
+		/* backward, the micro-batches in turn (GPipe: a bubble of
+		 * (pp - 1) / (m + pp - 1) of the step) */
+		for (mb = 0; mb < opt.microbatches; mb++) {
+			if (!last)
+				pp_op(FN_RECV, +1);
+			layer_pass(0);
+			if (!first)
+				pp_op(FN_SEND, -1);
+		}
 		/* gradients: reduce-scattered to their shards under FSDP */
 		if (opt.fsdp != FSDP_OFF)
 			nccl_op(fsdp_comm(), FN_REDUCESCATTER,
@@ -1412,6 +1419,8 @@ usage(FILE *f)
 		"  --net              ProxyOp/ProxyStep events per channel (network peers)\n"
 		"  --pxn              plus a ProxyOp of another process per channel\n"
 		"  --set-mask K:MASK  at step K store MASK in the shared event mask\n"
+		"  --microbatches M   micro-batches per step through the pipeline, all\n"
+		"                     forwards then all backwards (1)\n"
 		"  --fsdp root:MIB    FSDP over the DP group (the world when dp is 1) of a\n"
 		"  --fsdp block:MIB   model of MIB MiB: one AllGather of it all before the\n"
 		"                     forward pass (root), or one per layer (block); the\n"
@@ -1440,6 +1449,7 @@ parse_opts(int argc, char **argv)
 		{ "pxn", no_argument, NULL, 'x' },
 		{ "set-mask", required_argument, NULL, 'm' },
 		{ "fsdp", required_argument, NULL, 'F' },
+		{ "microbatches", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -1471,6 +1481,7 @@ parse_opts(int argc, char **argv)
 		case 'e': opt.net = 1; break;
 		case 'x': opt.pxn = 1; break;
 		case 'F': parse_fsdp(optarg); break;
+		case 'M': opt.microbatches = (int)num_arg("--microbatches", optarg, 1, 10000); break;
 		case 'm':
 			errno = 0;
 			opt.set_mask_step = (int)strtol(optarg, &end, 10);

@@ -89,6 +89,7 @@ def parse(b, b2):
          s["done_seq"], s["done_enqueue_ns"], s["done_ns"], s["gpu_start"], s["gpu_stop"],
          s["p2p_done"]) = u("<11Q", b, p + 8)
         s["done_func"] = text(b[p + 96:p + 112])
+        s["p2p_wait_ns"], s["p2p_span_ns"] = u("<2Q", b, p + 112)
         ring = []
         n = s["done"]
         for k in range(max(0, n - RING), n):       # oldest first
@@ -508,6 +509,32 @@ def main():
     is_eq(got, [(2, 1, 1, 2)] * WORLD, "tp across nodes: nnodes 2 in TP (and the world), 1 in "
           "DP and PP")
     w.close()
+
+    # 11. The pipeline's idle share from the p2p time of each rank's PP
+    # slot: GPipe with 1 micro-batch a step idles about half of each
+    # stage's time ((p-1)/(m+p-1) = 1/2); with 8, about 1/9.
+    idle = {}
+    for m in (1, 8):
+        w = World("bubble%d" % m, 7112, ["--steps", "4", "--compute-us", "5000", "--jitter", "0",
+                                         "--timeout", "20", "--microbatches", str(m)])
+        rcs = w.wait(60)
+        is_eq(rcs, [0] * WORLD, "%d micro-batches: the run completes" % m)
+        recs = records(w.wdir)
+        got = []
+        for r in range(WORLD):
+            s = slot(recs[r], "pp") if r in recs else None
+            got.append(s["p2p_wait_ns"] / s["p2p_span_ns"] if s and s["p2p_span_ns"] else None)
+        idle[m] = got
+        diag("%d micro-batches: idle share per rank %s" % (
+            m, " ".join("%.2f" % x if x is not None else "-" for x in got)))
+        ok(all(s and s["p2p_wait_ns"] <= s["p2p_span_ns"] and s["p2p_span_ns"] > 0 for s in
+               (slot(recs[r], "pp") if r in recs else None for r in range(WORLD))),
+           "%d micro-batches: every rank's PP slot has p2p time, the wait within the span" % m)
+        w.close()
+    ok(all(x is not None and x > 0.3 for x in idle[1]),
+       "1 micro-batch: every stage idles over 30 % of its p2p span")
+    ok(all(x is not None and x < 0.2 for x in idle[8]),
+       "8 micro-batches: every stage idles under 20 %")
 
     diag("took %.1f s" % (time.monotonic() - t_start))
     done()
