@@ -191,7 +191,7 @@ judge_params_default(struct judge_params *p)
 	p->slow_margin_off = 0.01;
 	p->slow_smooth = 0.3;
 	p->end_grace_ns = 2 * NS;
-	p->bubble_window_ns = 10 * NS;
+	p->bubble_window_ns = 60 * NS;
 	p->bubble_margin = 0.10;
 	p->bubble_microbatches = 0;
 }

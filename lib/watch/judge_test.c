@@ -1576,10 +1576,11 @@ p2p_at(double span, double w0, double w1)
 }
 
 /* The pipeline bubble over rounds (pp 2: plan 1 / 9 with m = 8 assumed,
- * margin 0.1, a window of 10 s of p2p span). */
+ * margin 0.1, a window of 10 s of p2p span here). */
 static void
 bubble_test(void)
 {
+	struct judge_params dflt;
 	struct judge_finding out[8];
 	struct judge_state *s;
 	pl_err_t err;
@@ -1588,6 +1589,7 @@ bubble_test(void)
 	s = judge_state_new(NR, &err);
 	if (!s)
 		return;
+	par.bubble_window_ns = 10 * S;
 	healthy();
 	p2p_at(1, 0.5, 0.5);
 	n = judge_run(&step, rk, NR, NOW, &par, s, out, 8);
@@ -1631,6 +1633,10 @@ bubble_test(void)
 	ok(n == 0 && strcmp(judge_kind_name(JUDGE_PP_BUBBLE), "pipeline-bubble") == 0 &&
 	   judge_kind_advice(JUDGE_PP_BUBBLE), "bubble: no p2p time, no finding (%zu)", n);
 	judge_state_free(s);
+	judge_params_default(&dflt);
+	ok(dflt.bubble_window_ns == 60 * S && dflt.bubble_margin == 0.1 &&
+	   dflt.bubble_microbatches == 0, "bubble: by default a window of 60 s, margin 0.1, m "
+	   "not known");
 }
 
 int
@@ -1643,7 +1649,7 @@ main(void)
 	par.slow_margin = 0.05;
 	par.slow_margin_off = 0.025;
 	par.slow_smooth = 1;
-	plan(3 * (int)NCASES - NLOST - NEND + 4 + 2 + 16 + 7 + 2 + 15 + 6 + 14 + 8);
+	plan(3 * (int)NCASES - NLOST - NEND + 4 + 2 + 16 + 7 + 2 + 15 + 6 + 14 + 9);
 	run_cases();
 	slow_test();
 	bounded_test();
