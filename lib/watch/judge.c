@@ -38,7 +38,7 @@ struct js_entry {
  * What the passes read of an entry's communicator (and of its rank),
  * copied once a round by build() into hot[], in the entries' order.  The
  * passes go over the entries again and again, and the rank records the
- * fields come from are 5 KB apiece, tens of MB for a large step: reading
+ * fields come from are 6.4 KB apiece, tens of MB for a large step: reading
  * them there was a cache miss per field and pass, most of the judge's
  * time.  The texts (name, func) are read where they are, by the few
  * entries a finding names (ent_full).

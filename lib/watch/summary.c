@@ -1118,7 +1118,7 @@ decode_into(const uint8_t *p, size_t len, uint64_t recv_now_ns, struct sum_heade
 		return -1;
 	if (nr > sp->cap) {
 		/* each rank entry zeroed up to its last communicator as it is read
-		 * (rank_get): a rank's 32 slots are 4.9 KB, most of them unused */
+		 * (rank_get): a rank's 32 slots are 6.4 KB, most of them unused */
 		r = realloc(sp->ranks, nr * sizeof(*r));
 		if (r)
 			sp->ranks = r;
