@@ -1893,13 +1893,27 @@ tp_network(struct round *r)
 		unsigned span;
 		struct line l;
 
+		uint32_t node0 = r->rk[r->s->ent[gr->first].ix].node;
+		int split = 0;
+
+		/* One pass first (most groups stop here): on more than one
+		 * node, by the summaries or by NCCL's count? */
 		for (i = gr->first; i < gr->first + gr->n; i++) {
 			const struct js_entry *e = &r->s->ent[i];
-			uint32_t node = r->rk[e->ix].node;
 			int32_t nc = ent_full(r, e)->nnodes;
 
 			if (nc > nccl_nodes)
 				nccl_nodes = nc;
+			split |= r->rk[e->ix].node != node0;
+		}
+		if (!split && nccl_nodes < 2)
+			continue;
+		span = group_axes(r, g);
+		if (!(span & (1u << JUDGE_TP)) || (span & ~tp_only))
+			continue;
+		for (i = gr->first; i < gr->first + gr->n; i++) {
+			uint32_t node = r->rk[r->s->ent[i].ix].node;
+
 			for (k = 0; k < nn && nodes[k] != node; k++)
 				;
 			if (k < nn)
@@ -1909,11 +1923,6 @@ tp_network(struct round *r)
 			else
 				more = 1;
 		}
-		if (nn < 2 && nccl_nodes < 2)
-			continue;
-		span = group_axes(r, g);
-		if (!(span & (1u << JUDGE_TP)) || (span & ~tp_only))
-			continue;
 		f = group_finding(r, JUDGE_TP_NETWORK, g, &l);
 		for (i = gr->first; i < gr->first + gr->n; i++)
 			add_culprit(r, f, ix, i);
