@@ -187,6 +187,12 @@ class Split(World):
     nodes = [(NODES[0], [0, 2, 3]), (NODES[1], [1, 4, 5]), (NODES[2], [6, 7])]
 
 
+class Parity(World):
+    """Each rank's node name (SLURMD_NODENAME) by its parity: NCCL counts
+    two nodes for every TP pair."""
+    env = staticmethod(lambda r: {"SLURMD_NODENAME": "nodeA" if r % 2 == 0 else "nodeB"})
+
+
 def metric(text, name, **labels):
     """The value of the series name{labels...} in a /metrics text, or None."""
     for ln in text.splitlines():
@@ -264,6 +270,25 @@ def advice(tmp, ds, worlds, am):
     ok(rc == 0 and ">> tp-over-network: TP group 0 of PP stage 0" in out and
        ">> fsdp-root-only: DP group" in out and ">> pipeline-bubble: pipeline: PP stage" in out,
        "advice: layoutctl watch shows all three (rc %d): %s" % (rc, (out + err)[-400:]))
+    w.close(ds)
+
+    # Registered where the step says, but NCCL counts two nodes for every
+    # TP group (the ranks' node names by parity): the leader has it from
+    # the summaries' nnodes alone.
+    w = Parity(tmp, job + 1, ["--steps", "100000", "--compute-us", "3000",
+                              "--microbatches", "8"])
+    worlds.append(w)
+    is_eq(w.register(ds), [200] * WORLD, "advice: a step whose TP pairs NCCL counts on two nodes")
+
+    def tps():
+        f = [x for x in (a.view(job + 1) or {}).get("findings") or []
+             if x["kind"] == "tp-over-network"]
+        return f if len(f) == 4 else None
+    f = wait_for(tps, 30, 0.2) or []
+    ok(len(f) == 4 and all("span 2 nodes (NCCL's count)" in x["text"] and x["nodes_spanned"] == 2
+                           for x in f),
+       "advice: all 4 TP groups named from NCCL's node count: %s" %
+       [x["text"][:90] for x in f])
     w.close(ds)
 
 
