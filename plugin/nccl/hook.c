@@ -558,7 +558,8 @@ ag_note(struct plw_ctx *c, struct plw_launch *l, const union plw_text *func,
 	static const union plw_text ag = { .c = "AllGather" };
 
 	if (func->w[0] != ag.w[0] || func->w[1] != ag.w[1]) {
-		c->ag_bytes = c->ag_calls = c->ag_top = 0;
+		if (c->ag_calls)	/* (no store on the common path) */
+			c->ag_bytes = c->ag_calls = c->ag_top = 0;
 		return;
 	}
 	c->ag_bytes = count > UINT64_MAX - c->ag_bytes ? UINT64_MAX :
