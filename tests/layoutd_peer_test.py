@@ -264,6 +264,14 @@ def advice(tmp, ds, worlds, am):
         plan = metric(body, "parallel_layout_pipeline_planned_idle_ratio", job_id=job)
         ok(idle is not None and idle > 0.3 and plan is not None and abs(plan - 1 / 9) < 1e-6,
            "advice: /metrics: the worst stage's idle share (%s) and the plan (%s)" % (idle, plan))
+        promtool = shutil.which("promtool")
+        if promtool:
+            p = subprocess.run([promtool, "check", "metrics"], input=body, capture_output=True,
+                               text=True, timeout=60)
+            ok(p.returncode == 0, "advice: promtool check metrics passes with their series: %s"
+               % (p.stdout + p.stderr).strip()[-300:])
+        else:
+            skip("promtool check metrics of the advice's series", "no promtool")
     else:
         skip("advice in Alertmanager", "no prometheus-alertmanager")
     rc, out, err = run("watch", "%d.0" % job, "--once", "--socket", a.sock)
