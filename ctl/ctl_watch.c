@@ -1073,9 +1073,14 @@ print_view(FILE *f, json_t *v, const struct wctx *c, bool tty)
 	json_array_foreach(find, i, x) {
 		const char *t = json_string_value(json_object_get(x, "text"));
 
+		const char *k = vstr(x, "kind", b1, sizeof(b1));
+		/* advice on the layout or the script in yellow, faults in red */
+		bool advice = strcmp(k, "tp-over-network") == 0 || strcmp(k, "fsdp-root-only") == 0 ||
+			      strcmp(k, "pipeline-bubble") == 0;
+
 		if (tty)
-			fputs("\033[1;31m", f);
-		fprintf(f, ">> %s: ", vstr(x, "kind", b1, sizeof(b1)));
+			fputs(advice ? "\033[1;33m" : "\033[1;31m", f);
+		fprintf(f, ">> %s: ", k);
 		put_text(f, t && *t ? t : "-", FINDING_TEXT_MAX);
 		if (tty)
 			fputs("\033[0m", f);

@@ -51,6 +51,7 @@
 #define LD_DEFAULT_MAX_CONNECTIONS 512L
 #define LD_DEFAULT_WATCH_INTERVAL_MS 1000L
 #define LD_DEFAULT_HANG_THRESHOLD_S 60L
+#define LD_DEFAULT_BUBBLE_WINDOW_S 60L
 #define LD_DEFAULT_WATCH_MAX_STEPS 64L
 #define LD_DEFAULT_WATCH_MAX_TASKS 256L
 #define LD_DEFAULT_PEER_PORT 6830
@@ -101,6 +102,7 @@ struct ld_conf {
 	long max_connections;
 	long watch_interval_ms;		/* sampling of the watch records */
 	long hang_threshold_s;		/* detection's threshold */
+	long bubble_window_s;		/* the pipeline-bubble rule's window */
 	long watch_max_steps;		/* registered steps at once */
 	long watch_max_tasks;		/* registered tasks per step */
 	char watch_dir[LD_PATH];	/* the step directories (the plugin's watch_dir) */

@@ -131,7 +131,7 @@ struct lstep {
 	uint32_t world;
 	size_t nranks, nnodes, nlost;
 	double lag_max_s;		/* the longest a present rank has not entered a collective */
-	size_t findings[JUDGE_SLOW + 1];
+	size_t findings[JUDGE_KIND_MAX + 1];
 	unsigned long rounds;
 };
 
@@ -171,7 +171,7 @@ struct ld_alerts {
 	size_t nusers;
 	/* counters */
 	unsigned long sent[NRCV], failed[NRCV], dropped[NRCV], retried[NRCV];
-	unsigned long fired[JUDGE_SLOW + 1], resolved[JUDGE_SLOW + 1];
+	unsigned long fired[JUDGE_KIND_MAX + 1], resolved[JUDGE_KIND_MAX + 1];
 	unsigned long overflow;
 	unsigned long drains_started, drains_ok, drains_failed, drains_limited, drains_skipped;
 	struct ld_ratelog rl_fail[NRCV], rl_drop, rl_over;
@@ -179,7 +179,7 @@ struct ld_alerts {
 
 static const enum judge_kind all_kinds[] = {
 	JUDGE_EXITED, JUDGE_NODE_LOST, JUDGE_NOT_ENTERED, JUDGE_GPU_STUCK, JUDGE_STALLED,
-	JUDGE_SLOW
+	JUDGE_SLOW, JUDGE_TP_NETWORK, JUDGE_FSDP_ROOT, JUDGE_PP_BUBBLE
 };
 
 #define NKINDS (sizeof(all_kinds) / sizeof(all_kinds[0]))
@@ -474,6 +474,14 @@ make_annotations(struct ld_alerts *a, const struct ld_step_view *v, const struct
 		buf_printf(&b, "%zu peers waiting.\n", f->npeers_waiting);
 	if (f->kind == JUDGE_SLOW)
 		buf_printf(&b, "Costs its peers %.1f %% of their step time.\n", f->cost_frac * 100.0);
+	if (f->kind == JUDGE_TP_NETWORK)
+		buf_printf(&b, "Spans %" PRIu32 " nodes.\n", f->nspan);
+	if (f->kind == JUDGE_FSDP_ROOT)
+		buf_printf(&b, "One AllGather of %.1f GiB, %.0f %% of its run.\n",
+			   (double)f->bytes / (double)(UINT64_C(1) << 30), f->cost_frac * 100.0);
+	if (f->kind == JUDGE_PP_BUBBLE)
+		buf_printf(&b, "Idle %.0f %% against a plan of %.0f %%.\n", f->cost_frac * 100.0,
+			   f->plan_frac * 100.0);
 	buf_printf(&b, "Since %s (%.0f s).\n", iso(starts_real, t, sizeof(t)),
 		   (double)(an->mono - al->starts_ns) / 1e9);
 	buf_printf(&b, "Step %" PRIu64 ".%" PRIu64 " of %s (%" PRIu32 " ranks), judged by %s%s.",
@@ -1393,6 +1401,16 @@ alert_json(const struct ld_alerts *a, const struct alert *al, const struct ainfo
 				    json_integer(al->f.exit_status) : json_null());
 	if (al->f.kind == JUDGE_SLOW)
 		json_object_set_new(o, "cost_frac", json_real(al->f.cost_frac));
+	if (al->f.kind == JUDGE_TP_NETWORK)
+		json_object_set_new(o, "nodes_spanned", json_integer(al->f.nspan));
+	if (al->f.kind == JUDGE_FSDP_ROOT) {
+		json_object_set_new(o, "gather_bytes", json_integer((json_int_t)al->f.bytes));
+		json_object_set_new(o, "share", json_real(al->f.cost_frac));
+	}
+	if (al->f.kind == JUDGE_PP_BUBBLE) {
+		json_object_set_new(o, "idle_frac", json_real(al->f.cost_frac));
+		json_object_set_new(o, "plan_frac", json_real(al->f.plan_frac));
+	}
 	if (in) {
 		json_object_set_new(o, "uid", json_integer(in->uid));
 		json_object_set_new(o, "user", json_string(in->user));
@@ -1489,13 +1507,13 @@ ld_alert_metrics(const struct ld_alerts *a, struct buf *b)
 {
 	char job[24], step[24], rank[24], hash[20];
 	const struct lstep *s;
-	size_t i, k, g, nopen[JUDGE_SLOW + 1] = { 0 };
+	size_t i, k, g, nopen[JUDGE_KIND_MAX + 1] = { 0 };
 	int r;
 
 	for (i = 0; i < alerts_nopen(a->t); i++) {
 		const struct alert *al = alerts_open(a->t, i);
 
-		if ((size_t)al->f.kind <= JUDGE_SLOW)
+		if ((size_t)al->f.kind <= JUDGE_KIND_MAX)
 			nopen[al->f.kind]++;
 	}
 	ld_metric_family(b, "parallel_layout_alerts_open", "gauge",
@@ -1588,6 +1606,59 @@ ld_alert_metrics(const struct ld_alerts *a, struct buf *b)
 			ld_metric(b, "parallel_layout_rank_slowness_ratio", al->f.cost_frac,
 				  "job_id", job, "step", step, "rank", rank, "comm_hash", hash, NULL);
 		}
+	}
+	ld_metric_family(b, "parallel_layout_tp_network_nodes", "gauge",
+			 "Of each TP group whose collectives cross the network now: the nodes it "
+			 "spans.");
+	for (i = 0; i < alerts_nopen(a->t); i++) {
+		const struct alert *al = alerts_open(a->t, i);
+
+		if (al->f.kind != JUDGE_TP_NETWORK)
+			continue;
+		snprintf(job, sizeof(job), "%" PRIu64, al->key.job_id);
+		snprintf(step, sizeof(step), "%" PRIu64, al->key.step_id);
+		snprintf(hash, sizeof(hash), "%016" PRIx64, al->key.comm_hash);
+		ld_metric(b, "parallel_layout_tp_network_nodes", (double)al->f.nspan, "job_id", job,
+			  "step", step, "comm_hash", hash, NULL);
+	}
+	ld_metric_family(b, "parallel_layout_fsdp_root_gather_bytes", "gauge",
+			 "Of each step whose FSDP wraps only the root module: the bytes its one "
+			 "large AllGather gathers.");
+	for (i = 0; i < alerts_nopen(a->t); i++) {
+		const struct alert *al = alerts_open(a->t, i);
+
+		if (al->f.kind != JUDGE_FSDP_ROOT)
+			continue;
+		snprintf(job, sizeof(job), "%" PRIu64, al->key.job_id);
+		snprintf(step, sizeof(step), "%" PRIu64, al->key.step_id);
+		snprintf(hash, sizeof(hash), "%016" PRIx64, al->key.comm_hash);
+		ld_metric(b, "parallel_layout_fsdp_root_gather_bytes", (double)al->f.bytes,
+			  "job_id", job, "step", step, "comm_hash", hash, NULL);
+	}
+	ld_metric_family(b, "parallel_layout_pipeline_idle_ratio", "gauge",
+			 "Of each step whose pipeline idles more than planned: the share of its "
+			 "time its worst PP stage waits in p2p transfers.");
+	for (i = 0; i < alerts_nopen(a->t); i++) {
+		const struct alert *al = alerts_open(a->t, i);
+
+		if (al->f.kind != JUDGE_PP_BUBBLE)
+			continue;
+		snprintf(job, sizeof(job), "%" PRIu64, al->key.job_id);
+		snprintf(step, sizeof(step), "%" PRIu64, al->key.step_id);
+		ld_metric(b, "parallel_layout_pipeline_idle_ratio", al->f.cost_frac, "job_id", job,
+			  "step", step, NULL);
+	}
+	ld_metric_family(b, "parallel_layout_pipeline_planned_idle_ratio", "gauge",
+			 "Of the same steps: the idle share planned, (pp - 1) / (m + pp - 1).");
+	for (i = 0; i < alerts_nopen(a->t); i++) {
+		const struct alert *al = alerts_open(a->t, i);
+
+		if (al->f.kind != JUDGE_PP_BUBBLE)
+			continue;
+		snprintf(job, sizeof(job), "%" PRIu64, al->key.job_id);
+		snprintf(step, sizeof(step), "%" PRIu64, al->key.step_id);
+		ld_metric(b, "parallel_layout_pipeline_planned_idle_ratio", al->f.plan_frac,
+			  "job_id", job, "step", step, NULL);
 	}
 }
 

@@ -27,7 +27,7 @@
 
 enum kind {
 	K_PATH, K_SOCKET, K_MODE, K_GROUP, K_TCP, K_TCP_ACCESS, K_NODE, K_LOG, K_HWLOC, K_USER,
-	K_MS, K_SIZE, K_HEADER, K_COUNT, K_WATCH_MS, K_HANG, K_WSTEPS, K_WTASKS, K_WDIR, K_LEFTOVER,
+	K_MS, K_SIZE, K_HEADER, K_COUNT, K_WATCH_MS, K_HANG, K_BUBBLE, K_WSTEPS, K_WTASKS, K_WDIR, K_LEFTOVER,
 	K_PEER_PORT, K_PEER_LISTEN, K_MUNGE_SOCKET, K_MUNGE_TTL, K_PEER_FAIL, K_PEER_LOST,
 	K_PEER_TIMEOUT, K_PEER_CONNS, K_PEER_RANKS, K_PEER_FANIN,
 	K_URLS, K_RESEND, K_RETRIES, K_AQUEUE, K_ATIMEOUT, K_DRAIN, K_DRAIN_MAX, K_SCONTROL
@@ -61,6 +61,7 @@ static const struct key keys[] = {
 	{ "max_connections", K_COUNT, offsetof(struct ld_conf, max_connections), 0 },
 	{ "watch_interval_ms", K_WATCH_MS, 0, 0 },
 	{ "hang_threshold_s", K_HANG, 0, 0 },
+	{ "bubble_window_s", K_BUBBLE, 0, 0 },
 	{ "watch_max_steps", K_WSTEPS, 0, 0 },
 	{ "watch_max_tasks", K_WTASKS, 0, 0 },
 	{ "watch_dir", K_WDIR, STR(watch_dir) },
@@ -95,7 +96,8 @@ ld_conf_keys(void)
 {
 	return "map, socket, socket_mode, socket_group, tcp, tcp_access, port_file, node_name, "
 	       "log, pidfile, hwloc_check, slurm_user, request_timeout_ms, max_body, max_header, "
-	       "max_connections, watch_interval_ms, hang_threshold_s, watch_max_steps, watch_max_tasks, "
+	       "max_connections, watch_interval_ms, hang_threshold_s, bubble_window_s, watch_max_steps, "
+	       "watch_max_tasks, "
 	       "watch_dir, watch_leftover_s, peer_port, peer_listen, munge_socket, munge_ttl_s, "
 	       "peer_fail_intervals, peer_lost_s, peer_timeout_ms, peer_max_connections, peer_max_ranks, "
 	       "peer_fanin, "
@@ -123,6 +125,7 @@ ld_conf_defaults(struct ld_conf *c)
 	c->max_connections = LD_DEFAULT_MAX_CONNECTIONS;
 	c->watch_interval_ms = LD_DEFAULT_WATCH_INTERVAL_MS;
 	c->hang_threshold_s = LD_DEFAULT_HANG_THRESHOLD_S;
+	c->bubble_window_s = LD_DEFAULT_BUBBLE_WINDOW_S;
 	c->watch_max_steps = LD_DEFAULT_WATCH_MAX_STEPS;
 	c->watch_max_tasks = LD_DEFAULT_WATCH_MAX_TASKS;
 	snprintf(c->watch_dir, sizeof(c->watch_dir), "%s", DEFAULT_WATCH_DIR);
@@ -396,6 +399,8 @@ ld_conf_set(struct ld_conf *c, const char *key, const char *value, pl_err_t *err
 		return set_number(&c->watch_interval_ms, value, false, 100, 3600000, err);
 	case K_HANG:
 		return set_number(&c->hang_threshold_s, value, false, 5, 86400, err);
+	case K_BUBBLE:
+		return set_number(&c->bubble_window_s, value, false, 1, 86400, err);
 	case K_WSTEPS:
 		return set_number(&c->watch_max_steps, value, false, 1, 4096, err);
 	case K_WTASKS:

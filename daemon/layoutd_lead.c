@@ -669,6 +669,7 @@ lead_round(struct ld_peers *p, struct ld_lead *l, uint64_t now)
 	lead_step(l, &js);
 	judge_params_default(&jp);
 	jp.hang_threshold_ns = (uint64_t)c->hang_threshold_s * NS;
+	jp.bubble_window_ns = (uint64_t)c->bubble_window_s * NS;
 	jp.end_grace_ns = end_grace_ns(c, l, jp.end_grace_ns);
 	l->nfind_total = judge_run(&js, l->rk, l->nrk, now, &jp, l->js, l->find, LEAD_MAX_FINDINGS);
 	l->nfind = l->nfind_total < LEAD_MAX_FINDINGS ? l->nfind_total : LEAD_MAX_FINDINGS;
@@ -793,14 +794,14 @@ coords_json(const uint32_t *co)
 static json_t *
 finding_json(const struct ld_lead *l, const struct judge_finding *f, uint64_t now)
 {
-	json_t *cul = json_array();
+	json_t *cul = json_array(), *o;
 	char h[24];
 	size_t i;
 
 	for (i = 0; cul && i < f->nculprits; i++)
 		json_array_append_new(cul, json_integer(f->culprits[i]));
 	snprintf(h, sizeof(h), "%016" PRIx64, f->comm_hash);
-	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:o, s:I, s:o, s:I, s:f, s:f, s:o, "
+	o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:o, s:I, s:o, s:I, s:f, s:f, s:o, "
 			 "s:o, s:s}",
 			 "kind", judge_kind_name(f->kind), "group", f->group, "comm", f->comm,
 			 "comm_hash", h, "func", f->func, "seq", (json_int_t)f->seq,
@@ -812,8 +813,18 @@ finding_json(const struct ld_lead *l, const struct judge_finding *f, uint64_t no
 			 "for_s", (double)f->for_ns / 1e9, "since_s", age_s(now, f->since_ns),
 			 "exit_status", f->kind == JUDGE_EXITED && f->exit_status >= 0 ?
 			 json_integer(f->exit_status) : json_null(),
-			 "cost_frac", f->kind == JUDGE_SLOW ? json_real(f->cost_frac) : json_null(),
+			 "cost_frac", f->kind == JUDGE_SLOW || f->kind == JUDGE_FSDP_ROOT ?
+			 json_real(f->cost_frac) : json_null(),
 			 "text", f->text);
+	if (o && f->kind == JUDGE_TP_NETWORK)
+		json_object_set_new(o, "nodes_spanned", json_integer(f->nspan));
+	if (o && f->kind == JUDGE_FSDP_ROOT)
+		json_object_set_new(o, "gather_bytes", json_integer((json_int_t)f->bytes));
+	if (o && f->kind == JUDGE_PP_BUBBLE) {
+		json_object_set_new(o, "idle_frac", json_real(f->cost_frac));
+		json_object_set_new(o, "plan_frac", json_real(f->plan_frac));
+	}
+	return o;
 }
 
 static const char *

@@ -69,6 +69,13 @@ check_rank(const struct sum_header *h, const struct detect_rank *r,
 			    c->rank, c->nranks);
 		FUZZ_ASSERT(text_ok(c->name, sizeof(c->name)) && text_ok(c->func, sizeof(c->func)),
 			    "rank %zu comm %u: texts", i, k);
+		FUZZ_ASSERT(c->nnodes >= 0 && c->nnodes <= c->nranks &&
+			    (c->ag_peak_calls ? c->ag_peak_top <= c->ag_peak_bytes &&
+			     c->ag_peak_bytes / c->ag_peak_calls <= c->ag_peak_top :
+			     !c->ag_peak_bytes && !c->ag_peak_top),
+			    "rank %zu comm %u: nnodes, AllGather run", i, k);
+		FUZZ_ASSERT(c->p2p_wait_ns <= c->p2p_span_ns && c->p2p_span_ns <= SUM_MAX_AGE_NS,
+			    "rank %zu comm %u: p2p time", i, k);
 		FUZZ_ASSERT(c->nwait <= PLW_RING && c->wait_sum_ns <= c->nwait * SUM_MAX_AGE_NS &&
 			    c->gap_sum_ns <= c->nwait * SUM_MAX_AGE_NS, "rank %zu comm %u: window",
 			    i, k);
@@ -176,7 +183,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ncomm += r[i].ncomm;
 	}
 	version = data[8] | data[9] << 8 | data[10] << 16 | (uint32_t)data[11] << 24;
-	FUZZ_ASSERT(version == 3 ||
+	FUZZ_ASSERT(version >= 3 ||
 		    size == SUM_HEADER_BYTES + n * SUM_RANK_BYTES + ncomm * SUM_COMM_BYTES,
 		    "%zu bytes for %zu ranks, %zu comms", size, n, ncomm);
 	/* No rank twice (quadratic, but n is small in what the fuzzer makes). */
@@ -189,7 +196,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* Canonical: encoded again against RECV, the same bytes. */
 	h.sender_now_ns = RECV;
 	pl_err_clear(&err);
-	FUZZ_ASSERT(sum_encode_as(&b, version == 3 ? 3 : 2, &h, r, in, n, &err) == 0,
+	FUZZ_ASSERT(sum_encode_as(&b, version >= 3 ? version : 2, &h, r, in, n, &err) == 0,
 		    "what was accepted encodes: %s", err.text);
 	FUZZ_ASSERT(b.len == size, "encoded again: %zu bytes, came %zu", b.len, size);
 	for (i = 0; i < 8; i++)

@@ -20,7 +20,11 @@ view is rebuilt from the next summaries and the stand-in lets go.  With
 a real Alertmanager: a hang fired by the stand-in while the leader is
 away stays one alert when the leader comes back (no resolve between, the
 same labels and startsAt), and the stand-in's node-lost alert for the
-leader resolves.
+leader resolves.  The advice: a step with rank 1 on node2, away from its
+TP peer, FSDP gathering its 2 GiB model at its root, and one micro-batch
+a step through its pipeline: the leader names all three (findings,
+/metrics, layoutctl watch, Alertmanager's alertnames and severities) and
+nothing else.
 """
 import hashlib
 import http.client
@@ -52,6 +56,7 @@ LOST_S = 5.0            # auto: max(3 intervals, 5 s)
 THRESHOLD = 5
 JOB = 4242
 RESEND = 2              # alert_resend_s: endsAt 6 s ahead
+BUBBLE_S = 4            # bubble_window_s
 
 
 def coords(r):
@@ -149,9 +154,10 @@ class Daemon(watchlib.Daemon):
             f.write("map = %s\nsocket = %s\nsocket_mode = 0666\nnode_name = %s\n"
                     "hwloc_check = no\nwatch_interval_ms = %d\nhang_threshold_s = %d\n"
                     "watch_dir = %s\npeer_listen = %s\npeer_port = %d\nmunge_socket = %s\n"
-                    "peer_fail_intervals = %d\nrequest_timeout_ms = 2000\nlog = %s\n" %
+                    "peer_fail_intervals = %d\nrequest_timeout_ms = 2000\nlog = %s\n"
+                    "bubble_window_s = %d\n" %
                     (mapf, sock, name, INTERVAL_MS, THRESHOLD, wd, listen, peer_port,
-                     munged.sock, FAIL_INTERVALS, log))
+                     munged.sock, FAIL_INTERVALS, log, BUBBLE_S))
             f.write(extra)
         super().__init__(["-f", self.conf], log, wrapper, sock, capture=False)
 
@@ -174,6 +180,124 @@ class World(watchlib.World):
     """WORLD nccl_driver ranks of job `job` on node1-3 (RANKS)."""
     tp, dp, pp = TP, DP, PP
     nodes = [(NODES[k], RANKS[k]) for k in sorted(RANKS)]
+
+
+class Split(World):
+    """Rank 1 on node2, away from its TP peer rank 0 on node1."""
+    nodes = [(NODES[0], [0, 2, 3]), (NODES[1], [1, 4, 5]), (NODES[2], [6, 7])]
+
+
+class Parity(World):
+    """Each rank's node name (SLURMD_NODENAME) by its parity: NCCL counts
+    two nodes for every TP pair."""
+    env = staticmethod(lambda r: {"SLURMD_NODENAME": "nodeA" if r % 2 == 0 else "nodeB"})
+
+
+def metric(text, name, **labels):
+    """The value of the series name{labels...} in a /metrics text, or None."""
+    for ln in text.splitlines():
+        if not ln.startswith(name + "{"):
+            continue
+        lab, _, val = ln[len(name) + 1:].rpartition("} ")
+        got = dict(kv.split("=", 1) for kv in lab.split(","))
+        if all(got.get(k) == '"%s"' % v for k, v in labels.items()):
+            return float(val)
+    return None
+
+
+def advice(tmp, ds, worlds, am):
+    """A TP group across two nodes, FSDP wrapped at its root and one
+    micro-batch a step through the pipeline, in one step: the leader's
+    findings, /metrics, layoutctl watch, Alertmanager."""
+    a = ds[0]
+    job = JOB + 5
+    kinds = ["fsdp-root-only", "pipeline-bubble", "tp-over-network"]
+    w = Split(tmp, job, ["--steps", "100000", "--compute-us", "3000", "--fsdp", "root:2048",
+                         "--microbatches", "1"])
+    worlds.append(w)
+    is_eq(w.register(ds), [200] * WORLD, "advice: rank 1 registered on %s, away from its TP "
+          "peer, FSDP gathering a 2 GiB model at its root, one micro-batch a step" % NODES[1])
+
+    def every():
+        f = (a.view(job) or {}).get("findings") or []
+        k = {x["kind"]: x for x in f}
+        return (f, k) if all(x in k for x in kinds) else None
+    t0 = time.monotonic()
+    f, k = wait_for(every, BUBBLE_S + 30, 0.2) or ([], {})
+    diag("advice: all three named %.1f s after registration" % (time.monotonic() - t0))
+    tp, fs = k.get("tp-over-network", {}), k.get("fsdp-root-only", {})
+    pb = k.get("pipeline-bubble", {})
+    ok(tp.get("group") == "TP group 0 of PP stage 0" and tp.get("culprits") == [0, 1] and
+       tp.get("nodes_spanned") == 2 and "span 2 nodes (node1, node2)" in tp.get("text", ""),
+       "advice: the leader names TP group 0 across node1 and node2, %.1f s on: %s" %
+       (time.monotonic() - t0, json.dumps(tp)[:400]))
+    ok(fs.get("group", "").startswith("DP group ") and fs.get("gather_bytes") == 2 << 30 and
+       "wrap each transformer block" in fs.get("text", ""),
+       "advice: and FSDP wrapped at its root, one AllGather of 2 GiB: %s" % json.dumps(fs)[:400])
+    ok(pb.get("group", "").startswith("PP stage ") and pb.get("idle_frac", 0) > 0.3 and
+       abs(pb.get("plan_frac", 0) - 1 / 9) < 1e-9 and "m = 8 assumed" in pb.get("text", ""),
+       "advice: and the pipeline idling over 30 %% against a plan of 1/9 (m = 8 assumed): %s" %
+       json.dumps(pb)[:400])
+    is_eq(sorted(x["kind"] for x in f), kinds,
+          "advice: nothing else (the other TP pairs share their nodes)")
+    st, _, body = a.metrics()
+    body = body.decode() if isinstance(body, bytes) else body
+    got = [metric(body, "parallel_layout_led_step_findings", job_id=job, kind=x) for x in kinds]
+    is_eq(got, [1.0] * 3, "advice: /metrics counts one finding of each kind for the step")
+    if am:
+        def fired(al):
+            n = {x["labels"].get("alertname"): x["labels"].get("severity") for x in al
+                 if x["labels"].get("job_id") == str(job)}
+            return n if len(n) == 3 else None
+        waited, got = am.wait_alerts(fired, 20)
+        is_eq(fired(got or []), {"ParallelLayoutTPOverNetwork": "critical",
+                                 "ParallelLayoutFSDPRootOnly": "warning",
+                                 "ParallelLayoutPipelineBubble": "warning"},
+              "advice: all three in Alertmanager, TPOverNetwork critical, the others warning")
+        st, _, body = a.metrics()
+        body = body.decode() if isinstance(body, bytes) else body
+        is_eq((metric(body, "parallel_layout_tp_network_nodes", job_id=job),
+               metric(body, "parallel_layout_fsdp_root_gather_bytes", job_id=job)),
+              (2.0, float(2 << 30)), "advice: /metrics: the nodes the TP group spans, the bytes "
+              "the AllGather gathers")
+        idle = metric(body, "parallel_layout_pipeline_idle_ratio", job_id=job)
+        plan = metric(body, "parallel_layout_pipeline_planned_idle_ratio", job_id=job)
+        ok(idle is not None and idle > 0.3 and plan is not None and abs(plan - 1 / 9) < 1e-6,
+           "advice: /metrics: the worst stage's idle share (%s) and the plan (%s)" % (idle, plan))
+        promtool = shutil.which("promtool")
+        if promtool:
+            p = subprocess.run([promtool, "check", "metrics"], input=body, capture_output=True,
+                               text=True, timeout=60)
+            ok(p.returncode == 0, "advice: promtool check metrics passes with their series: %s"
+               % (p.stdout + p.stderr).strip()[-300:])
+        else:
+            skip("promtool check metrics of the advice's series", "no promtool")
+    else:
+        skip("advice in Alertmanager", "no prometheus-alertmanager")
+    rc, out, err = run("watch", "%d.0" % job, "--once", "--socket", a.sock)
+    ok(rc == 0 and ">> tp-over-network: TP group 0 of PP stage 0" in out and
+       ">> fsdp-root-only: DP group" in out and ">> pipeline-bubble: pipeline: PP stage" in out,
+       "advice: layoutctl watch shows all three (rc %d): %s" % (rc, (out + err)[-400:]))
+    w.close(ds)
+
+    # Registered where the step says, but NCCL counts two nodes for every
+    # TP group (the ranks' node names by parity): the leader has it from
+    # the summaries' nnodes alone.
+    w = Parity(tmp, job + 1, ["--steps", "100000", "--compute-us", "3000",
+                              "--microbatches", "8"])
+    worlds.append(w)
+    is_eq(w.register(ds), [200] * WORLD, "advice: a step whose TP pairs NCCL counts on two nodes")
+
+    def tps():
+        f = [x for x in (a.view(job + 1) or {}).get("findings") or []
+             if x["kind"] == "tp-over-network"]
+        return f if len(f) == 4 else None
+    f = wait_for(tps, 30, 0.2) or []
+    ok(len(f) == 4 and all("span 2 nodes (NCCL's count)" in x["text"] and x["nodes_spanned"] == 2
+                           for x in f),
+       "advice: all 4 TP groups named from NCCL's node count: %s" %
+       [x["text"][:90] for x in f])
+    w.close(ds)
 
 
 def free_ports(n):
@@ -543,7 +667,7 @@ def main():
         lh.stop()
 
         # --- the whole step on its leader ---
-        w = World(tmp, JOB, ["--steps", "100000", "--compute-us", "3000"])
+        w = World(tmp, JOB, ["--steps", "100000", "--compute-us", "3000", "--microbatches", "8"])
         worlds.append(w)
         is_eq(w.register(ds), [200] * WORLD, "every rank registered with its node's layoutd, "
               "each node's first task with the step's node order")
@@ -625,6 +749,9 @@ def main():
            (NODES[1], time.monotonic() - t0, json.dumps(f)[:400]))
         like(a.log_text(), "job %d.0 finding (not-entered)" % (JOB + 1), "stop: logged")
         s.close(ds)
+
+        # --- advice: a TP group across nodes, FSDP wrapped at its root ---
+        advice(tmp, ds, worlds, am)
 
         # --- failover: the leader stops ---
         w = World(tmp, JOB + 2, ["--steps", "100000", "--compute-us", "3000"])

@@ -20,6 +20,14 @@
  * entered it.  So a missing rank leaves its peers inside the operation with
  * channels started and not stopped.  Every wait is bounded by --timeout.
  *
+ * Patterns beside the faults: --microbatches M runs M micro-batches a
+ * step through the pipeline (the bubble shrinks as M grows); --fsdp root:MIB gathers a model's parameters
+ * on the DP group in one AllGather before each forward pass (FSDP wrapping
+ * only the root module), --fsdp block:MIB in one per layer; a rank's node
+ * is SLURMD_NODENAME (else the host name), so ranks given names that split
+ * a TP group make a TP communicator whose init counts two nodes, as one
+ * built across nodes does.
+ *
  * Exit status: 0 healthy; 3 an operation timed out (after aborting the
  * communicators as PyTorch's watchdog does) or this rank was told to stop;
  * the --fault=exit status; 2 bad usage or set-up.
@@ -79,10 +87,13 @@ struct fault {
 	int status;		/* exit */
 };
 
-enum func { FN_ALLREDUCE, FN_ALLGATHER, FN_SEND, FN_RECV, FN_N };
+enum func { FN_ALLREDUCE, FN_ALLGATHER, FN_REDUCESCATTER, FN_SEND, FN_RECV, FN_N };
 static const char *const func_name[FN_N] = {
-	"AllReduce", "AllGather", "Send", "Recv"
+	"AllReduce", "AllGather", "ReduceScatter", "Send", "Recv"
 };
+
+/* --fsdp: how the model's parameters are gathered on the DP group. */
+enum fsdp_mode { FSDP_OFF, FSDP_ROOT, FSDP_BLOCK };
 
 /*
  * The shared segment: one writer per slot (the rank named by the index),
@@ -147,6 +158,9 @@ struct opts {
 	int pxn;		/* plus one ProxyOp from "another process" */
 	int set_mask_step;	/* -1 none */
 	int set_mask;
+	int microbatches;	/* per step, GPipe order */
+	enum fsdp_mode fsdp;
+	uint64_t fsdp_bytes;	/* the model's parameters, bytes (all ranks) */
 	struct fault faults[MAX_FAULTS];
 	int nfaults;
 };
@@ -154,7 +168,7 @@ struct opts {
 static struct opts opt = {
 	.steps = 10, .layers = 2, .channels = 2, .compute_us = 2000,
 	.jitter_pct = 5, .seed = 1, .timeout_s = 10.0, .abi = 0,
-	.comm_names = 1, .count = 1 << 20, .set_mask_step = -1,
+	.comm_names = 1, .count = 1 << 20, .set_mask_step = -1, .microbatches = 1,
 };
 
 static int g_rank = -1, g_world, g_size[AX_N], g_co[AX_N];
@@ -1175,12 +1189,33 @@ compute(void)
 	sleep_us((long)((double)opt.compute_us * f));
 }
 
+/* The DP group FSDP shards over (the world when dp is 1). */
+static struct comm *
+fsdp_comm(void)
+{
+	return g_ax[AX_DP] ? g_ax[AX_DP] : g_worldc;
+}
+
+/* An FSDP AllGather of `bytes` of parameters (all ranks'), bf16. */
 static void
-layer_pass(void)
+fsdp_gather(uint64_t bytes)
+{
+	struct comm *c = fsdp_comm();
+	uint64_t mine = bytes / (uint64_t)c->nranks;
+
+	nccl_op(c, FN_ALLGATHER, (size_t)(mine / 2 ? mine / 2 : 1), "ncclBfloat16", 2, -1);
+}
+
+static void
+layer_pass(int forward)
 {
 	int l;
 
 	for (l = 0; l < opt.layers; l++) {
+		/* Wrapped per block: each block's parameters gathered before
+		 * it runs. */
+		if (forward && opt.fsdp == FSDP_BLOCK)
+			fsdp_gather(opt.fsdp_bytes / (uint64_t)opt.layers);
 		compute();
 		if (g_ax[AX_CP])
 			nccl_op(g_ax[AX_CP], FN_ALLGATHER, opt.count / 8,
@@ -1207,7 +1242,7 @@ train(void)
 	int first = !pp || pp->rank == 0;
 	int last = !pp || pp->rank == pp->nranks - 1;
 	long k;
-	int status;
+	int status, mb;
 
 	for (g_step = 0; g_step < opt.steps; g_step++) {
 		if (fault_at(F_EXIT, &k, &status) && k == g_step) {
@@ -1231,20 +1266,32 @@ train(void)
 		if (opt.set_mask_step == g_step)
 			atomic_store_explicit((_Atomic int *)&g_mask, opt.set_mask,
 					      memory_order_relaxed);
-		/* forward */
-		if (!first)
-			pp_op(FN_RECV, -1);
-		layer_pass();
-		if (!last)
-			pp_op(FN_SEND, +1);
-		/* backward */
-		if (!last)
-			pp_op(FN_RECV, +1);
-		layer_pass();
-		if (!first)
-			pp_op(FN_SEND, -1);
-		/* gradients */
-		if (g_ax[AX_DP])
+		/* forward; wrapped at the root only, FSDP gathers every
+		 * parameter in one AllGather before it */
+		if (opt.fsdp == FSDP_ROOT)
+			fsdp_gather(opt.fsdp_bytes);
+		for (mb = 0; mb < opt.microbatches; mb++) {
+			if (!first)
+				pp_op(FN_RECV, -1);
+			layer_pass(1);
+			if (!last)
+				pp_op(FN_SEND, +1);
+		}
+		/* backward, the micro-batches in turn (GPipe: a bubble of
+		 * (pp - 1) / (m + pp - 1) of the step) */
+		for (mb = 0; mb < opt.microbatches; mb++) {
+			if (!last)
+				pp_op(FN_RECV, +1);
+			layer_pass(0);
+			if (!first)
+				pp_op(FN_SEND, -1);
+		}
+		/* gradients: reduce-scattered to their shards under FSDP */
+		if (opt.fsdp != FSDP_OFF)
+			nccl_op(fsdp_comm(), FN_REDUCESCATTER,
+				(size_t)(opt.fsdp_bytes / 2 / (uint64_t)fsdp_comm()->nranks),
+				"ncclBfloat16", 2, -1);
+		else if (g_ax[AX_DP])
 			nccl_op(g_ax[AX_DP], FN_ALLREDUCE, opt.count * 4,
 				"ncclFloat32", 4, -1);
 	}
@@ -1288,6 +1335,26 @@ parse_spike(const char *spec)
 bad:
 	die("--spike=%.64s: expected PCT:EVERY, PCT from 1 to 1000 and EVERY from 1 to 1000000 (steps)",
 	    spec);
+}
+
+/* --fsdp root:MIB or block:MIB */
+static void
+parse_fsdp(const char *spec)
+{
+	const char *v;
+	long mib;
+
+	if (strncmp(spec, "root:", 5) == 0) {
+		opt.fsdp = FSDP_ROOT;
+		v = spec + 5;
+	} else if (strncmp(spec, "block:", 6) == 0) {
+		opt.fsdp = FSDP_BLOCK;
+		v = spec + 6;
+	} else {
+		die("--fsdp=%.64s: expected root:MIB or block:MIB", spec);
+	}
+	mib = num_arg("--fsdp MIB", v, 1, 1L << 20);
+	opt.fsdp_bytes = (uint64_t)mib << 20;
 }
 
 /* stop:R:K  slow:R:PCT  exit:R:K[:STATUS]  stuck:R:K */
@@ -1352,6 +1419,12 @@ usage(FILE *f)
 		"  --net              ProxyOp/ProxyStep events per channel (network peers)\n"
 		"  --pxn              plus a ProxyOp of another process per channel\n"
 		"  --set-mask K:MASK  at step K store MASK in the shared event mask\n"
+		"  --microbatches M   micro-batches per step through the pipeline, all\n"
+		"                     forwards then all backwards (1)\n"
+		"  --fsdp root:MIB    FSDP over the DP group (the world when dp is 1) of a\n"
+		"  --fsdp block:MIB   model of MIB MiB: one AllGather of it all before the\n"
+		"                     forward pass (root), or one per layer (block); the\n"
+		"                     gradients reduce-scattered\n"
 		"  --fault SPEC       stop:R:K, slow:R:PCT, exit:R:K[:STATUS], stuck:R:K\n");
 }
 
@@ -1375,6 +1448,8 @@ parse_opts(int argc, char **argv)
 		{ "net", no_argument, NULL, 'e' },
 		{ "pxn", no_argument, NULL, 'x' },
 		{ "set-mask", required_argument, NULL, 'm' },
+		{ "fsdp", required_argument, NULL, 'F' },
+		{ "microbatches", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -1405,6 +1480,8 @@ parse_opts(int argc, char **argv)
 		case 'f': parse_fault(optarg); break;
 		case 'e': opt.net = 1; break;
 		case 'x': opt.pxn = 1; break;
+		case 'F': parse_fsdp(optarg); break;
+		case 'M': opt.microbatches = (int)num_arg("--microbatches", optarg, 1, 10000); break;
 		case 'm':
 			errno = 0;
 			opt.set_mask_step = (int)strtol(optarg, &end, 10);

@@ -9,6 +9,9 @@ run, and what each fault leaves in the records: a rank that stops entering
 (its seq lags, its peers have a collective in flight with channels started
 and not stopped), a rank that exits (its record stops), a collective whose
 kernel never completes, and a slow rank (larger gaps between collectives).
+The patterns the leader advises on: FSDP wrapped at the root (one
+AllGather run of one call) against per block (one per layer), and a TP
+group whose ranks sit on two nodes (nnodes 2 at its init).
 """
 import glob
 import os
@@ -80,11 +83,13 @@ def parse(b, b2):
         s["datatype"] = text(b[p + 72:p + 88])
         s["sends"] = list(u("<16Q", b, p + 144))
         s["recvs"] = list(u("<16Q", b, p + 272))
+        s["ag_peak_bytes"], s["ag_peak_calls"], s["ag_peak_top"] = u("<3Q", b, p + 400)
         p = parts[2]
         (s["ch_started"], s["ch_stopped"], s["progress_ns"], s["start_seq"], s["done"],
          s["done_seq"], s["done_enqueue_ns"], s["done_ns"], s["gpu_start"], s["gpu_stop"],
          s["p2p_done"]) = u("<11Q", b, p + 8)
         s["done_func"] = text(b[p + 96:p + 112])
+        s["p2p_wait_ns"], s["p2p_span_ns"] = u("<2Q", b, p + 112)
         ring = []
         n = s["done"]
         for k in range(max(0, n - RING), n):       # oldest first
@@ -174,7 +179,8 @@ class World:
                 "SLURM_JOB_ID": str(job), "SLURM_STEP_ID": "0", "SLURM_PROCID": str(r),
                 "NCCL_PROFILER_PLUGIN": HOOK, WATCH_DIR_ENV: self.wdir,
             })
-            for k, v in (env_extra or {}).items():
+            extra = env_extra(r) if callable(env_extra) else env_extra
+            for k, v in (extra or {}).items():
                 if v is None:
                     env.pop(k, None)
                 else:
@@ -468,6 +474,67 @@ def main():
         diag(repr(warns[:2]))
     is_eq(records(w.dir), {}, "no record directory: no record anywhere")
     w.close()
+
+    # 9. FSDP over the DP group, a 64 MiB model: wrapped at the root, one
+    # AllGather of a rank's 32 MiB before each forward pass is its whole
+    # run; wrapped per block, one per layer (LAYERS of 16 MiB).  The
+    # ReduceScatter of the gradients ends each run.
+    mib = 64
+    for mode, want in (("root", (32 << 20, 1, 32 << 20)),
+                       ("block", (32 << 20, LAYERS, (32 << 20) // LAYERS))):
+        w = World("fsdp" + mode, 7110, ["--steps", "3", "--compute-us", "300", "--timeout", "10",
+                                        "--fsdp", "%s:%d" % (mode, mib)])
+        rcs = w.wait(30)
+        is_eq(rcs, [0] * WORLD, "fsdp %s: the run completes" % mode)
+        recs = records(w.wdir)
+        got = [(lambda s: (s["ag_peak_bytes"], s["ag_peak_calls"], s["ag_peak_top"]) if s
+                else None)(slot(recs[r], "dp") if r in recs else None) for r in range(WORLD)]
+        is_eq(got, [want] * WORLD, "fsdp %s: every rank's DP slot keeps its AllGather run "
+              "(bytes, calls, largest) = %r" % (mode, want))
+        got = [(slot(recs[r], "tp") or {}).get("ag_peak_calls") if r in recs else None
+               for r in range(WORLD)]
+        is_eq(got, [0] * WORLD, "fsdp %s: no AllGather run in TP" % mode)
+        w.close()
+
+    # 10. A TP group across two nodes: even ranks on nodeA, odd on nodeB
+    # (SLURMD_NODENAME), so each TP pair spans both; NCCL's init counts two
+    # nodes for TP, one for the DP groups (whose members share a parity).
+    w = World("tpnet", 7111, ["--steps", "2", "--compute-us", "300", "--timeout", "10"],
+              lambda r: {"SLURMD_NODENAME": "nodeA" if r % 2 == 0 else "nodeB"})
+    rcs = w.wait(30)
+    is_eq(rcs, [0] * WORLD, "tp across nodes: the run completes")
+    recs = records(w.wdir)
+    got = [tuple((slot(recs[r], n) or {}).get("nnodes") for n in ("tp", "dp", "pp", "world"))
+           if r in recs else None for r in range(WORLD)]
+    is_eq(got, [(2, 1, 1, 2)] * WORLD, "tp across nodes: nnodes 2 in TP (and the world), 1 in "
+          "DP and PP")
+    w.close()
+
+    # 11. The pipeline's idle share from the p2p time of each rank's PP
+    # slot: GPipe with 1 micro-batch a step idles about half of each
+    # stage's time ((p-1)/(m+p-1) = 1/2); with 8, about 1/9.
+    idle = {}
+    for m in (1, 8):
+        w = World("bubble%d" % m, 7112, ["--steps", "4", "--compute-us", "5000", "--jitter", "0",
+                                         "--timeout", "20", "--microbatches", str(m)])
+        rcs = w.wait(60)
+        is_eq(rcs, [0] * WORLD, "%d micro-batches: the run completes" % m)
+        recs = records(w.wdir)
+        got = []
+        for r in range(WORLD):
+            s = slot(recs[r], "pp") if r in recs else None
+            got.append(s["p2p_wait_ns"] / s["p2p_span_ns"] if s and s["p2p_span_ns"] else None)
+        idle[m] = got
+        diag("%d micro-batches: idle share per rank %s" % (
+            m, " ".join("%.2f" % x if x is not None else "-" for x in got)))
+        ok(all(s and s["p2p_wait_ns"] <= s["p2p_span_ns"] and s["p2p_span_ns"] > 0 for s in
+               (slot(recs[r], "pp") if r in recs else None for r in range(WORLD))),
+           "%d micro-batches: every rank's PP slot has p2p time, the wait within the span" % m)
+        w.close()
+    ok(all(x is not None and x > 0.3 for x in idle[1]),
+       "1 micro-batch: every stage idles over 30 % of its p2p span")
+    ok(all(x is not None and x < 0.2 for x in idle[8]),
+       "8 micro-batches: every stage idles under 20 %")
 
     diag("took %.1f s" % (time.monotonic() - t_start))
     done()

@@ -43,6 +43,7 @@ class World:
     nodes = None
     timeout = 120
     full = True
+    env = None          # env(r): more environment for rank r
 
     def __init__(self, tmp, job, args):
         self.world = self.tp * self.dp * self.pp
@@ -63,6 +64,8 @@ class World:
                 "SLURM_JOB_ID": str(job), "SLURM_STEP_ID": "0", "SLURM_PROCID": str(r),
                 "NCCL_PROFILER_PLUGIN": HOOK, "PARALLEL_LAYOUT_WATCH_DIR": self.wdir,
             })
+            if self.env:
+                env.update(self.env(r))
             with open(os.path.join(self.dir, "err.%d" % r), "w") as err:
                 self.procs.append(subprocess.Popen(
                     [DRIVER, "--sync-dir", self.dir, "--channels", "2", "--layers", "2",

@@ -304,6 +304,9 @@ alert_name(enum judge_kind k)
 	case JUDGE_GPU_STUCK: return "ParallelLayoutGpuStuck";
 	case JUDGE_STALLED: return "ParallelLayoutJobStalled";
 	case JUDGE_SLOW: return "ParallelLayoutSlowRank";
+	case JUDGE_TP_NETWORK: return "ParallelLayoutTPOverNetwork";
+	case JUDGE_FSDP_ROOT: return "ParallelLayoutFSDPRootOnly";
+	case JUDGE_PP_BUBBLE: return "ParallelLayoutPipelineBubble";
 	}
 	return "ParallelLayoutUnknown";
 }
@@ -311,5 +314,6 @@ alert_name(enum judge_kind k)
 const char *
 alert_severity(enum judge_kind k)
 {
-	return k == JUDGE_STALLED || k == JUDGE_SLOW ? "warning" : "critical";
+	return k == JUDGE_STALLED || k == JUDGE_SLOW || k == JUDGE_FSDP_ROOT ||
+	       k == JUDGE_PP_BUBBLE ? "warning" : "critical";
 }

@@ -142,11 +142,15 @@ void alerts_stats(const struct alerts *t, struct alerts_stats *s);
 
 /* Alertmanager's alertname of a kind: ParallelLayoutRankExited,
  * ParallelLayoutNodeLost, ParallelLayoutHang, ParallelLayoutGpuStuck,
- * ParallelLayoutJobStalled, ParallelLayoutSlowRank. */
+ * ParallelLayoutJobStalled, ParallelLayoutSlowRank,
+ * ParallelLayoutTPOverNetwork, ParallelLayoutFSDPRootOnly,
+ * ParallelLayoutPipelineBubble. */
 const char *alert_name(enum judge_kind k);
 
-/* "critical" for exited, node-lost, not-entered and gpu-stuck; "warning"
- * for stalled and slow. */
+/* "critical" for exited, node-lost, not-entered, gpu-stuck and
+ * tp-over-network (a step running at a fraction of its speed, all of its
+ * allocation wasted); "warning" for stalled, slow, fsdp-root-only and
+ * pipeline-bubble. */
 const char *alert_severity(enum judge_kind k);
 
 #endif

@@ -352,6 +352,13 @@ keys(void)
 	   strcmp(alert_severity(JUDGE_SLOW), "warning") == 0 &&
 	   strcmp(alert_severity(JUDGE_STALLED), "warning") == 0,
 	   "severity: critical for hang, stuck, exited, lost; warning for slow, stalled");
+	ok(strcmp(alert_name(JUDGE_TP_NETWORK), "ParallelLayoutTPOverNetwork") == 0 &&
+	   strcmp(alert_name(JUDGE_FSDP_ROOT), "ParallelLayoutFSDPRootOnly") == 0 &&
+	   strcmp(alert_severity(JUDGE_TP_NETWORK), "critical") == 0 &&
+	   strcmp(alert_severity(JUDGE_FSDP_ROOT), "warning") == 0 &&
+	   strcmp(alert_name(JUDGE_PP_BUBBLE), "ParallelLayoutPipelineBubble") == 0 &&
+	   strcmp(alert_severity(JUDGE_PP_BUBBLE), "warning") == 0,
+	   "the advice: TPOverNetwork critical, FSDPRootOnly and PipelineBubble warning");
 }
 
 int
@@ -359,7 +366,7 @@ main(void)
 {
 	size_t c, nc = sizeof(cases) / sizeof(cases[0]);
 
-	plan((int)(2 * nc) + 9 + 8);
+	plan((int)(2 * nc) + 9 + 9);
 	for (c = 0; c < nc; c++)
 		run_case(c);
 	bookkeeping();

@@ -5,7 +5,7 @@
 
 #include "detect.h"
 
-_Static_assert(sizeof(struct detect_comm) == 160, "detect_comm stays compact");
+_Static_assert(sizeof(struct detect_comm) == 200, "detect_comm stays compact");
 
 /* NCCL's ncclProfileKernelCh bit: with it the GPU part is recorded. */
 #define KERNEL_CH_BIT	(1u << 6)
@@ -84,6 +84,7 @@ detect_summarize(const struct reader_snap *snap, struct detect_rank *out)
 		text_copy(c->name, sizeof(c->name), s->ident.name.c, sizeof(s->ident.name.c));
 		c->rank = s->ident.rank;
 		c->nranks = s->ident.nranks;
+		c->nnodes = s->ident.nnodes;
 		c->p2p_peer = -1;
 		if (s->state == READER_SLOT_BUSY) {
 			c->flags = DETECT_BUSY;
@@ -100,6 +101,16 @@ detect_summarize(const struct reader_snap *snap, struct detect_rank *out)
 		c->done = s->gpu.done;
 		c->ch_inflight = s->gpu.ch_started - s->gpu.ch_stopped;
 		c->progress_ns = s->gpu.progress_ns;
+		if (detect_ag_ok(s->launch.ag_peak_bytes, s->launch.ag_peak_calls,
+				 s->launch.ag_peak_top)) {
+			c->ag_peak_bytes = s->launch.ag_peak_bytes;
+			c->ag_peak_calls = s->launch.ag_peak_calls;
+			c->ag_peak_top = s->launch.ag_peak_top;
+		}
+		if (gpu && s->gpu.p2p_wait_ns <= s->gpu.p2p_span_ns) {
+			c->p2p_wait_ns = s->gpu.p2p_wait_ns;
+			c->p2p_span_ns = s->gpu.p2p_span_ns;
+		}
 		if (gpu && s->launch.p2ps > s->gpu.p2p_done) {
 			c->flags |= DETECT_P2P | (s->launch.p2p_is_send ? DETECT_SEND : 0);
 			c->p2p_peer = s->launch.p2p_peer;

@@ -5,7 +5,7 @@
  * ns, the clock of the records) and the threshold.
  *
  * The state is a compact summary per rank and communicator (struct
- * detect_comm, 160 bytes; at most PLW_MAX_COMMS per rank), made from a
+ * detect_comm, 200 bytes; at most PLW_MAX_COMMS per rank), made from a
  * reader snapshot by detect_summarize().  It is what the next step sends
  * across nodes: fixed size, no pointers, times as the node's monotonic ns
  * (a receiver converts them to ages against the sender's `now`).
@@ -76,7 +76,7 @@
 #define DETECT_SEND	0x10u	/* with DETECT_P2P: that one is a send */
 
 /*
- * One rank's state in one communicator (160 bytes, no pointers).
+ * One rank's state in one communicator (200 bytes, no pointers).
  *
  * The window: the collectives whose completion the record's wait ring
  * still holds, the most recent min(done, PLW_RING) of them.  nwait counts
@@ -106,8 +106,28 @@ struct detect_comm {
 	uint64_t gap_sum_ns;	/* the window's gaps, added */
 	int32_t p2p_peer;	/* DETECT_P2P: the last p2p operation's peer
 				 * (its rank in the communicator), else -1 */
-	uint32_t reserved;	/* 0 */
+	int32_t nnodes;		/* nodes in its init (NCCL's count), 0
+				 * unknown */
+	/* The AllGather run with the most bytes (record.h), all 0 when not
+	 * recorded or not consistent (detect_ag_ok). */
+	uint64_t ag_peak_bytes;
+	uint64_t ag_peak_calls;
+	uint64_t ag_peak_top;
+	/* The p2p time (record.h), durations: 0 when not recorded or the
+	 * wait is above the span. */
+	uint64_t p2p_wait_ns;
+	uint64_t p2p_span_ns;
 };
+
+/* 1 when an AllGather run's counts could be true: none, or calls whose
+ * largest carries at most the run's bytes and at least their mean. */
+static inline int
+detect_ag_ok(uint64_t bytes, uint64_t calls, uint64_t top)
+{
+	if (!calls)
+		return !bytes && !top;
+	return top <= bytes && bytes / calls <= top;
+}
 
 /* One local rank (of a running step) and its communicators. */
 struct detect_rank {

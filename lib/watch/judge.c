@@ -38,7 +38,7 @@ struct js_entry {
  * What the passes read of an entry's communicator (and of its rank),
  * copied once a round by build() into hot[], in the entries' order.  The
  * passes go over the entries again and again, and the rank records the
- * fields come from are 5 KB apiece, tens of MB for a large step: reading
+ * fields come from are 6.4 KB apiece, tens of MB for a large step: reading
  * them there was a cache miss per field and pass, most of the judge's
  * time.  The texts (name, func) are read where they are, by the few
  * entries a finding names (ent_full).
@@ -96,6 +96,16 @@ struct js_smooth {
 	double lead, excess;
 };
 
+/* The pipeline-bubble rule's window of one global rank in its PP group:
+ * the p2p time when the window began, and the idle share of the last
+ * window that closed. */
+struct js_bubble {
+	uint64_t hash;		/* its PP communicator, 0 none yet */
+	uint64_t wait0, span0;
+	double idle;
+	int have;		/* idle is measured */
+};
+
 /* Sorting scratch: a key and an entry (or rank) index. */
 struct js_wait {
 	uint64_t t;
@@ -124,6 +134,7 @@ struct judge_state {
 	uint8_t *nbusy;		/* per input rank: entries waiting or stuck */
 	struct js_slow *slow;	/* per global rank */
 	struct js_smooth *sm;	/* per slot and global rank */
+	struct js_bubble *bub;	/* per global rank */
 	/* the last round's entries in input order and where the sort put
 	 * each: a round with the same entries (most rounds of a healthy
 	 * step) takes that order again instead of sorting */
@@ -157,6 +168,12 @@ judge_kind_name(enum judge_kind k)
 		return "stalled";
 	case JUDGE_SLOW:
 		return "slow";
+	case JUDGE_TP_NETWORK:
+		return "tp-over-network";
+	case JUDGE_FSDP_ROOT:
+		return "fsdp-root-only";
+	case JUDGE_PP_BUBBLE:
+		return "pipeline-bubble";
 	}
 	return "unknown";
 }
@@ -174,6 +191,9 @@ judge_params_default(struct judge_params *p)
 	p->slow_margin_off = 0.01;
 	p->slow_smooth = 0.3;
 	p->end_grace_ns = 2 * NS;
+	p->bubble_window_ns = 60 * NS;
+	p->bubble_margin = 0.10;
+	p->bubble_microbatches = 0;
 }
 
 void
@@ -196,6 +216,7 @@ judge_state_free(struct judge_state *s)
 	free(s->nbusy);
 	free(s->slow);
 	free(s->sm);
+	free(s->bub);
 	free(s->nat);
 	free(s->perm);
 	free(s->tmp);
@@ -233,6 +254,7 @@ judge_state_new(uint32_t world, pl_err_t *err)
 	s->nbusy = calloc(world, 1);
 	s->slow = calloc(world, sizeof(*s->slow));
 	s->sm = calloc(s->cap, sizeof(*s->sm));
+	s->bub = calloc(world, sizeof(*s->bub));
 	s->nat = calloc(s->cap, sizeof(*s->nat));
 	s->perm = calloc(s->cap, sizeof(*s->perm));
 	s->tmp = calloc(s->cap, sizeof(*s->tmp));
@@ -240,7 +262,7 @@ judge_state_new(uint32_t world, pl_err_t *err)
 	s->hot_in = calloc(s->cap, sizeof(*s->hot_in));
 	if (!s->sm || !s->nat || !s->perm || !s->tmp || !s->hot || !s->hot_in || !s->ent ||
 	    !s->grp || !s->wt || !s->vw || !s->vc || !s->vt || !s->pw || !s->pc || !s->co ||
-	    !s->rgrp || !s->nstuck || !s->nheld || !s->nbusy || !s->slow)
+	    !s->rgrp || !s->nstuck || !s->nheld || !s->nbusy || !s->slow || !s->bub)
 		goto oom;
 	return s;
 oom:
@@ -432,17 +454,42 @@ size6(const struct judge_step *st, int a)
 	return st->size[a] ? st->size[a] : 1;
 }
 
+static const int dense[] = { JUDGE_TP, JUDGE_CP, JUDGE_DP, JUDGE_PP };
+static const int expert[] = { JUDGE_TP, JUDGE_EP, AX_EDP, JUDGE_PP };
+
+/* The axes a group of n members spans (bits as name_axes'): its name's,
+ * else its coordinates'. */
+static unsigned
+group_span(const struct judge_step *st, const uint32_t (*co)[JUDGE_NAXES], size_t n,
+	   const char *name)
+{
+	unsigned span = name_axes(name);
+	const int *axes;
+	size_t i;
+	int k;
+
+	if (span)
+		return span;
+	/* From the coordinates: expert axes when ep differs. */
+	for (i = 1; i < n; i++)
+		if (co[i][JUDGE_EP] != co[0][JUDGE_EP])
+			span |= 1u << JUDGE_EP;
+	axes = span ? expert : dense;
+	for (k = 0; k < 4; k++)
+		for (i = 1; i < n; i++)
+			if (coord6(st, co[i], axes[k]) != coord6(st, co[0], axes[k]))
+				span |= 1u << axes[k];
+	return span;
+}
+
 void
 judge_group_name(const struct judge_step *st, const uint32_t (*co)[JUDGE_NAXES], size_t n,
 		 const char *name, char *out, size_t size)
 {
-	static const int dense[] = { JUDGE_TP, JUDGE_CP, JUDGE_DP, JUDGE_PP };
-	static const int expert[] = { JUDGE_TP, JUDGE_EP, AX_EDP, JUDGE_PP };
 	struct line l = { out, size, 0 };
-	unsigned span = name_axes(name), big = 0;
+	unsigned span, big = 0;
 	const int *axes;
 	uint64_t index = 0, stride = 1;
-	size_t i;
 	int k, first = 1;
 
 	if (!size)
@@ -450,17 +497,7 @@ judge_group_name(const struct judge_step *st, const uint32_t (*co)[JUDGE_NAXES],
 	out[0] = '\0';
 	if (!n)
 		return;
-	if (!span) {
-		/* From the coordinates: expert axes when ep differs. */
-		for (i = 1; i < n; i++)
-			if (co[i][JUDGE_EP] != co[0][JUDGE_EP])
-				span |= 1u << JUDGE_EP;
-		axes = span ? expert : dense;
-		for (k = 0; k < 4; k++)
-			for (i = 1; i < n; i++)
-				if (coord6(st, co[i], axes[k]) != coord6(st, co[0], axes[k]))
-					span |= 1u << axes[k];
-	}
+	span = group_span(st, co, n, name);
 	axes = span & (1u << JUDGE_EP | 1u << AX_EDP) ? expert : dense;
 	for (k = 0; k < 4; k++)
 		if (size6(st, axes[k]) > 1)
@@ -1789,7 +1826,7 @@ slow(struct round *r)
 	size_t i, g, blocking = 0;
 
 	for (i = 0; i < r->count && i < r->max; i++)
-		blocking += r->out[i].kind != JUDGE_NODE_LOST;
+		blocking += r->out[i].kind != JUDGE_NODE_LOST && !judge_kind_advice(r->out[i].kind);
 	if (r->count > r->max)
 		blocking += r->count - r->max;
 	if (blocking) {
@@ -1805,6 +1842,284 @@ slow(struct round *r)
 		slow_group(r, g);
 	slow_streaks(r);
 	slow_findings(r);
+}
+
+/* ---- the layout's diagnoses ------------------------------------------------ */
+
+int
+judge_kind_advice(enum judge_kind k)
+{
+	return k == JUDGE_TP_NETWORK || k == JUDGE_FSDP_ROOT || k == JUDGE_PP_BUBBLE;
+}
+
+/* The axes group g spans (group_span on its members). */
+static unsigned
+group_axes(struct round *r, size_t g)
+{
+	const struct js_group *gr = &r->s->grp[g];
+	const struct detect_comm *c = ent_full(r, &r->s->ent[gr->first]);
+	unsigned span = name_axes(c->name);
+	size_t i;
+
+	if (span)
+		return span;
+	for (i = 0; i < gr->n; i++)
+		memcpy(r->s->co[i], r->rk[r->s->ent[gr->first + i].ix].co, sizeof(r->s->co[i]));
+	return group_span(r->st, (const uint32_t (*)[JUDGE_NAXES])r->s->co, gr->n, NULL);
+}
+
+#define TP_NODES	16	/* distinct nodes counted */
+#define TP_SHOW_NODES	3	/* and named */
+
+/*
+ * A TP group (its name says tp, or its members differ only in tp and cp)
+ * whose members sit on more than one node as the summaries say, or that
+ * NCCL counted more than one node for at its init (a member's nnodes,
+ * version 4 summaries): its collectives cross the network.
+ */
+static void
+tp_network(struct round *r)
+{
+	const unsigned tp_only = 1u << JUDGE_TP | 1u << JUDGE_CP;
+	size_t g, i, k;
+
+	for (g = 0; g < r->ngrp; g++) {
+		const struct js_group *gr = &r->s->grp[g];
+		uint32_t nodes[TP_NODES], ix[JUDGE_MAX_CULPRITS];
+		size_t nn = 0;
+		int more = 0;
+		int32_t nccl_nodes = 0;
+		struct judge_finding *f;
+		unsigned span;
+		struct line l;
+
+		uint32_t node0 = r->rk[r->s->ent[gr->first].ix].node;
+		int split = 0;
+
+		/* One pass first (most groups stop here): on more than one
+		 * node, by the summaries or by NCCL's count? */
+		for (i = gr->first; i < gr->first + gr->n; i++) {
+			const struct js_entry *e = &r->s->ent[i];
+			int32_t nc = ent_full(r, e)->nnodes;
+
+			if (nc > nccl_nodes)
+				nccl_nodes = nc;
+			split |= r->rk[e->ix].node != node0;
+		}
+		if (!split && nccl_nodes < 2)
+			continue;
+		span = group_axes(r, g);
+		if (!(span & (1u << JUDGE_TP)) || (span & ~tp_only))
+			continue;
+		for (i = gr->first; i < gr->first + gr->n; i++) {
+			uint32_t node = r->rk[r->s->ent[i].ix].node;
+
+			for (k = 0; k < nn && nodes[k] != node; k++)
+				;
+			if (k < nn)
+				continue;
+			if (nn < TP_NODES)
+				nodes[nn++] = node;
+			else
+				more = 1;
+		}
+		f = group_finding(r, JUDGE_TP_NETWORK, g, &l);
+		for (i = gr->first; i < gr->first + gr->n; i++)
+			add_culprit(r, f, ix, i);
+		f->npeers_waiting = gr->n;
+		f->nspan = (uint32_t)(nn > (size_t)nccl_nodes ? nn : (size_t)nccl_nodes);
+		put(&l, "its %u rank%s span", (unsigned)gr->n, gr->n == 1 ? "" : "s");
+		if (nn >= 2) {
+			put(&l, " %s%zu nodes (", more ? "more than " : "", nn);
+			for (k = 0; k < nn && k < TP_SHOW_NODES; k++)
+				put(&l, "%s%s", k ? ", " : "", node_name(r->st, nodes[k]));
+			put(&l, "%s)", nn > TP_SHOW_NODES ? ", ..." : "");
+		} else {
+			put(&l, " %d nodes (NCCL's count)", (int)nccl_nodes);
+		}
+		put(&l, ": its collectives cross the network; a TP group belongs in one node: "
+		    "check the script's rank order or its own new_group");
+	}
+}
+
+/* A gathered total at least this large is worth a warning (FSDP). */
+#define FSDP_MIN_GATHER_BYTES	(UINT64_C(512) << 20)
+/* The share of its run the one AllGather carries at least. */
+#define FSDP_SHARE		0.9
+
+/*
+ * FSDP wrapped only at its root: in a data-parallel group (its name or its
+ * members span dp, expert dp, or it is the world), one AllGather carries
+ * at least 90 % of the AllGather run with the most bytes (record.h: a
+ * forward pass's gathers) and gathers at least FSDP_MIN_GATHER_BYTES (its
+ * per-rank bytes times the group's ranks).  One finding for the step: the
+ * group whose AllGather gathers most.
+ */
+static void
+fsdp_root(struct round *r)
+{
+	const unsigned dp_like = 1u << JUDGE_DP | 1u << AX_EDP | 1u << NAX6;
+	size_t g, i, best = SIZE_MAX;
+	uint64_t best_gather = 0, best_top = 0, best_run = 0, best_calls = 0;
+	struct judge_finding *f;
+	struct line l;
+	double share;
+
+	for (g = 0; g < r->ngrp; g++) {
+		const struct js_group *gr = &r->s->grp[g];
+		uint64_t top = 0, run = 0, calls = 0, gather;
+		int32_t nranks = 0;
+		unsigned span;
+
+		for (i = gr->first; i < gr->first + gr->n; i++) {
+			const struct detect_comm *c = ent_full(r, &r->s->ent[i]);
+
+			if (c->nranks > nranks)
+				nranks = c->nranks;
+			if (c->ag_peak_top > top) {
+				top = c->ag_peak_top;
+				run = c->ag_peak_bytes;
+				calls = c->ag_peak_calls;
+			}
+		}
+		if (!top || nranks < 2 || (double)top < FSDP_SHARE * (double)run)
+			continue;
+		gather = top > UINT64_MAX / (uint64_t)nranks ? UINT64_MAX : top * (uint64_t)nranks;
+		if (gather < FSDP_MIN_GATHER_BYTES || gather <= best_gather)
+			continue;
+		span = group_axes(r, g);
+		if (!(span & dp_like))
+			continue;
+		best = g;
+		best_gather = gather;
+		best_top = top;
+		best_run = run;
+		best_calls = calls;
+	}
+	if (best == SIZE_MAX)
+		return;
+	f = group_finding(r, JUDGE_FSDP_ROOT, best, &l);
+	f->bytes = best_gather;
+	f->npeers_waiting = r->s->grp[best].n;
+	share = best_run ? (double)best_top / (double)best_run : 1.0;
+	f->cost_frac = share;
+	text_copy(f->func, sizeof(f->func), "AllGather", 10);
+	put(&l, "one AllGather gathers %.1f GiB of parameters, %.0f %% of the largest run of "
+	    "AllGathers (%llu call%s): FSDP wraps only the root module; wrap each transformer "
+	    "block (auto_wrap_policy, or fully_shard per block)",
+	    (double)best_gather / (double)(UINT64_C(1) << 30),
+	    100 * share, (unsigned long long)best_calls, best_calls == 1 ? "" : "s");
+}
+
+/* Each present rank's window in its PP group (a group spanning pp
+ * alone): a new baseline when the group or the record changed, a
+ * measurement when the p2p span grew by the window. */
+static void
+bubble_windows(struct round *r)
+{
+	size_t g, i;
+
+	for (g = 0; g < r->ngrp; g++) {
+		const struct js_group *gr = &r->s->grp[g];
+
+		if (group_axes(r, g) != 1u << JUDGE_PP)
+			continue;
+		for (i = gr->first; i < gr->first + gr->n; i++) {
+			const struct js_entry *e = &r->s->ent[i];
+			const struct detect_comm *c = ent_full(r, e);
+			struct js_bubble *b;
+
+			if (e->rank < 0 || (uint64_t)e->rank >= r->s->world || !c->p2p_span_ns ||
+			    c->p2p_wait_ns > c->p2p_span_ns)
+				continue;
+			b = &r->s->bub[e->rank];
+			if (b->hash != c->hash || c->p2p_span_ns < b->span0 ||
+			    c->p2p_wait_ns < b->wait0) {
+				memset(b, 0, sizeof(*b));
+				b->hash = c->hash;
+				b->wait0 = c->p2p_wait_ns;
+				b->span0 = c->p2p_span_ns;
+				continue;
+			}
+			if (c->p2p_span_ns - b->span0 < r->p->bubble_window_ns)
+				continue;
+			b->idle = (double)(c->p2p_wait_ns - b->wait0) /
+				  (double)(c->p2p_span_ns - b->span0);
+			b->have = 1;
+			b->wait0 = c->p2p_wait_ns;
+			b->span0 = c->p2p_span_ns;
+		}
+	}
+}
+
+/*
+ * The pipeline bubble: per PP stage, the mean idle share of its present
+ * ranks' last windows (p2p wait over p2p span); a warning when the worst
+ * stage idles more than the plan, (pp - 1) / (m + pp - 1), by
+ * bubble_margin.  m is
+ * bubble_microbatches, or 4 * pp assumed when not known.  One finding per
+ * step.
+ */
+static void
+pp_bubble(struct round *r)
+{
+	const uint32_t pp = r->st->size[JUDGE_PP];
+	struct js_val *st = r->s->vw;	/* per stage: idle added, ranks */
+	uint32_t m, k, worst = UINT32_MAX;
+	struct judge_finding *f;
+	double plan, idle = 0;
+	struct line l;
+	size_t i;
+
+	if (pp < 2 || pp > r->s->world)
+		return;
+	bubble_windows(r);
+	for (k = 0; k < pp; k++) {
+		st[k].v = 0;
+		st[k].i = 0;
+	}
+	for (i = 0; i < r->n; i++) {
+		const struct judge_rank *jr = &r->rk[i];
+		const struct js_bubble *b;
+
+		if (!jr->present || jr->st.rank < 0 || (uint64_t)jr->st.rank >= r->s->world ||
+		    jr->co[JUDGE_PP] >= pp)
+			continue;
+		b = &r->s->bub[jr->st.rank];
+		if (!b->have)
+			continue;
+		st[jr->co[JUDGE_PP]].v += b->idle;
+		st[jr->co[JUDGE_PP]].i++;
+	}
+	for (k = 0; k < pp; k++) {
+		if (!st[k].i)
+			continue;
+		st[k].v /= st[k].i;
+		if (worst == UINT32_MAX || st[k].v > idle) {
+			worst = k;
+			idle = st[k].v;
+		}
+	}
+	m = r->p->bubble_microbatches ? r->p->bubble_microbatches : 4 * pp;
+	/* the bubble is (pp - 1) / m of the compute: of the step's time,
+	 * what the idle share measures, (pp - 1) / (m + pp - 1) */
+	plan = (double)(pp - 1) / (double)(m + pp - 1);
+	if (worst == UINT32_MAX || idle <= plan + r->p->bubble_margin)
+		return;
+	f = finding_new(r, JUDGE_PP_BUBBLE);
+	snprintf(f->group, sizeof(f->group), "PP stage %u", worst);
+	f->cost_frac = idle;
+	f->plan_frac = plan;
+	l.b = f->text;
+	l.size = sizeof(f->text);
+	l.len = 0;
+	put(&l, "pipeline: PP stage %u idles %.0f %% of its time in p2p waits (plan "
+	    "(p-1)/(m+p-1) = %.0f %%, m = %u%s); stages", worst, 100 * idle, 100 * plan, m,
+	    r->p->bubble_microbatches ? "" : " assumed: 4 x pp");
+	for (k = 0; k < pp && k < 8; k++)
+		if (st[k].i)
+			put(&l, " %u: %.0f %%", k, 100 * st[k].v);
+	put(&l, "; more micro-batches per step, or an interleaved schedule");
 }
 
 size_t
@@ -1845,5 +2160,10 @@ judge_run(const struct judge_step *step, const struct judge_rank *ranks, size_t 
 			s->hang_last_ns = now_ns;
 			break;
 		}
+	/* Advice last: no other rule sees it (the slow rule is not held off
+	 * by it, nor the never-silent rule's memory). */
+	tp_network(&r);
+	fsdp_root(&r);
+	pp_bubble(&r);
 	return r.count;
 }

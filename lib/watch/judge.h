@@ -67,6 +67,55 @@
  *                      never while any rank is in a collective.
  *   JUDGE_SLOW         a rank that persistently arrives last in one of its
  *                      groups by a margin (below).
+ * Then the advice (judge_kind_advice), which no rule above sees:
+ *   JUDGE_TP_NETWORK   a TP group (its communicator's name says tp, or
+ *                      its members' coordinates differ in tp and cp
+ *                      only) whose present members are on more than one
+ *                      node, or that NCCL counted more than one node for
+ *                      at init (detect_comm.nnodes, version 4 summaries):
+ *                      its collectives cross the network.  Placement never
+ *                      puts a TP group across nodes, so the script built
+ *                      it (a wrong rank order, its own new_group).  One
+ *                      finding per communicator, every round while it
+ *                      lives, naming its members (culprits), the nodes
+ *                      (nspan) and the likely fix.  Not seen: a
+ *                      nameless communicator whose members' planned
+ *                      coordinates differ in dp (a TP group built from
+ *                      the wrong ranks looks like a DP group then).
+ *   JUDGE_FSDP_ROOT    FSDP wrapped only at its root module: in a group
+ *                      spanning dp, expert dp or the world, the member
+ *                      with the largest AllGather of its AllGather run
+ *                      with the most bytes (record.h: a forward pass's
+ *                      gathers, one run from the first AllGather to the
+ *                      next other collective) has that one carry at
+ *                      least 90 % of the run, and it gathers at least
+ *                      512 MiB (its per-rank bytes times the group's
+ *                      ranks).  Per-block wrapping splits a forward pass
+ *                      into one AllGather per block (each 1/blocks of
+ *                      the run).  One finding per step (the group that
+ *                      gathers most); bytes and cost_frac (the share)
+ *                      say how much.  A model under 512 MiB of gathered
+ *                      parameters is left alone: its root-only wrap
+ *                      costs little.
+ *   JUDGE_PP_BUBBLE    the pipeline idles more than planned: each present
+ *                      rank's PP group (a group spanning pp alone) gives
+ *                      its p2p time (detect_comm: wait, span; version 4
+ *                      summaries, KernelCh on); once the span has grown
+ *                      by bubble_window_ns since the rank's window began,
+ *                      the window's idle share is wait / span added over
+ *                      it, and a new window begins.  A stage's idle is its
+ *                      ranks' mean; when the worst stage's is above the
+ *                      plan by more than bubble_margin,
+ *                      one finding for the step names it (cost_frac, and
+ *                      plan_frac the plan).  m, the micro-batches per
+ *                      step, is bubble_microbatches; the layout does not
+ *                      say it, so by default 4 * pp is assumed (the
+ *                      pipeline a layout is planned for: a bubble near
+ *                      1/4).  The idle share counts every p2p wait, the
+ *                      bubble and the waits on a slower neighbour alike;
+ *                      the plan is the ideal 1F1B or GPipe bubble, (pp -
+ *                      1) / m of the compute, as a share of the step's
+ *                      time: (pp - 1) / (m + pp - 1).
  *
  * The step's-end rule.  scancel, the end of a job's time limit and Slurm
  * ending a step after a task failed (--kill-on-bad-exit) signal every
@@ -264,6 +313,9 @@ struct judge_params {
 	double slow_smooth;	/* weight of a new round in the smoothed
 				 * leads (0 < w <= 1; 1: no smoothing) */
 	uint64_t end_grace_ns;	/* the step's-end rule's grace (above) */
+	uint64_t bubble_window_ns; /* p2p span a rank's bubble window adds */
+	double bubble_margin;	/* idle share above the plan that warns */
+	uint32_t bubble_microbatches; /* m, 0: not known (4 * pp assumed) */
 };
 
 /* The step's end, as the last round saw it (the step's-end rule). */
@@ -283,8 +335,12 @@ enum judge_kind {
 	JUDGE_NOT_ENTERED = 3,
 	JUDGE_GPU_STUCK = 4,
 	JUDGE_STALLED = 5,
-	JUDGE_SLOW = 6
+	JUDGE_SLOW = 6,
+	JUDGE_TP_NETWORK = 7,
+	JUDGE_FSDP_ROOT = 8,
+	JUDGE_PP_BUBBLE = 9
 };
+#define JUDGE_KIND_MAX	JUDGE_PP_BUBBLE	/* the largest kind */
 
 struct judge_finding {
 	enum judge_kind kind;
@@ -304,11 +360,19 @@ struct judge_finding {
 					 * members; SLOW: its group's others */
 	uint64_t for_ns;		/* how long (wait, quiet, gone, idle,
 					 * slow) */
-	uint64_t since_ns;		/* since when (leader clock) */
+	uint64_t since_ns;		/* since when (leader clock); 0 for the
+					 * advice (not known) */
 	int exit_status;		/* EXITED: wait status, -1 unknown */
 	double cost_frac;		/* SLOW: its lead in the group (above):
 					 * its peers' excess wait over their
-					 * cycle */
+					 * cycle; FSDP_ROOT: the AllGather's
+					 * share of its run */
+	uint64_t bytes;			/* FSDP_ROOT: the bytes it gathers */
+	uint32_t nspan;			/* TP_NETWORK: the nodes the group
+					 * spans (at least) */
+	double plan_frac;		/* PP_BUBBLE: the planned idle share,
+					 * (pp - 1) / (m + pp - 1); cost_frac the
+					 * worst stage's measured one */
 	char text[JUDGE_TEXT_LEN];	/* one line for people */
 };
 
@@ -350,8 +414,14 @@ size_t judge_run(const struct judge_step *step, const struct judge_rank *ranks, 
 		 uint64_t now_ns, const struct judge_params *p, struct judge_state *s,
 		 struct judge_finding *out, size_t max);
 
-/* "exited", "node-lost", "not-entered", "gpu-stuck", "stalled", "slow". */
+/* "exited", "node-lost", "not-entered", "gpu-stuck", "stalled", "slow",
+ * "tp-over-network", "fsdp-root-only", "pipeline-bubble". */
 const char *judge_kind_name(enum judge_kind k);
+
+/* 1 for the kinds that advise on the layout or the script (TP_NETWORK,
+ * FSDP_ROOT, PP_BUBBLE) rather than name a fault: they hold no other rule
+ * off. */
+int judge_kind_advice(enum judge_kind k);
 
 /* "world", or the group's name (rules above) for members' coordinates:
  * co[i] the coordinates of member i, lowest rank first, name the

@@ -1434,6 +1434,211 @@ sorted_again_test(void)
 	judge_state_free(kept);
 }
 
+/* One round of the step as rk[] has it now, with a fresh state. */
+static size_t
+advice_round(struct judge_finding *out, size_t max)
+{
+	struct judge_state *s;
+	pl_err_t err;
+	size_t n;
+
+	s = judge_state_new(NR, &err);
+	if (!s)
+		return SIZE_MAX;
+	n = judge_run(&step, rk, NR, NOW, &par, s, out, max);
+	judge_state_free(s);
+	return n;
+}
+
+/* Every rank's dp communicator with an AllGather run of `calls` calls
+ * adding up to run bytes, the largest top. */
+static void
+ag_run(uint64_t run, uint64_t calls, uint64_t top)
+{
+	int r;
+
+	for (r = 0; r < NR; r++) {
+		cm(r, C_DP)->ag_peak_bytes = run;
+		cm(r, C_DP)->ag_peak_calls = calls;
+		cm(r, C_DP)->ag_peak_top = top;
+	}
+}
+
+#define MIB	(UINT64_C(1) << 20)
+
+/* The advice: a TP group across nodes, FSDP wrapped at its root only. */
+static void
+advice_test(void)
+{
+	struct judge_finding out[8];
+	size_t n;
+
+	healthy();
+	n = advice_round(out, 8);
+	ok(n == 0, "advice: a healthy step (TP pairs inside their nodes, DP and PP across) gives "
+	   "nothing (%zu)", n);
+
+	/* Rank 3 placed on node1: TP group {2, 3} spans node0 and node1. */
+	rk[3].node = 1;
+	n = advice_round(out, 8);
+	ok(n == 1 && out[0].kind == JUDGE_TP_NETWORK && out[0].comm_hash == 0x1001 &&
+	   strcmp(out[0].group, "TP group 1 of PP stage 0") == 0 && out[0].nculprits == 2 &&
+	   out[0].culprits[0] == 2 && out[0].culprits[1] == 3 && out[0].nspan == 2 &&
+	   out[0].node == 0 && strstr(out[0].text, "span 2 nodes (node0, node1)") &&
+	   judge_kind_advice(out[0].kind),
+	   "tp-over-network: a TP group on two nodes, its members and nodes named: %s",
+	   n ? out[0].text : "");
+	/* Nameless: the coordinates say it is TP. */
+	memset(cm(2, C_TP)->name, 0, sizeof(cm(2, C_TP)->name));
+	memset(cm(3, C_TP)->name, 0, sizeof(cm(3, C_TP)->name));
+	n = advice_round(out, 8);
+	ok(n == 1 && out[0].kind == JUDGE_TP_NETWORK && out[0].comm_hash == 0x1001,
+	   "tp-over-network: a nameless TP communicator, told by its members' coordinates");
+	/* And with a hang: both, the hang first. */
+	in_coll(0, C_DP, 51, NOW - 2 * T);
+	in_coll(4, C_DP, 51, NOW - 2 * T);
+	in_coll(6, C_DP, 51, NOW - 2 * T);
+	n = advice_round(out, 8);
+	ok(n == 2 && out[0].kind == JUDGE_NOT_ENTERED && out[1].kind == JUDGE_TP_NETWORK,
+	   "tp-over-network comes after a hang's finding, which it does not hide (%zu)", n);
+
+	/* NCCL counted two nodes for a TP group whose members the leader
+	 * sees on one (a member's nnodes). */
+	healthy();
+	cm(5, C_TP)->nnodes = 2;
+	n = advice_round(out, 8);
+	ok(n == 1 && out[0].kind == JUDGE_TP_NETWORK && out[0].comm_hash == 0x1002 &&
+	   out[0].nspan == 2 && strstr(out[0].text, "span 2 nodes (NCCL's count)"),
+	   "tp-over-network: NCCL's node count at init: %s", n ? out[0].text : "");
+	healthy();
+	cm(5, C_DP)->nnodes = 4;
+	cm(5, C_PP)->nnodes = 2;
+	n = advice_round(out, 8);
+	ok(n == 0, "DP and PP groups across nodes: nothing (%zu)", n);
+
+	/* FSDP at the root: one AllGather of 256 MiB a rank (1 GiB gathered
+	 * by 4) is the whole run. */
+	healthy();
+	ag_run(256 * MIB, 1, 256 * MIB);
+	n = advice_round(out, 8);
+	ok(n == 1 && out[0].kind == JUDGE_FSDP_ROOT && out[0].comm_hash == 0x2000 &&
+	   strcmp(out[0].group, "DP group 0 of PP stage 0") == 0 &&
+	   out[0].bytes == 1024 * MIB && out[0].cost_frac == 1.0 &&
+	   strstr(out[0].text, "one AllGather gathers 1.0 GiB of parameters, 100 % of the "
+		  "largest run of AllGathers (1 call)") && strstr(out[0].text, "fully_shard"),
+	   "fsdp-root-only: one finding for the step, the first group that gathers most: %s",
+	   n ? out[0].text : "");
+	/* 91 % of a run of 3: still one AllGather for the pass. */
+	ag_run(100 * 3 * MIB, 3, 273 * MIB);
+	n = advice_round(out, 8);
+	ok(n == 1 && out[0].kind == JUDGE_FSDP_ROOT && out[0].cost_frac > 0.9,
+	   "fsdp-root-only: 91 %% of its run (%zu)", n);
+	/* Per block: 24 AllGathers of 1/24 each. */
+	ag_run(24 * 16 * MIB, 24, 16 * MIB);
+	n = advice_round(out, 8);
+	ok(n == 0, "wrapped per block (24 AllGathers of 16 MiB): nothing (%zu)", n);
+	/* 85 %: the rest is more than a root's own few parameters. */
+	ag_run(100 * MIB, 2, 85 * MIB);
+	n = advice_round(out, 8);
+	ok(n == 0, "one AllGather 85 %% of its run: nothing (%zu)", n);
+	/* A small model: 100 MiB a rank, 400 MiB gathered. */
+	ag_run(100 * MIB, 1, 100 * MIB);
+	n = advice_round(out, 8);
+	ok(n == 0, "root-only under 512 MiB gathered: nothing (%zu)", n);
+	/* A big AllGather in TP (sequence parallel, say) is no FSDP. */
+	healthy();
+	cm(0, C_TP)->ag_peak_bytes = cm(0, C_TP)->ag_peak_top = 1024 * MIB;
+	cm(0, C_TP)->ag_peak_calls = 1;
+	n = advice_round(out, 8);
+	ok(n == 0, "one large AllGather in a TP group: nothing (%zu)", n);
+	/* Only one rank recorded it (version 3 summaries from the others). */
+	cm(7, C_DP)->ag_peak_bytes = cm(7, C_DP)->ag_peak_top = 1024 * MIB;
+	cm(7, C_DP)->ag_peak_calls = 1;
+	n = advice_round(out, 8);
+	ok(n == 1 && out[0].kind == JUDGE_FSDP_ROOT && out[0].comm_hash == 0x2001 &&
+	   out[0].bytes == 4096 * MIB, "fsdp-root-only from one member's record (%zu)", n);
+	ok(strcmp(judge_kind_name(JUDGE_TP_NETWORK), "tp-over-network") == 0 &&
+	   strcmp(judge_kind_name(JUDGE_FSDP_ROOT), "fsdp-root-only") == 0 &&
+	   !judge_kind_advice(JUDGE_SLOW), "the advice kinds' names");
+}
+
+/* Every rank's pp communicator with p2p time: stage 0's ranks waited
+ * w0 of span, stage 1's w1 (seconds), since their first p2p. */
+static void
+p2p_at(double span, double w0, double w1)
+{
+	int r;
+
+	for (r = 0; r < NR; r++) {
+		cm(r, C_PP)->p2p_span_ns = (uint64_t)(span * (double)S);
+		cm(r, C_PP)->p2p_wait_ns = (uint64_t)((co_pp(r) ? w1 : w0) * (double)S);
+	}
+}
+
+/* The pipeline bubble over rounds (pp 2: plan 1 / 9 with m = 8 assumed,
+ * margin 0.1, a window of 10 s of p2p span here). */
+static void
+bubble_test(void)
+{
+	struct judge_params dflt;
+	struct judge_finding out[8];
+	struct judge_state *s;
+	pl_err_t err;
+	size_t n;
+
+	s = judge_state_new(NR, &err);
+	if (!s)
+		return;
+	par.bubble_window_ns = 10 * S;
+	healthy();
+	p2p_at(1, 0.5, 0.5);
+	n = judge_run(&step, rk, NR, NOW, &par, s, out, 8);
+	ok(n == 0, "bubble: the first round sets the windows' start (%zu)", n);
+	p2p_at(8, 4, 4);
+	n = judge_run(&step, rk, NR, NOW, &par, s, out, 8);
+	ok(n == 0, "bubble: 7 s of span, short of the window: nothing yet (%zu)", n);
+	/* 11 s more: stage 0 waited 5.5 s (50 %), stage 1 3.3 s (30 %). */
+	p2p_at(12, 6, 3.8);
+	n = judge_run(&step, rk, NR, NOW, &par, s, out, 8);
+	ok(n == 1 && out[0].kind == JUDGE_PP_BUBBLE && strcmp(out[0].group, "PP stage 0") == 0 &&
+	   out[0].cost_frac > 0.499 && out[0].cost_frac < 0.501 &&
+	   out[0].plan_frac > 0.111 && out[0].plan_frac < 0.112 && out[0].comm_hash == 0 &&
+	   out[0].nculprits == 0 &&
+	   strstr(out[0].text, "PP stage 0 idles 50 % of its time in p2p waits (plan "
+		  "(p-1)/(m+p-1) = 11 %, m = 8 assumed: 4 x pp); stages 0: 50 % 1: 30 %"),
+	   "bubble: a window closes: stage 0 idles 50 %% against a plan of 11 %%: %s",
+	   n ? out[0].text : "");
+	p2p_at(13, 6.5, 4.1);
+	n = judge_run(&step, rk, NR, NOW, &par, s, out, 8);
+	ok(n == 1 && out[0].kind == JUDGE_PP_BUBBLE && out[0].cost_frac > 0.499,
+	   "bubble: named on while the next window fills (%zu)", n);
+	/* The next window: 10 s, 1.5 s waited on either stage (15 %). */
+	p2p_at(22, 8, 5.6);
+	n = judge_run(&step, rk, NR, NOW, &par, s, out, 8);
+	ok(n == 0, "bubble: a window of 15 %% idle, under 11 %% + 10 %%: nothing (%zu)", n);
+	/* The same 50 % with m = 1 told: the plan is 50 %. */
+	par.bubble_microbatches = 1;
+	p2p_at(32, 13, 10.6);
+	n = judge_run(&step, rk, NR, NOW, &par, s, out, 8);
+	ok(n == 0, "bubble: 50 %% idle with m = 1 told (plan 50 %%): nothing (%zu)", n);
+	par.bubble_microbatches = 0;
+	/* A record started again (its span went back): a new window. */
+	p2p_at(2, 1, 1);
+	n = judge_run(&step, rk, NR, NOW, &par, s, out, 8);
+	ok(n == 0, "bubble: a span that went back starts a new window, nothing measured (%zu)",
+	   n);
+	/* Without p2p time (version 3 summaries): nothing. */
+	healthy();
+	n = judge_run(&step, rk, NR, NOW, &par, s, out, 8);
+	ok(n == 0 && strcmp(judge_kind_name(JUDGE_PP_BUBBLE), "pipeline-bubble") == 0 &&
+	   judge_kind_advice(JUDGE_PP_BUBBLE), "bubble: no p2p time, no finding (%zu)", n);
+	judge_state_free(s);
+	judge_params_default(&dflt);
+	ok(dflt.bubble_window_ns == 60 * S && dflt.bubble_margin == 0.1 &&
+	   dflt.bubble_microbatches == 0, "bubble: by default a window of 60 s, margin 0.1, m "
+	   "not known");
+}
+
 int
 main(void)
 {
@@ -1444,7 +1649,7 @@ main(void)
 	par.slow_margin = 0.05;
 	par.slow_margin_off = 0.025;
 	par.slow_smooth = 1;
-	plan(3 * (int)NCASES - NLOST - NEND + 4 + 2 + 16 + 7 + 2 + 15 + 6);
+	plan(3 * (int)NCASES - NLOST - NEND + 4 + 2 + 16 + 7 + 2 + 15 + 6 + 14 + 9);
 	run_cases();
 	slow_test();
 	bounded_test();
@@ -1453,5 +1658,7 @@ main(void)
 	many_culprits_test();
 	names_test();
 	sorted_again_test();
+	advice_test();
+	bubble_test();
 	return done_testing();
 }

@@ -161,7 +161,19 @@ struct plw_launch {
 	/* p2p operations per peer bucket (peer % PLW_PEER_BUCKETS). */
 	uint64_t sends[PLW_PEER_BUCKETS];
 	uint64_t recvs[PLW_PEER_BUCKETS];
-	uint64_t reserved[6];
+	/*
+	 * AllGather runs: a run is the AllGathers entered one after another
+	 * with no other collective of the communicator between them (p2p
+	 * operations do not break it); the run with the most bytes so far is
+	 * kept.  FSDP gathers a forward pass's parameters in one run: in one
+	 * AllGather when only the root module is wrapped, one per block when
+	 * each block is.  Bytes are the Coll event's count (AllGather: bytes
+	 * each rank sends).  All 0 from a writer that does not keep them.
+	 */
+	uint64_t ag_peak_bytes;	/* that run's bytes */
+	uint64_t ag_peak_calls;	/* its AllGathers */
+	uint64_t ag_peak_top;	/* the largest of them, bytes */
+	uint64_t reserved[3];
 };
 
 /* One completed collective in the wait ring (32 bytes). */
@@ -188,7 +200,14 @@ struct plw_gpu {
 	uint64_t gpu_stop_ns;	/* its last channel's GPU stop */
 	uint64_t p2p_done;	/* p2p operations completed on the GPU */
 	union plw_text done_func;
-	uint64_t reserved[2];
+	/* p2p time (0 from a writer that does not keep it): the time some p2p
+	 * operation was between its P2p start and its last channel's stop,
+	 * overlaps counted once, and the span from the first P2p start to the
+	 * last completion.  Durations on this rank's clock.  wait / span is
+	 * the share of its p2p span the rank spent in transfers: on a
+	 * pipeline stage, its idle time waiting on its neighbours. */
+	uint64_t p2p_wait_ns;
+	uint64_t p2p_span_ns;
 	/* ring[(n - 1) % PLW_RING] is the n-th completion, n = done. */
 	struct plw_wait ring[PLW_RING];
 };

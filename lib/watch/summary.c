@@ -239,6 +239,18 @@ comm_check(const struct detect_comm *c, uint64_t enter_age, uint64_t progress_ag
 				  PRId32 ")", where, c->rank, c->nranks - 1, c->nranks);
 	}
 	/* (the texts: as rank_check's NIC) */
+	if (c->nnodes < 0 || c->nnodes > c->nranks)
+		return pl_err_set(err, "%s: nnodes %" PRId32 ": want 0 (unknown) to %" PRId32
+				  " (nranks)", where, c->nnodes, c->nranks);
+	if (!detect_ag_ok(c->ag_peak_bytes, c->ag_peak_calls, c->ag_peak_top))
+		return pl_err_set(err, "%s: AllGather run of %" PRIu64 " bytes in %" PRIu64
+				  " calls, the largest %" PRIu64 ": want all 0, or the largest at "
+				  "most the run and at least its mean", where, c->ag_peak_bytes,
+				  c->ag_peak_calls, c->ag_peak_top);
+	if (c->p2p_wait_ns > c->p2p_span_ns || c->p2p_span_ns > SUM_MAX_AGE_NS)
+		return pl_err_set(err, "%s: p2p_wait_ns %" PRIu64 " in p2p_span_ns %" PRIu64 ": want "
+				  "the wait at most the span, at most ten years", where,
+				  c->p2p_wait_ns, c->p2p_span_ns);
 	if (c->nwait > PLW_RING)
 		return pl_err_set(err, "%s: nwait %" PRIu32 ": want at most %d (the wait ring)",
 				  where, c->nwait, PLW_RING);
@@ -394,6 +406,12 @@ comm_wire(const struct detect_comm *c, uint64_t now, struct detect_comm *w, uint
 		w->wait_sum_ns = cap;
 	if (w->gap_sum_ns > cap)
 		w->gap_sum_ns = cap;
+	if (w->nnodes < 0 || w->nnodes > w->nranks)
+		w->nnodes = 0;
+	if (!detect_ag_ok(w->ag_peak_bytes, w->ag_peak_calls, w->ag_peak_top))
+		w->ag_peak_bytes = w->ag_peak_calls = w->ag_peak_top = 0;
+	if (w->p2p_wait_ns > w->p2p_span_ns || w->p2p_span_ns > SUM_MAX_AGE_NS)
+		w->p2p_wait_ns = w->p2p_span_ns = 0;
 	*enter_age = age_of(now, c->enter_ns);
 	*progress_age = age_of(now, c->progress_ns);
 }
@@ -434,6 +452,8 @@ comm_put(uint8_t *p, const struct detect_comm *w, uint64_t enter_age, uint64_t p
 #define V3_COMM_MAX	(8 + DETECT_NAME_LEN + 5 * 5 + 8 * 10 + DETECT_TEXT_LEN)
 #define V3_RANK_MIN	(5 + SUM_NAXES + 1 + 1 + 1)
 #define V3_COMM_MIN	(8 + 1 + 5 + 2 + 1 + 6)
+/* Version 4 adds six varints to a communicator. */
+#define V4_COMM_MAX	(V3_COMM_MAX + 6 * 10)
 
 /* v as an unsigned LEB128 varint at p (room for 10 bytes); its length. */
 static size_t
@@ -485,7 +505,8 @@ rank_put3(uint8_t *p, const struct detect_rank *r, uint64_t exit_age,
 }
 
 static size_t
-comm_put3(uint8_t *p, const struct detect_comm *w, uint64_t enter_age, uint64_t progress_age)
+comm_put3(uint8_t *p, uint32_t version, const struct detect_comm *w, uint64_t enter_age,
+	  uint64_t progress_age)
 {
 	size_t n = 8;
 
@@ -505,6 +526,14 @@ comm_put3(uint8_t *p, const struct detect_comm *w, uint64_t enter_age, uint64_t 
 	n += vput(p + n, progress_age);
 	n += vput(p + n, w->wait_sum_ns);
 	n += vput(p + n, w->gap_sum_ns);
+	if (version >= 4) {
+		n += vput(p + n, (uint32_t)w->nnodes);
+		n += vput(p + n, w->ag_peak_bytes);
+		n += vput(p + n, w->ag_peak_calls);
+		n += vput(p + n, w->ag_peak_top);
+		n += vput(p + n, w->p2p_wait_ns);
+		n += vput(p + n, w->p2p_span_ns);
+	}
 	return n;
 }
 
@@ -533,11 +562,11 @@ encode_check(const struct sum_header *h, const struct detect_rank *ranks, size_t
 	}
 	/* n and ncomm are bounded above, so this cannot overflow.  Version
 	 * 3's total is known once written: here its bound. */
-	if (version == 3)
-		*total = SUM_HEADER_BYTES + n * V3_RANK_MAX + ncomm * V3_COMM_MAX;
+	if (version >= 3)
+		*total = SUM_HEADER_BYTES + n * V3_RANK_MAX + ncomm * V4_COMM_MAX;
 	else
 		*total = SUM_HEADER_BYTES + n * SUM_RANK_BYTES + ncomm * SUM_COMM_BYTES;
-	if (version != 3 && *total > SUM_MAX_BYTES)
+	if (version < 3 && *total > SUM_MAX_BYTES)
 		return pl_err_set(err, "%s: %zu ranks with %zu communicators take %zu bytes: want "
 				  "at most %u", where, n, ncomm, *total, SUM_MAX_BYTES);
 	return unique_check(ranks, n, where, err);
@@ -548,21 +577,21 @@ sum_encode_as(struct buf *out, uint32_t as, const struct sum_header *h,
 	      const struct detect_rank *ranks, const struct sum_rank_info *info, size_t n,
 	      pl_err_t *err)
 {
-	uint8_t hb[SUM_HEADER_BYTES], rb[V3_RANK_MAX], cb[V3_COMM_MAX];
+	uint8_t hb[SUM_HEADER_BYTES], rb[V3_RANK_MAX], cb[V4_COMM_MAX];
 	char where[96], rwhere[192], cwhere[256], cn[PL_CLIP_BUF];
 	const size_t start = out->len;
 	const uint64_t now = h->sender_now_ns;
 	size_t total = 0, i, len;
-	uint32_t k, version = as == 3 ? 3 : 1;
+	uint32_t k, version = as >= 3 ? as : 1;
 
 	if (h->node[0])
 		snprintf(where, sizeof(where), "node summary from %s",
 			 pl_clipn(h->node, strnlen(h->node, sizeof(h->node)), cn, sizeof(cn)));
 	else
 		snprintf(where, sizeof(where), "node summary");
-	if (as != 2 && as != 3)
+	if (as < 2 || as > SUM_VERSION)
 		return pl_err_set(err, "%s: version %" PRIu32 ": this layoutd writes 2 (the fixed "
-				  "layout) or 3", where, as);
+				  "layout), 3 or 4", where, as);
 	if (out->bad)
 		return pl_err_set(err, "%s: the output buffer is already bad (out of memory)", where);
 	if (encode_check(h, ranks, n, version, &total, where, err) < 0)
@@ -582,7 +611,7 @@ sum_encode_as(struct buf *out, uint32_t as, const struct sum_header *h,
 			 r->rank);
 		if (rank_check(h, r, exit_age, &in, rwhere, err) < 0)
 			goto fail;
-		if (version == 3) {
+		if (version >= 3) {
 			len = rank_put3(rb, r, exit_age, &in);
 		} else {
 			rank_put(rb, r, exit_age, &in);
@@ -597,14 +626,14 @@ sum_encode_as(struct buf *out, uint32_t as, const struct sum_header *h,
 			snprintf(cwhere, sizeof(cwhere), "%s: communicator %" PRIu32, rwhere, k);
 			if (comm_check(&w, ea, pa, cwhere, err) < 0)
 				goto fail;
-			if (version == 3) {
-				len = comm_put3(cb, &w, ea, pa);
+			if (version >= 3) {
+				len = comm_put3(cb, version, &w, ea, pa);
 			} else {
 				comm_put(cb, &w, ea, pa);
 				len = SUM_COMM_BYTES;
 			}
 			buf_add(out, cb, len);
-			if ((w.flags & DETECT_P2P) && version != 3)
+			if ((w.flags & DETECT_P2P) && version < 3)
 				version = 2;
 		}
 	}
@@ -732,7 +761,7 @@ header_get(const uint8_t *p, size_t len, struct sum_header *h, uint32_t *nranks,
 	if (*nranks > SUM_MAX_RANKS)
 		return pl_err_set(err, "%s: nranks %" PRIu32 ": want at most %d", where, *nranks,
 				  SUM_MAX_RANKS);
-	per = get32(p + H_VERSION) == 3 ? V3_RANK_MIN : SUM_RANK_BYTES;
+	per = get32(p + H_VERSION) >= 3 ? V3_RANK_MIN : SUM_RANK_BYTES;
 	if ((len - SUM_HEADER_BYTES) / per < *nranks)
 		return pl_err_set(err, "%s: nranks %" PRIu32 " needs at least %zu bytes, the "
 				  "summary has %zu", where, *nranks,
@@ -874,10 +903,10 @@ tget(struct cur *c, char *dst, size_t size, const char *where, const char *what,
 }
 
 static int
-comm_get3(struct cur *q, uint64_t recv, struct detect_comm *c, const char *where,
-	  pl_err_t *err)
+comm_get3(struct cur *q, uint32_t version, uint64_t recv, struct detect_comm *c,
+	  const char *where, pl_err_t *err)
 {
-	uint64_t v[5], ea, pa;
+	uint64_t v[6] = { 0 }, ea, pa;
 
 	if (q->left < 8)
 		return pl_err_set(err, "%s: hash: truncated (%zu bytes left)", where, q->left);
@@ -900,6 +929,15 @@ comm_get3(struct cur *q, uint64_t recv, struct detect_comm *c, const char *where
 	    vget(q, UINT64_MAX, &c->wait_sum_ns, where, "wait_sum_ns", err) < 0 ||
 	    vget(q, UINT64_MAX, &c->gap_sum_ns, where, "gap_sum_ns", err) < 0)
 		return -1;
+	if (version >= 4 &&
+	    (vget(q, INT32_MAX, &v[5], where, "nnodes", err) < 0 ||
+	     vget(q, UINT64_MAX, &c->ag_peak_bytes, where, "ag_peak_bytes", err) < 0 ||
+	     vget(q, UINT64_MAX, &c->ag_peak_calls, where, "ag_peak_calls", err) < 0 ||
+	     vget(q, UINT64_MAX, &c->ag_peak_top, where, "ag_peak_top", err) < 0 ||
+	     vget(q, UINT64_MAX, &c->p2p_wait_ns, where, "p2p_wait_ns", err) < 0 ||
+	     vget(q, SUM_MAX_AGE_NS, &c->p2p_span_ns, where, "p2p_span_ns", err) < 0))
+		return -1;
+	c->nnodes = (int32_t)v[5];
 	c->rank = (int32_t)(uint32_t)v[0];
 	c->nranks = (int32_t)(uint32_t)v[1];
 	c->flags = (uint32_t)v[2];
@@ -984,7 +1022,7 @@ rank_get3(const uint8_t *p, size_t len, size_t *off, uint32_t i, uint32_t nr,
 	for (k = 0; k < r->ncomm; k++) {
 		if (named)
 			snprintf(cwhere, sizeof(cwhere), "%s: communicator %" PRIu32, rwhere, k);
-		if (comm_get3(&q, recv, &r->comm[k], cwhere, err) < 0)
+		if (comm_get3(&q, get32(p + H_VERSION), recv, &r->comm[k], cwhere, err) < 0)
 			return -1;
 	}
 	*off = (size_t)(q.p - p);
@@ -1012,7 +1050,7 @@ rank_get(const uint8_t *p, size_t len, size_t *off, uint32_t i, uint32_t nr,
 	uint32_t v, k;
 	int a;
 
-	if (get32(p + H_VERSION) == 3)
+	if (get32(p + H_VERSION) >= 3)
 		return rank_get3(p, len, off, i, nr, h, recv, r, in, where, named, err);
 	if (named)
 		snprintf(rwhere, sizeof(rwhere), "%s: rank entry %" PRIu32, where, i);
@@ -1080,7 +1118,7 @@ decode_into(const uint8_t *p, size_t len, uint64_t recv_now_ns, struct sum_heade
 		return -1;
 	if (nr > sp->cap) {
 		/* each rank entry zeroed up to its last communicator as it is read
-		 * (rank_get): a rank's 32 slots are 4.9 KB, most of them unused */
+		 * (rank_get): a rank's 32 slots are 6.4 KB, most of them unused */
 		r = realloc(sp->ranks, nr * sizeof(*r));
 		if (r)
 			sp->ranks = r;

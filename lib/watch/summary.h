@@ -36,7 +36,7 @@
  *   p2p_peer is the peer of the p2p operation in flight with the flag
  *   DETECT_P2P (the one a stuck p2p kernel waits on: judge.h), 0 without.
  *
- * Version 3 (what sum_encode writes): the same header (version 3), then
+ * Version 3: the same header (version 3), then
  * the same fields in the same order, packed: each integer an unsigned
  * LEB128 varint (7 bits a byte, least significant first, the high bit
  * saying another byte follows; at most 10 bytes, in its shortest form, so
@@ -56,6 +56,18 @@
  * 1,008: a leader reads, hashes and parses a third of the bytes (libevent
  * reads 4 KB a syscall; see docs/ARCHITECTURE.md, the leader's cost).
  *
+ * Version 4 (what sum_encode writes): version 3 with six more varints at
+ * the end of each communicator: nnodes (the nodes NCCL counted at its
+ * init, 0 unknown; at most nranks), ag_peak_bytes, ag_peak_calls,
+ * ag_peak_top (its AllGather run with the most bytes: record.h; all 0, or
+ * calls >= 1 with bytes / calls <= top <= bytes), p2p_wait_ns and
+ * p2p_span_ns (its p2p time: record.h; durations, the wait at most the
+ * span, the span at most ten years).  A summary of version 1 to 3 decodes
+ * with all six 0 (unknown, nothing recorded): the rules that use them
+ * (judge.h: tp-over-network, fsdp-root-only, pipeline-bubble) then see
+ * nothing, and the rest is as before.  sum_encode_as(3) writes version 3
+ * for a leader not upgraded yet (the six are dropped).
+ *
  * Times: the sender's clocks mean nothing to the receiver, so each time of
  * detect_rank (exit_ns) and detect_comm (enter_ns, progress_ns) travels as
  * an AGE against the sender's now (sender_now_ns, CLOCK_MONOTONIC): age 0
@@ -66,8 +78,8 @@
  * gap_sum_ns are durations and travel as they are.  sender_real_ns
  * (CLOCK_REALTIME) only dates the summary for people.
  *
- * Versioning: the layout above is version 2, the packed one version
- * SUM_VERSION (3).  Any change takes a new version; the receiver reads its
+ * Versioning: the layout above is version 2, the packed ones versions 3
+ * and SUM_VERSION (4).  Any change takes a new version; the receiver reads its
  * own and the older ones it knows and refuses any other (naming it), so a
  * leader never misreads a summary: a leader that reads only versions 1
  * and 2 refuses (and logs) version 3 until it is upgraded; upgrade the
@@ -97,7 +109,9 @@
  *     exit_status a wait status (0-65535), 0 while not known; exit_age_ns 0
  *     while not exited; coordinate co[a] < size[a]; gpu -1 (unknown) or in
  *     [0, SUM_MAX_GPU);
- *   - per communicator: flags only DETECT_GPU, DETECT_BUSY, DETECT_FINAL,
+ *   - per communicator: nnodes in [0, nranks]; the AllGather run and the
+ *     p2p time as above;
+ *     flags only DETECT_GPU, DETECT_BUSY, DETECT_FINAL,
  *     DETECT_P2P and DETECT_SEND (with DETECT_P2P); p2p_peer in
  *     [0, nranks) with DETECT_P2P, 0 without;
  *     0 <= rank < nranks <= SUM_MAX_WORLD (nranks 0 only in a busy slot,
@@ -122,7 +136,7 @@
 #include "pl_err.h"
 
 #define SUM_MAGIC	0x31304d5553574c50ULL	/* "PLWSUM01" little-endian */
-#define SUM_VERSION	3u
+#define SUM_VERSION	4u
 #define SUM_MAX_RANKS	1024		/* ranks in one summary */
 #define SUM_MAX_BYTES	(1u << 20)	/* a whole summary */
 #define SUM_MAX_WORLD	(1 << 24)	/* ranks in a step or communicator */
@@ -192,7 +206,8 @@ int sum_encode(struct buf *out, const struct sum_header *h, const struct detect_
 	       const struct sum_rank_info *info, size_t n, pl_err_t *err);
 
 /*
- * The same in the layout asked for: 3 (what sum_encode writes), or 2, the
+ * The same in the layout asked for: 4 (what sum_encode writes), 3 (no
+ * nnodes and AllGather run), or 2, the
  * fixed layout (written as version 1 when no communicator has a p2p part),
  * for a leader that reads no version 3 yet and for tests of the fixed
  * layout.

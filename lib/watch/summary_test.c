@@ -197,6 +197,9 @@ rank_diff(const struct detect_rank *a, const struct detect_rank *b)
 			return "comm window";
 		if (x->p2p_peer != y->p2p_peer)
 			return "comm p2p_peer";
+		if (x->nnodes != y->nnodes || x->ag_peak_bytes != y->ag_peak_bytes ||
+		    x->ag_peak_calls != y->ag_peak_calls || x->ag_peak_top != y->ag_peak_top)
+			return "comm nnodes/AllGather run";
 	}
 	return NULL;
 }
@@ -337,8 +340,8 @@ struct patch {
 
 static const struct patch patches[] = {
 	TXT(0, "XLWSUM01", "magic XLWSUM01: want \"PLWSUM01\"", "wrong magic"),
-	NUM(8, 4, 4, "version 4: this layoutd reads versions 1 to 3", "a version to come"),
-	NUM(8, 4, 0, "version 0: this layoutd reads versions 1 to 3", "version 0"),
+	NUM(8, 4, 5, "version 5: this layoutd reads versions 1 to 4", "a version to come"),
+	NUM(8, 4, 0, "version 0: this layoutd reads versions 1 to 4", "version 0"),
 	NUM(12, 4, FIX_LEN + 1, "truncated: 912 bytes of the 913", "total_size above the length"),
 	NUM(12, 4, FIX_LEN - 1, "912 bytes, 1 more than its total_size 911", "total_size below"),
 	NUM(12, 4, 0xffffffffu, "truncated: 912 bytes of the 4294967295", "total_size huge"),
@@ -904,13 +907,13 @@ t_v3(void)
 
 	fixture();
 	pl_err_clear(&err);
-	rv = sum_encode(&b, &fh, fr, fi, 3, &err);
+	rv = sum_encode_as(&b, 3, &fh, fr, fi, 3, &err);
 	fixed = encoded(&flen);
 	ok(rv == 0 && b.len == SUM_HEADER_BYTES + sizeof(v3_body) &&
 	   memcmp(b.s + SUM_HEADER_BYTES, v3_body, sizeof(v3_body)) == 0 &&
 	   le_get((uint8_t *)b.s + 8, 4) == 3 && le_get((uint8_t *)b.s + 12, 4) == b.len &&
 	   memcmp(b.s, fixed, 8) == 0 && memcmp(b.s + 16, fixed + 16, SUM_HEADER_BYTES - 16) == 0,
-	   "sum_encode writes version 3: the header of the fixed layout (version 3, total %zu) "
+	   "sum_encode_as(3) writes version 3: the header of the fixed layout (version 3, total %zu) "
 	   "and the ranks as laid out by hand, %zu bytes against %zu (%s)", b.len,
 	   sizeof(v3_body), flen - SUM_HEADER_BYTES, err.text);
 	rv = sum_decode(b.s, b.len, RECV, &h, &r, &in, &n, &err);
@@ -967,9 +970,139 @@ t_v3(void)
 	v3_refused(38, 1, "\x10", 1, "func: length 16: want at most 15", "a func too long");
 	v3_refused(sizeof(v3_body), 0, "\x00", 1, "1 bytes after the last rank entry: want none",
 		   "a byte after the last rank");
-	ok(sum_encode_as(&b, 4, &fh, fr, fi, 3, &err) == -1 && b.len == 0,
-	   "sum_encode_as: version 4 refused: %s", err.text);
+	ok(sum_encode_as(&b, 5, &fh, fr, fi, 3, &err) == -1 && b.len == 0,
+	   "sum_encode_as: version 5 refused: %s", err.text);
 	buf_free(&b);
+}
+
+/* A version 4 summary of the fixture, whose last communicator (rank 7's
+ * only one, put there) has nnodes and an AllGather run: the four varints
+ * end the summary.  Caller frees. */
+static uint8_t *
+v4_make(size_t *len)
+{
+	struct detect_comm *c;
+	struct buf b = BUF_INIT;
+	pl_err_t err;
+	uint8_t *p;
+
+	fixture();
+	fr[0].comm[1].nnodes = 1;
+	c = comm(&fr[2], UINT64_C(0xeeee000000000003), "dp", 1, 4, DETECT_GPU);
+	c->nnodes = 2;
+	c->ag_peak_bytes = 300;
+	c->ag_peak_calls = 3;
+	c->ag_peak_top = 100;
+	c->p2p_wait_ns = 5;
+	c->p2p_span_ns = 9;
+	if (sum_encode(&b, &fh, fr, fi, 3, &err) < 0) {
+		diag("v4_make: %s", err.text);
+		buf_free(&b);
+		return NULL;
+	}
+	p = malloc(b.len);
+	memcpy(p, b.s, b.len);
+	*len = b.len;
+	buf_free(&b);
+	return p;
+}
+
+/* The v4 fixture with the n bytes `back` bytes before its end replaced
+ * by rep: refused. */
+static void
+v4_refused(const char *rep, size_t n, size_t back, const char *want, const char *what)
+{
+	struct detect_rank *r = NULL;
+	struct sum_rank_info *in = NULL;
+	struct sum_header h;
+	size_t len, k = 0;
+	uint8_t *p = v4_make(&len);
+	pl_err_t err;
+	int rv;
+
+	if (!p) {
+		ok(0, "version 4, %s: no fixture", what);
+		return;
+	}
+	memcpy(p + len - back, rep, n);
+	pl_err_clear(&err);
+	rv = sum_decode(p, len, RECV, &h, &r, &in, &k, &err);
+	free(p);
+	free(r);
+	free(in);
+	if (rv != -1) {
+		ok(0, "version 4, %s: refused (rv %d)", what, rv);
+		return;
+	}
+	like(err.text, want, "version 4, %s: refused: %s", what, err.text);
+}
+
+static void
+t_v4(void)
+{
+	struct detect_rank *r = NULL;
+	struct sum_rank_info *in = NULL;
+	struct sum_header h;
+	struct buf b = BUF_INIT;
+	size_t len, n = 0;
+	uint8_t *p = v4_make(&len);
+	const struct detect_comm *c;
+	pl_err_t err;
+	int rv;
+
+	pl_err_clear(&err);
+	rv = p ? sum_decode(p, len, RECV, &h, &r, &in, &n, &err) : -1;
+	ok(rv == 0 && le_get(p + 8, 4) == 4 && n == 3 &&
+	   memcmp(p + len - 7, "\x02\xac\x02\x03\x64\x05\x09", 7) == 0,
+	   "sum_encode writes version 4, the last communicator ending in nnodes 2, run 300, "
+	   "3 calls, top 100, p2p wait 5 in a span of 9 (%s)", err.text);
+	c = rv == 0 ? &r[2].comm[0] : NULL;
+	ok(c && c->nnodes == 2 && c->ag_peak_bytes == 300 && c->ag_peak_calls == 3 &&
+	   c->ag_peak_top == 100 && r[0].comm[1].nnodes == 1 && r[0].comm[0].nnodes == 0 &&
+	   c->p2p_wait_ns == 5 && c->p2p_span_ns == 9,
+	   "version 4 decodes nnodes, the AllGather run and the p2p time");
+	free(p);
+	free(r);
+	free(in);
+	r = NULL;
+	in = NULL;
+	/* Version 3 drops them: a leader that reads it sees them unknown. */
+	rv = sum_encode_as(&b, 3, &fh, fr, fi, 3, &err);
+	rv = rv == 0 ? sum_decode(b.s, b.len, RECV, &h, &r, &in, &n, &err) : -1;
+	ok(rv == 0 && le_get((uint8_t *)b.s + 8, 4) == 3 && r[2].comm[0].nnodes == 0 &&
+	   r[2].comm[0].ag_peak_bytes == 0 && r[2].comm[0].ag_peak_top == 0 &&
+	   r[2].comm[0].p2p_span_ns == 0,
+	   "sum_encode_as(3) drops them: decoded as 0 (%s)", err.text);
+	free(r);
+	free(in);
+	buf_free(&b);
+	/* What the record gave that cannot be true goes out as unknown. */
+	fr[2].comm[0].nnodes = 5;
+	fr[2].comm[0].ag_peak_top = 7;
+	fr[2].comm[0].p2p_wait_ns = 10;
+	r = NULL;
+	in = NULL;
+	rv = sum_encode(&b, &fh, fr, fi, 3, &err);
+	rv = rv == 0 ? sum_decode(b.s, b.len, RECV, &h, &r, &in, &n, &err) : -1;
+	ok(rv == 0 && r[2].comm[0].nnodes == 0 && r[2].comm[0].ag_peak_bytes == 0 &&
+	   r[2].comm[0].ag_peak_calls == 0 && r[2].comm[0].ag_peak_top == 0 &&
+	   r[2].comm[0].p2p_wait_ns == 0 && r[2].comm[0].p2p_span_ns == 0,
+	   "nnodes above nranks, a run whose largest is below its mean, a p2p wait above its "
+	   "span: sent as 0 (%s)",
+	   err.text);
+	free(r);
+	free(in);
+	buf_free(&b);
+	v4_refused("\x05", 1, 7, "nnodes 5: want 0 (unknown) to 4 (nranks)",
+		   "nnodes above nranks");
+	v4_refused("\x03\x05", 2, 4, "AllGather run of 300 bytes in 3 calls, the largest 5",
+		   "the largest below the mean");
+	v4_refused("\x00\x64", 2, 4, "AllGather run of 300 bytes in 0 calls", "bytes in no call");
+	v4_refused("\x05\x01\xac\x02", 4, 6, "AllGather run of 5 bytes in 1 calls, the largest 300",
+		   "the largest above the run");
+	v4_refused("\x0a", 1, 2, "p2p_wait_ns 10 in p2p_span_ns 9: want the wait at most the span",
+		   "a p2p wait above its span");
+	v4_refused("\x80", 1, 1, "p2p_span_ns: truncated", "a varint cut");
 }
 
 /* The size of 8 ranks x 6 communicators, as sum_size says and as encoded. */
@@ -1017,7 +1150,7 @@ main(void)
 	uint8_t *good;
 	size_t len;
 
-	plan(5 + 3 + (int)NPATCH + 4 + 3 + 2 + 4 + 11 + 2 + 6 + 2 + 20);
+	plan(5 + 3 + (int)NPATCH + 4 + 3 + 2 + 4 + 11 + 2 + 6 + 2 + 20 + 10);
 	t_roundtrip();
 	t_bytes();
 	good = encoded(&len);
@@ -1034,5 +1167,6 @@ main(void)
 	t_p2p();
 	t_size();
 	t_v3();
+	t_v4();
 	return done_testing();
 }

@@ -114,6 +114,12 @@ struct plw_ctx {
 	_Atomic uint64_t coll_next;
 	_Atomic uint64_t kch_next;
 	uint64_t last_done_ns;	/* proxy thread: the previous completion */
+	/* The AllGather run in progress (record.h), touched only by the
+	 * writer holding the launch part. */
+	uint64_t ag_bytes, ag_calls, ag_top;
+	/* proxy thread: the first p2p's start, the end of the p2p time
+	 * counted so far */
+	uint64_t p2p_first_ns, p2p_covered_ns;
 };
 
 /* Everything lives here, so a handle or context is checked by address. */
@@ -415,6 +421,8 @@ hook_init(void **context, uint64_t comm_hash, int *mask, const char *name,
 	atomic_store_explicit(&c->coll_next, 0, memory_order_relaxed);
 	atomic_store_explicit(&c->kch_next, 0, memory_order_relaxed);
 	c->last_done_ns = 0;
+	c->ag_bytes = c->ag_calls = c->ag_top = 0;
+	c->p2p_first_ns = c->p2p_covered_ns = 0;
 	id = &c->slot->ident;
 	plw_write_begin(&id->seq);
 	plw_st64(&id->comm_hash, comm_hash);
@@ -538,6 +546,34 @@ coll_get(struct plw_ctx *c)
 	return NULL;
 }
 
+/*
+ * The AllGather run (record.h) after a collective func of count entered,
+ * inside the launch part's write: a few compares and stores.  A run's
+ * bytes stop growing at UINT64_MAX rather than wrap.
+ */
+static void
+ag_note(struct plw_ctx *c, struct plw_launch *l, const union plw_text *func,
+    uint64_t count)
+{
+	static const union plw_text ag = { .c = "AllGather" };
+
+	if (func->w[0] != ag.w[0] || func->w[1] != ag.w[1]) {
+		if (c->ag_calls)	/* (no store on the common path) */
+			c->ag_bytes = c->ag_calls = c->ag_top = 0;
+		return;
+	}
+	c->ag_bytes = count > UINT64_MAX - c->ag_bytes ? UINT64_MAX :
+	    c->ag_bytes + count;
+	c->ag_calls++;
+	if (count > c->ag_top)
+		c->ag_top = count;
+	if (c->ag_bytes > plw_ld64(&l->ag_peak_bytes)) {
+		plw_st64(&l->ag_peak_bytes, c->ag_bytes);
+		plw_st64(&l->ag_peak_calls, c->ag_calls);
+		plw_st64(&l->ag_peak_top, c->ag_top);
+	}
+}
+
 static void
 coll_start(struct plw_ctx *c, void **h, const plw_nccl_descr_v5_t *d)
 {
@@ -570,6 +606,7 @@ coll_start(struct plw_ctx *c, void **h, const plw_nccl_descr_v5_t *d)
 	plw_st_text(l->datatype.w, sizeof(l->datatype), d->coll.datatype);
 	plw_st_text(l->algo.w, sizeof(l->algo), d->coll.algo);
 	plw_st_text(l->proto.w, sizeof(l->proto), d->coll.proto);
+	ag_note(c, l, &func, d->coll.count);
 	plw_write_end(&l->seq);
 }
 
@@ -678,6 +715,27 @@ kch_start(struct plw_ctx *c, void **h, const plw_nccl_descr_v5_t *d)
 	plw_write_end(&g->seq);
 }
 
+/*
+ * A p2p operation of [start, t] completed (record.h: p2p time).  Taken in
+ * completion order, its time not yet counted is what lies after both its
+ * start and the end counted so far: overlapping sends and receives (a
+ * 1F1B stage's) count once.
+ */
+static void
+p2p_time(struct plw_ctx *c, struct plw_gpu *g, uint64_t start, uint64_t t)
+{
+	uint64_t from = start > c->p2p_covered_ns ? start : c->p2p_covered_ns;
+
+	if (!c->p2p_first_ns || start < c->p2p_first_ns)
+		c->p2p_first_ns = start;
+	if (t > from)
+		plw_st64(&g->p2p_wait_ns, plw_ld64(&g->p2p_wait_ns) + (t - from));
+	if (t > c->p2p_covered_ns)
+		c->p2p_covered_ns = t;
+	if (t > c->p2p_first_ns)
+		plw_st64(&g->p2p_span_ns, t - c->p2p_first_ns);
+}
+
 /* The last channel of p stopped: it is complete on the GPU. */
 static void
 coll_done(struct plw_ctx *c, struct plw_ev *p, struct plw_gpu *g)
@@ -688,6 +746,7 @@ coll_done(struct plw_ctx *c, struct plw_ev *p, struct plw_gpu *g)
 
 	if (p->kind == EV_P2P) {
 		plw_st64(&g->p2p_done, plw_ld64(&g->p2p_done) + 1);
+		p2p_time(c, g, p->enqueue_ns, t);
 	} else {
 		n = plw_ld64(&g->done) + 1;
 		gap = c->last_done_ns && p->enqueue_ns > c->last_done_ns ?

@@ -11,6 +11,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -873,6 +874,82 @@ test_hammer(const struct plw_record *r, void *ctx0, int slot0, void *ctx1,
 	is_int(st.torn, 0, "hammer: the reader never saw a torn part");
 }
 
+/* The AllGather run with the most bytes, on slot 1 (its first
+ * collectives). */
+static void
+test_ag_runs(const struct plw_record *r, void *ctx)
+{
+	struct reader_view v;
+	void *p;
+
+	view(r, 1, &v);
+	ok(v.l.ag_peak_bytes == 0 && v.l.ag_peak_calls == 0 && v.l.ag_peak_top == 0,
+	    "AllGather run: none before the first");
+	coll5(ctx, 1, "AllGather", 100, "ncclInt8", 1, -1, NULL);
+	p = p2p5(ctx, "Send", 1, 64, 1);
+	coll5(ctx, 2, "AllGather", 300, "ncclInt8", 1, -1, NULL);
+	coll5(ctx, 1, "ReduceScatter", 4000, "ncclFloat32", 1, -1, NULL);
+	view(r, 1, &v);
+	ok(p && v.l.ag_peak_bytes == 400 && v.l.ag_peak_calls == 2 &&
+	    v.l.ag_peak_top == 300, "AllGather run: two, a p2p between them, "
+	    "then another collective: 400 bytes in 2, the largest 300");
+	coll5(ctx, 3, "AllGather", 1000, "ncclInt8", 1, -1, NULL);
+	view(r, 1, &v);
+	ok(v.l.ag_peak_bytes == 1000 && v.l.ag_peak_calls == 1 &&
+	    v.l.ag_peak_top == 1000, "AllGather run: a larger run of one takes over");
+	coll5(ctx, 4, "AllGather", 10, "ncclInt8", 1, -1, NULL);
+	coll5(ctx, 1, "Broadcast", 7, "ncclInt8", 1, 0, NULL);
+	coll5(ctx, 5, "AllGather", 5, "ncclInt8", 1, -1, NULL);
+	view(r, 1, &v);
+	ok(v.l.ag_peak_bytes == 1010 && v.l.ag_peak_calls == 2 &&
+	    v.l.ag_peak_top == 1000 && v.l.colls == 7,
+	    "AllGather run: it grows while it lasts; a smaller later run leaves "
+	    "it (1010 in 2, the largest 1000)");
+}
+
+static void
+sleep_ms(long ms)
+{
+	struct timespec t = { 0, ms * 1000000L };
+
+	nanosleep(&t, NULL);
+}
+
+/* The p2p time on slot `slot`: a send and a receive that overlap count
+ * once; the time between operations is in the span, not the wait. */
+static void
+test_p2p_time(const struct plw_record *r, void *ctx, int slot)
+{
+	struct reader_view v;
+	uint64_t t0, t1, w1, s1;
+	void *a, *b, *c;
+
+	view(r, slot, &v);
+	ok(v.g.p2p_wait_ns == 0 && v.g.p2p_span_ns == 0, "p2p time: none before the first");
+	t0 = mono();
+	a = p2p5(ctx, "Send", 1, 64, 1);
+	b = p2p5(ctx, "Recv", 1, 64, 1);
+	sleep_ms(20);
+	finish(ctx, a, 1, 100);
+	finish(ctx, b, 1, 200);
+	t1 = mono();
+	view(r, slot, &v);
+	w1 = v.g.p2p_wait_ns;
+	s1 = v.g.p2p_span_ns;
+	ok(a && b && w1 >= 20000000 && w1 == s1 && s1 <= t1 - t0,
+	    "p2p time: a send and a receive in flight together for 20 ms count "
+	    "once (wait %" PRIu64 " = span %" PRIu64 ")", w1, s1);
+	sleep_ms(30);
+	c = p2p5(ctx, "Send", 1, 64, 1);
+	finish(ctx, c, 1, 300);
+	view(r, slot, &v);
+	ok(c && v.g.p2p_span_ns >= s1 + 30000000 &&
+	    v.g.p2p_wait_ns - w1 < v.g.p2p_span_ns - s1 - 25000000,
+	    "p2p time: 30 ms between operations lengthen the span, not the wait "
+	    "(wait %" PRIu64 ", span %" PRIu64 ")", v.g.p2p_wait_ns,
+	    v.g.p2p_span_ns);
+}
+
 static void
 test_v5(void)
 {
@@ -926,6 +1003,8 @@ test_v5(void)
 
 	test_sequences(r, ctx);
 	test_traps(r, ctx);
+	test_ag_runs(r, ctx1);
+	test_p2p_time(r, ctx1, 1);
 
 	/* A forked child shares the mapping but must not write to it. */
 	{
@@ -1119,7 +1198,7 @@ test_v4(void)
 int
 main(void)
 {
-	plan(202);
+	plan(209);
 	test_seqcount();
 	test_off();
 	test_v5();
