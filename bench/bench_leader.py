@@ -13,8 +13,8 @@ made there, as each follower's own munged would, so that work is not
 charged to the leader's node).  2,048 keep-alive connections, one per
 simulated node, each sending one POST /v1/peer/summary a second, spread
 evenly over the second.  The summaries are real ones (lib/watch/summary.h,
-version 3 as layoutd sends them, or the fixed layout of version 2 with
-BENCH_LEADER_VERSION=2; one header a round before the same ranks, msg_seq
+version 4 as layoutd sends them, or version 3 or the fixed layout of
+version 2 with BENCH_LEADER_VERSION=3 or 2; one header a round before the same ranks, msg_seq
 counting up); the
 credentials (payload: the body's SHA-256) are made before a phase for
 every round of it, with a TTL that outlasts the phase.
@@ -70,7 +70,7 @@ SUM_MAGIC = 0x31304d5553574c50
 MUNGE_OPT_TTL, MUNGE_OPT_SOCKET = 4, 8
 # The summaries' layout: 3 (varints, what layoutd sends), or 2 (the fixed
 # layout, BENCH_LEADER_VERSION=2) to compare.
-VERSION = int(os.environ.get("BENCH_LEADER_VERSION", "3"))
+VERSION = int(os.environ.get("BENCH_LEADER_VERSION", "4"))
 FAN_WINDOWS = 3         # the fan-in phase: its median of three windows
 
 
@@ -102,11 +102,18 @@ def comm(name, key, rank, nranks):
     """One communicator of a healthy rank: its last collective entered 50 ms
     ago and completed, a full wait window."""
     colls = 10 if name == "world" else 1000
-    if VERSION == 3:
-        return struct.pack("<Q", h64(name, key)) + text(name.encode()) + b"".join(
+    if VERSION >= 3:
+        c = struct.pack("<Q", h64(name, key)) + text(name.encode()) + b"".join(
             varint(x) for x in (rank, nranks, 1, 32, 0, colls, colls)) + text(b"AllReduce") + \
             b"".join(varint(x) for x in (50000000, colls, 0, 40000000, 32 * 2000000,
                                          32 * 20000000))
+        if VERSION >= 4:
+            # nnodes (TP inside the node), no AllGather run, and the p2p
+            # time of a pipeline rank that idles a tenth of the time
+            nnodes = 1 if name == "tp" else max(1, nranks // RANKS)
+            wait, span = (100000000, 1000000000) if name == "pp" else (0, 0)
+            c += b"".join(varint(x) for x in (nnodes, 0, 0, 0, wait, span))
+        return c
     return struct.pack("<Q48siiIIQQ16sQQQQQQ", h64(name, key), name.encode(), rank, nranks, 1,
                        32, colls, colls, b"AllReduce", 50000000, colls, 0, 40000000,
                        32 * 2000000, 32 * 20000000)
@@ -121,7 +128,7 @@ def node_ranks(n):
         cs = [comm("tp", (dp, pp), tp, TP), comm("dp", (tp, pp), dp, DP),
               comm("pp", (tp, dp), pp, PP), comm("world", (), r, WORLD),
               comm("mp", (dp,), tp + TP * pp, TP * PP), comm("dp-cp", (tp, pp), dp, DP)]
-        if VERSION == 3:
+        if VERSION >= 3:
             out += b"".join(varint(x) for x in (r, 100000 + r, 0, 0, i + 1, tp, 0, 0, dp, pp))
             out += b"\0" + text(b"mlx5_%d" % i) + varint(len(cs))
         else:
