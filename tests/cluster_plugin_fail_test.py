@@ -19,7 +19,7 @@ import tempfile
 import threading
 import time
 
-from clusterlib import Lab, LabError, skip_all, unavailable
+from clusterlib import Lab, LabError, clean_stderr, skip_all, unavailable
 from taplib import ETC, data, diag, done, is_eq, ok, run
 
 why = unavailable()
@@ -260,11 +260,19 @@ is_eq(lab.bad_nodes(), {}, "no node drained by the failed steps")
 
 # 6. The request is made as root even when the job belongs to another user:
 # init_post_opt runs before slurmstepd drops to the user's euid (user_init).
+# Slurm 24.11's srun has no --uid/--gid: there srun itself runs as the user.
+_, help_out, _ = lab.run(["srun", "--help"], timeout=15)
+AS_USER = ["--uid=65534", "--gid=65534"] if "--uid" in help_out else []
 for attempt in range(3):
     lab.wait_idle()
-    rc, out, err = lab.srun(["-N4", "-n32", "--uid=65534", "--gid=65534", "--parallel-layout=tp8,pp4",
-                             "--parallel-layout-verbose", "/bin/sh", "-c", "echo RANK=$RANK id=$(id -u)"],
-                            timeout=60)
+    argv = AS_USER + ["-N4", "-n32", "--parallel-layout=tp8,pp4", "--parallel-layout-verbose",
+                      "/bin/sh", "-c", "echo RANK=$RANK id=$(id -u)"]
+    if AS_USER:
+        rc, out, err = lab.srun(argv, timeout=60)
+    else:
+        rc, out, err = lab.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                                "srun", "--job-name=" + lab._job_name()] + argv, timeout=60)
+        err = clean_stderr(err)
     # srun --uid becomes the user right after the allocation; now and then
     # slurmctld then loses srun and kills the job before the step starts
     # ("Killing interactive JobId=N: Communication connection failure").

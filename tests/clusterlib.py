@@ -28,6 +28,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 LABCTL = os.environ.get("LABCTL") or os.path.join(HERE, "cluster", "lab")
 LAB_DIR = os.environ.get("LAB_DIR", "")
 LOCK = os.environ.get("LAB_LOCK", "/tmp/pl-lab.lock")
+# The first port of the labs' bases.  A second Slurm release tested beside
+# the machine's own (scripts/slurm-root) gives its labs another range, so
+# both can be up at once; every base stays below the ephemeral ports (32768).
+PORT_BASE = int(os.environ.get("PL_LAB_PORT_BASE") or 16800)
 
 # The lab refuses longer paths: slurmstepd makes unix sockets below it.
 MAX_LAB_PATH = 60
@@ -132,7 +136,7 @@ class Lab:
         self.dir = self._pick_dir(name)
         # A base per test name: labs of different tests never share ports,
         # even when someone runs them by hand without the lock.
-        self.port_base = port_base or 16800 + 100 * (zlib.crc32(name.encode()) % 30)
+        self.port_base = port_base or PORT_BASE + 100 * (zlib.crc32(name.encode()) % 30)
         self.nodes = nodes
         self.knobs = dict(plugin=plugin, plugin_args=plugin_args, plugin_mode=plugin_mode,
                           layoutd=layoutd, layoutd_map=layoutd_map, layoutd_conf=layoutd_conf)

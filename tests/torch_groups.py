@@ -6,6 +6,8 @@ does for the default order tp-cp-ep-dp-pp, and all-reduces the node name
 inside each TP group.  Prints one line per rank; the test reads them."""
 import datetime
 import os
+# The TCPStore of torch 2.4 and later asks for libuv by default; Debian 13 builds torch without it.
+os.environ.setdefault("USE_LIBUV", "0")
 
 import torch
 import torch.distributed as dist

@@ -63,6 +63,21 @@ keep_error(const char *fmt, ...)
 }
 
 /*
+ * SIGKILL to every task of the step.  Slurm 23.02 gave
+ * slurm_kill_job_step() a flags argument (22.05 has three arguments,
+ * 24.11 four; 0 is the old behaviour).
+ */
+static void
+kill_step(uint32_t job_id, uint32_t step_id)
+{
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 2, 0)
+	slurm_kill_job_step(job_id, step_id, SIGKILL, 0);
+#else
+	slurm_kill_job_step(job_id, step_id, SIGKILL);
+#endif
+}
+
+/*
  * A task of the step fails here: say why, then cancel the whole step, so
  * that the tasks already running on the other nodes do not sit waiting for
  * their missing peers.  The cancel (an RPC to slurmctld, bounded by Slurm's
@@ -94,7 +109,7 @@ fail_step(spank_t sp, bool node_wide, const char *fmt, ...)
 	if (pid == 0) {
 		/* The grandchild: the task child that forked it exits now. */
 		if (fork() == 0)
-			slurm_kill_job_step(ctx.job_id, ctx.step_id, SIGKILL);
+			kill_step(ctx.job_id, ctx.step_id);
 		_exit(0);
 	}
 	if (pid > 0) {
@@ -102,7 +117,7 @@ fail_step(spank_t sp, bool node_wide, const char *fmt, ...)
 
 		waitpid(pid, &st, 0);
 	} else {
-		slurm_kill_job_step(ctx.job_id, ctx.step_id, SIGKILL);
+		kill_step(ctx.job_id, ctx.step_id);
 	}
 	return -1;
 }
