@@ -200,7 +200,7 @@ main(int argc, char **argv)
 		return 0;
 	}
 	if (strcmp(argv[1], "--version") == 0) {
-		printf(CTL_PROG " " PACKAGE_VERSION "\n");
+		printf(CTL_PROG " " PL_BUILD "\n");
 		return 0;
 	}
 	return ctl_run(argc - 1, argv + 1);

@@ -144,7 +144,7 @@ parse_args(int argc, char **argv, struct ld_loader *d, struct ld_override *ov, b
 			usage(stdout);
 			return 0;
 		case 'V':
-			printf(LD_PROG " " PACKAGE_VERSION "\n");
+			printf(LD_PROG " " PL_BUILD "\n");
 			return 0;
 		default:
 			for (i = 0; i < sizeof(opt_keys) / sizeof(opt_keys[0]); i++)

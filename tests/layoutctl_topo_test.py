@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """layoutctl topo build / show on the real input files, and its refusals."""
 import json
+import re
 import os
 import shutil
 import socket
@@ -10,7 +11,7 @@ import tempfile
 import time
 import xml.etree.ElementTree as ET
 
-from taplib import diag, done, is_close, is_eq, like, ok, run, data, ETC
+from taplib import diag, done, is_close, is_eq, like, ok, run, skip, data, ETC
 
 tmp = tempfile.mkdtemp(prefix="pl-topo-")
 
@@ -419,5 +420,25 @@ rc, out, err = run("topo", "show", bad)
 ok(rc == 1 and "nodes[0]" in err and "gpus" in err, "a map with a misplaced key is refused, naming it")
 rc, out, err = run("topo", "frobnicate")
 is_eq(rc, 2, "unknown topo subcommand is a usage error")
+
+# --version: the version, git describe when built from a git tree, and the
+# Slurm release the plugin was built for, which should be the Slurm here.
+rc, out, err = run("--version")
+m = re.match(r"layoutctl (\S+)( \(git [0-9a-f]+(-dirty)?\))?, "
+             r"(plugin built for Slurm (\d+\.\d+\.\d+)|no SPANK plugin built)\n\Z", out)
+ok(rc == 0 and m is not None, "--version names the version, git describe and the Slurm release")
+if m is None:
+    diag(repr(out))
+want = os.environ.get("PL_BUILD")
+if want:
+    is_eq(out.strip(), "layoutctl " + want, "--version reports what configure recorded")
+# Independent of configure: the libslurm-dev package's upstream version.
+dq = shutil.which("dpkg-query")
+sv = subprocess.run([dq, "-W", "-f=${Version}", "libslurm-dev"], capture_output=True, text=True,
+                    timeout=30).stdout if dq else ""
+if m and m.group(5) and sv:
+    is_eq(m.group(5), re.sub(r"^\d+:|-[^-]*$", "", sv), "the plugin's Slurm release is libslurm-dev's")
+else:
+    skip("the plugin's Slurm release is libslurm-dev's", "no plugin built or no libslurm-dev package")
 shutil.rmtree(tmp, ignore_errors=True)
 done()
