@@ -42,6 +42,10 @@ long ctl_parse_count(const char *opt, const char *val, long max);
  */
 struct topo_map *ctl_load_topology(const char *path, long gpus_per_node);
 
+/* Write map m to the file out (topo_save), or as JSON to stdout when out is
+ * NULL.  Returns 0, or -1 after an error message. */
+int ctl_write_map(const struct topo_map *m, const char *out);
+
 /*
  * This node's layoutd socket: layoutd's default pattern
  * (CLIENT_DEFAULT_SOCKET) for SLURMD_NODENAME, else the short host name,

@@ -246,6 +246,27 @@ out:
 	return rv;
 }
 
+/* The map of --map, loaded and indexed; NULL after an error message. */
+static struct topo_map *
+load_map(const char *path)
+{
+	struct topo_map *m;
+	pl_err_t err;
+
+	pl_err_clear(&err);
+	m = topo_load(path, &err);
+	if (!m) {
+		ctl_error("--map %s", err.text);
+		return NULL;
+	}
+	if (topo_index(m, &err) < 0) {
+		ctl_error("--map %s: %s", ctl_clip_path(path), err.text);
+		topo_free(m);
+		return NULL;
+	}
+	return m;
+}
+
 /* The job: its runs, the GPUs each uses per node, the nodes it allocates. */
 struct bw_job {
 	struct topo_bwrun runs[TOPO_BW_NRUNS];
@@ -341,15 +362,9 @@ write_script(const struct bw_args *a)
 
 	memset(&j, 0, sizeof(j));
 	pl_err_clear(&err);
-	m = topo_load(a->map, &err);
-	if (!m) {
-		ctl_error("--map %s", err.text);
+	m = load_map(a->map);
+	if (!m)
 		return 1;
-	}
-	if (topo_index(m, &err) < 0) {
-		ctl_error("--map %s: %s", ctl_clip_path(a->map), err.text);
-		goto out;
-	}
 	if (candidates(m, a->nodes, &cand, &ncand) < 0)
 		goto out;
 	if (topo_bwtest_runs(m, cand, ncand, j.runs, &err) < 0) {
@@ -485,7 +500,6 @@ import_results(const struct bw_args *a)
 	struct topo_map *m = NULL;
 	char missing[128] = "";
 	struct stat st;
-	pl_err_t err;
 	int k, got = 0, rc, rv = 1;
 
 	if (stat(a->import, &st) < 0) {
@@ -497,16 +511,9 @@ import_results(const struct bw_args *a)
 			  ctl_clip_path(a->import));
 		return 1;
 	}
-	pl_err_clear(&err);
-	m = topo_load(a->map, &err);
-	if (!m) {
-		ctl_error("--map %s", err.text);
+	m = load_map(a->map);
+	if (!m)
 		return 1;
-	}
-	if (topo_index(m, &err) < 0) {
-		ctl_error("--map %s: %s", ctl_clip_path(a->map), err.text);
-		goto out;
-	}
 	for (k = 0; k < TOPO_NLINKS; k++) {
 		rc = import_one(m, a->import, k);
 		if (rc < 0)
@@ -527,21 +534,8 @@ import_results(const struct bw_args *a)
 	if (missing[0])
 		ctl_error("warning: --import %s: not measured, left as they were:%s",
 			  ctl_clip_path(a->import), missing);
-	if (a->out) {
-		if (topo_save(m, a->out, &err) < 0) {
-			ctl_error("-o %s", err.text);
-			goto out;
-		}
-	} else {
-		char *text = topo_to_json_text(m);
-
-		if (!text) {
-			ctl_error("out of memory");
-			goto out;
-		}
-		puts(text);
-		free(text);
-	}
+	if (ctl_write_map(m, a->out) < 0)
+		goto out;
 	rv = 0;
 out:
 	topo_free(m);

@@ -219,21 +219,8 @@ topo_build(int argc, char **argv)
 	}
 	if (b.slurm_nodes)
 		warn_unlisted(m, b.slurm_nodes);
-	if (out) {
-		if (topo_save(m, out, &err) < 0) {
-			ctl_error("-o %s", err.text);
-			goto out;
-		}
-	} else {
-		char *text = topo_to_json_text(m);
-
-		if (!text) {
-			ctl_error("out of memory");
-			goto out;
-		}
-		puts(text);
-		free(text);
-	}
+	if (ctl_write_map(m, out) < 0)
+		goto out;
 	rv = 0;
 out:
 	topo_free(m);
@@ -467,4 +454,28 @@ topo_exec(int argc, char **argv)
 		return argc < 2 ? 2 : 0;
 	}
 	return ctl_dispatch(topo_cmds, "topo: ", argc - 1, argv + 1);
+}
+
+int
+ctl_write_map(const struct topo_map *m, const char *out)
+{
+	pl_err_t err;
+	char *text;
+
+	pl_err_clear(&err);
+	if (out) {
+		if (topo_save(m, out, &err) < 0) {
+			ctl_error("-o %s", err.text);
+			return -1;
+		}
+		return 0;
+	}
+	text = topo_to_json_text(m);
+	if (!text) {
+		ctl_error("out of memory");
+		return -1;
+	}
+	puts(text);
+	free(text);
+	return 0;
 }
