@@ -251,6 +251,11 @@ rc, out, err = lab.srun(["-N4", "-n32", "--parallel-layout=" + AUTO, "--parallel
                          "bash", "-c", PRINT_ENV])
 is_eq(rc, 0, "standalone srun --parallel-layout=%s exits 0" % AUTO)
 like(err, "the cluster's bounds pick ", "standalone auto, verbose: srun says the likely choice before allocating")
+# The release's data are chosen by the running Slurm's version.
+vrc, vout, _ = lab.srun(["--version"])
+release = vout.split()[-1] if vrc == 0 and vout.split() else "?"
+like(err, "Slurm %s: srun's options and behaviours of release %s" % (release, ".".join(release.split(".")[:2])),
+     "verbose: srun names the running Slurm (%s) and the release table it uses" % release)
 check_rows(rows_of(out), AUTO, "auto standalone")
 rc, out, err = lab.srun(["-N4", "-n32", "--parallel-layout=auto,model=7b,tp4", "bash", "-c", PRINT_ENV])
 ok(rc == 0 and {r["PARALLEL_LAYOUT"].split(",")[0] for r in rows_of(out)} == {"tp4"},

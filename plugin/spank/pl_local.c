@@ -266,9 +266,24 @@ pl_local_option(struct pl_opts *o)
 		return validate(o, &(struct pl_shape){ 0 }) < 0 ? -1 : 0;
 	/* Inherited from an outer srun (a task that runs srun): not ours. */
 	unsetenv("PARALLEL_LAYOUT_STEERED");
-	if (pl_shape_self(&s) < 0)
+	if (pl_shape_self(o->release ? o->release :
+			  pl_release_nearest(o->slurm_major, o->slurm_minor), &s) < 0)
 		memset(&s, 0, sizeof(s));
 	o->verbose |= s.verbose;
+	if (!o->release || !o->release->hostfile_steer) {
+		/* The counts are read with the nearest release's table, for
+		 * validation; Slurm's placement is left alone. */
+		s.complete = false;
+		if (o->verbose) {
+			char note[512];
+
+			pl_release_unknown_note(o->slurm_version, note, sizeof(note));
+			slurm_info(PLUGIN_NAME ": %s", note);
+		}
+	} else if (o->verbose) {
+		slurm_info(PLUGIN_NAME ": Slurm %s: srun's options and behaviours of release %s",
+			   o->slurm_version, o->release->name);
+	}
 	if (s.invalid[0]) {
 		ERR("--parallel-layout: the step's shape: %s", s.invalid);
 		return -1;

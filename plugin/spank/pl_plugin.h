@@ -13,6 +13,7 @@
 #include <stdbool.h>
 
 #include "pl_err.h"
+#include "pl_release.h"
 #include "proto.h"
 
 #define PLUGIN_NAME "parallel-layout"
@@ -63,6 +64,11 @@ struct pl_opts {
 	bool conf_ok;
 	struct pl_conf conf;
 	pl_err_t conf_err;		/* why conf_ok is false */
+	/* The running Slurm (spank_get_item(S_SLURM_VERSION) in init): its
+	 * release in the table, or NULL when the table lacks it. */
+	char slurm_version[32];		/* "" when Slurm did not say */
+	const struct pl_release *release;
+	int slurm_major, slurm_minor;	/* what the version string gave; 0 unread */
 };
 
 /*

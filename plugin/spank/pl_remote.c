@@ -63,14 +63,21 @@ keep_error(const char *fmt, ...)
 }
 
 /*
- * SIGKILL to every task of the step.  Slurm 23.02 gave
+ * SIGKILL to every task of the step.  Slurm 23.11 gave
  * slurm_kill_job_step() a flags argument (22.05 has three arguments,
- * 24.11 four; 0 is the old behaviour).
+ * 24.11 four; 0 is the old behaviour), and 25.11 takes the step as a
+ * slurm_step_id_t (no heterogeneous component: NO_VAL).
  */
 static void
 kill_step(uint32_t job_id, uint32_t step_id)
 {
-#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 2, 0)
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 11, 0)
+	slurm_step_id_t id = SLURM_STEP_ID_INITIALIZER;
+
+	id.job_id = job_id;
+	id.step_id = step_id;
+	slurm_kill_job_step(&id, SIGKILL, 0);
+#elif SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 11, 0)
 	slurm_kill_job_step(job_id, step_id, SIGKILL, 0);
 #else
 	slurm_kill_job_step(job_id, step_id, SIGKILL);

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * srun's options, as Slurm 22.05 documents them, split into those that take
- * an argument and those that do not: enough to walk the command line to the
- * program and pick out the task and node counts.  An option we do not know
- * makes the shape incomplete, and then we only validate what we are sure of.
+ * The step's shape from srun's command line, walked with the option table
+ * of the running Slurm release (pl_release.c) to the program, picking out
+ * the task and node counts.  An option the release does not have makes the
+ * shape incomplete, and then we only validate what we are sure of.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -12,47 +12,35 @@
 
 #include "buf.h"
 #include "pl_err.h"
+#include "pl_release.h"
 #include "pl_shape.h"
 
-/* Short options that take an argument. */
-static const char short_arg[] = "AbBcCdDeGiJLmMnNopqrStTwWx";
-
-/* Long options that take an argument (as `--opt value` or `--opt=value`). */
-static const char *const long_arg[] = {
-	"account", "acctg-freq", "bb", "bbf", "bcast-exclude", "begin", "chdir",
-	"cluster-constraint", "clusters", "comment", "constraint", "container", "core-spec",
-	"cores-per-socket", "cpu-bind", "cpu-freq", "cpus-per-gpu", "cpus-per-task", "deadline",
-	"delay-boot", "dependency", "distribution", "epilog", "error", "exclude", "export",
-	"extra-node-info", "gid", "gpu-bind", "gpu-freq", "gpus", "gpus-per-node",
-	"gpus-per-socket", "gpus-per-task", "gres", "gres-flags", "het-group", "hint", "input",
-	"job-name", "jobid", "licenses", "mail-type", "mail-user", "mcs-label", "mem",
-	"mem-bind", "mem-per-cpu", "mem-per-gpu", "mincpus", "mpi", "network", "nodefile",
-	"nodelist", "nodes", "ntasks", "ntasks-per-core", "ntasks-per-gpu", "ntasks-per-node",
-	"ntasks-per-socket", "output", "partition", "power", "priority", "profile", "prolog",
-	"qos", "relative", "reservation", "signal", "slurmd-debug", "sockets-per-node",
-	"switches", "task-epilog", "task-prolog", "thread-spec", "threads", "threads-per-core",
-	"time", "time-min", "tmp", "uid", "wait", "wckey",
-	/* SPANK options registered by plugins (ours among them). */
-	"parallel-layout",
-	NULL
-};
-
-/* Long options without an argument, or with an optional one (=value only). */
-static const char *const long_flag[] = {
-	"accel-bind", "bcast", "compress", "contiguous", "disable-status", "exact", "exclusive",
-	"external-launcher", "get-user-env", "help", "hold", "immediate", "interactive",
-	"jobid-exact", "kill-on-bad-exit", "label", "multi-prog", "no-allocate", "no-kill",
-	"nice", "overcommit", "oversubscribe", "preserve-env", "propagate", "pty", "quiet",
-	"quit-on-interrupt", "reboot", "resv-ports", "send-libs", "spread-job", "test-only",
-	"unbuffered", "usage", "use-min-nodes", "verbose", "version", "x11", "whole",
-	"parallel-layout-verbose",
-	NULL
+/* The options SPANK plugins register that we know: ours. */
+static const struct {
+	const char *name;
+	enum pl_arg arg;
+} spank_opts[] = {
+	{ "parallel-layout", PL_ARG_REQ },
+	{ "parallel-layout-verbose", PL_ARG_NONE },
+	{ "parallel-layout-watch", PL_ARG_REQ },
 };
 
 /* Options after which we leave Slurm's own task placement alone. */
 static const char *const blockers[] = {
 	"distribution", "relative", "exclude", "multi-prog", "nodefile", "het-group", NULL
 };
+
+/* How release r's srun (with our options) takes --name[0..len); -1 unknown. */
+static int
+long_arg(const struct pl_release *r, const char *name, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(spank_opts) / sizeof(spank_opts[0]); i++)
+		if (strlen(spank_opts[i].name) == len && strncmp(spank_opts[i].name, name, len) == 0)
+			return spank_opts[i].arg;
+	return pl_release_long(r, name, len);
+}
 
 static bool
 listed(const char *const *list, const char *name, size_t len)
@@ -110,20 +98,6 @@ take(struct pl_shape *s, const char *name, size_t len, const char *v)
 		s->steer_blockers = true;
 }
 
-static const char *
-short_name(char c)
-{
-	switch (c) {
-	case 'n': return "ntasks";
-	case 'N': return "nodes";
-	case 'w': return "nodelist";
-	case 'm': return "distribution";
-	case 'r': return "relative";
-	case 'x': return "exclude";
-	default: return "";
-	}
-}
-
 static void
 from_env(struct pl_shape *s)
 {
@@ -153,7 +127,7 @@ from_env(struct pl_shape *s)
 }
 
 void
-pl_shape_parse(int argc, char **argv, struct pl_shape *s)
+pl_shape_parse(const struct pl_release *r, int argc, char **argv, struct pl_shape *s)
 {
 	int i;
 
@@ -167,28 +141,37 @@ pl_shape_parse(int argc, char **argv, struct pl_shape *s)
 		if (a[1] == '-') {
 			const char *name = a + 2, *eq = strchr(name, '=');
 			size_t len = eq ? (size_t)(eq - name) : strlen(name);
+			int arg = long_arg(r, name, len);
 
-			if (listed(long_arg, name, len)) {
+			if (arg == PL_ARG_REQ) {
 				const char *v = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : "");
 
 				take(s, name, len, v);
-			} else if (listed(long_flag, name, len)) {
-				take(s, name, len, "");
+			} else if (arg == PL_ARG_OPT || (arg == PL_ARG_NONE && !eq)) {
+				take(s, name, len, eq ? eq + 1 : "");
 			} else {
+				/* Unknown, or a value given to a flag (srun refuses it). */
 				s->complete = false;
 			}
 			continue;
 		}
-		/* A cluster of short options: "-l", "-n8", "-ln 8". */
+		/* A cluster of short options: "-l", "-n8", "-ln 8", "-K1". */
 		for (a++; *a; a++) {
-			if (strchr(short_arg, *a)) {
+			int arg = pl_release_short(r, *a);
+			const char *name = pl_release_short_name(r, *a);
+
+			if (arg == PL_ARG_REQ) {
 				const char *v = a[1] ? a + 1 : (i + 1 < argc ? argv[++i] : "");
-				const char *name = short_name(*a);
 
 				take(s, name, strlen(name), v);
 				break;
 			}
-			if (!strchr("EHIKlOQsuvXhVZ", *a))
+			if (arg == PL_ARG_OPT) {
+				/* Its value, if any, is the rest of the word. */
+				take(s, name, strlen(name), a + 1);
+				break;
+			}
+			if (arg < 0)
 				s->complete = false;
 		}
 	}
@@ -196,7 +179,7 @@ pl_shape_parse(int argc, char **argv, struct pl_shape *s)
 }
 
 int
-pl_shape_self(struct pl_shape *s)
+pl_shape_self(const struct pl_release *r, struct pl_shape *s)
 {
 	struct buf b = BUF_INIT;
 	char chunk[8192], **argv = NULL;
@@ -219,7 +202,7 @@ pl_shape_self(struct pl_shape *s)
 	argc = 0;
 	for (o = 0; o < b.len; o += strlen(b.s + o) + 1)
 		argv[argc++] = b.s + o;
-	pl_shape_parse(argc, argv, s);
+	pl_shape_parse(r, argc, argv, s);
 	rv = 0;
 out:
 	fclose(f);

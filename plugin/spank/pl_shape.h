@@ -8,6 +8,8 @@
 
 #include <stdbool.h>
 
+#include "pl_release.h"
+
 struct pl_shape {
 	long ntasks;		/* -n; 0 unknown */
 	long nnodes;		/* -N (minimum); 0 unknown */
@@ -23,16 +25,17 @@ struct pl_shape {
 #define PL_SHAPE_MAX_COUNT 100000000L
 
 /*
- * Fill *s from argv (argv[0] is srun) and, for what the command line leaves
+ * Fill *s from argv (argv[0] is srun), walked with release r's srun
+ * option table (and our own SPANK options), and, for what the command line leaves
  * open, from the SLURM_* variables srun itself reads (SLURM_NTASKS,
  * SLURM_NNODES, SLURM_NTASKS_PER_NODE inside an allocation).  A count past
  * PL_SHAPE_MAX_COUNT (or a product of counts past it) fills s->invalid and
  * is not used.
  */
-void pl_shape_parse(int argc, char **argv, struct pl_shape *s);
+void pl_shape_parse(const struct pl_release *r, int argc, char **argv, struct pl_shape *s);
 
 /* The same from /proc/self/cmdline, however long.  -1 if it cannot be
  * read. */
-int pl_shape_self(struct pl_shape *s);
+int pl_shape_self(const struct pl_release *r, struct pl_shape *s);
 
 #endif

@@ -14,6 +14,18 @@
 
 SPANK_PLUGIN(parallel_layout, 1);
 
+/*
+ * Slurm 25.05 on: a failed slurm_spank_init() of a required plugin fails
+ * the job rather than draining the node.  Ours never fails (every refusal
+ * is made in srun before the allocation, or in a task's own task_init),
+ * but if a later change made it fail, the node must not be drained for a
+ * user's bad option.  The symbol is looked up by name; older releases do
+ * not declare it.
+ */
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 5, 0)
+int slurm_spank_init_failure_mode = ESPANK_JOB_FAILURE;
+#endif
+
 /* The option values and plugstack arguments of this process; the contexts
  * read them, and keep their own state in their own files. */
 static struct pl_opts opts;
@@ -90,6 +102,19 @@ static struct spank_option opt_watch = {
 	1, 0, on_watch
 };
 
+/* Which Slurm runs us: the release's data come from the table
+ * (pl_release.c); a release it lacks gets what is certain on any. */
+static void
+slurm_release(spank_t sp)
+{
+	char *v = NULL;
+
+	if (spank_get_item(sp, S_SLURM_VERSION, &v) != ESPANK_SUCCESS)
+		v = NULL;
+	snprintf(opts.slurm_version, sizeof(opts.slurm_version), "%s", v ? v : "");
+	opts.release = pl_release_find(opts.slurm_version, &opts.slurm_major, &opts.slurm_minor);
+}
+
 int
 slurm_spank_init(spank_t sp, int ac, char **av)
 {
@@ -97,6 +122,7 @@ slurm_spank_init(spank_t sp, int ac, char **av)
 
 	if (ctx != S_CTX_LOCAL && ctx != S_CTX_REMOTE && ctx != S_CTX_ALLOCATOR)
 		return 0;
+	slurm_release(sp);
 	/* A bad plugstack line is reported to the jobs that use the option,
 	 * not to every job of the cluster. */
 	pl_err_clear(&opts.conf_err);

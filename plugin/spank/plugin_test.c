@@ -16,6 +16,7 @@
 #include "pl_bounds.h"
 #include "pl_plugin.h"
 #include "pl_request.h"
+#include "pl_release.h"
 #include "pl_shape.h"
 #include "tap.h"
 #include "topo.h"
@@ -107,6 +108,9 @@ test_args(void)
 	}
 }
 
+/* The release the shape tests read command lines with. */
+static const struct pl_release *shape_rel;
+
 static void
 shape(const char *line, struct pl_shape *s)
 {
@@ -117,7 +121,7 @@ shape(const char *line, struct pl_shape *s)
 	for (tok = strtok_r(buf, " ", &save); tok && ac < 63; tok = strtok_r(NULL, " ", &save))
 		av[ac++] = tok;
 	av[ac] = NULL;
-	pl_shape_parse(ac, av, s);
+	pl_shape_parse(shape_rel, ac, av, s);
 }
 
 static void
@@ -125,6 +129,9 @@ test_shape(void)
 {
 	struct pl_shape s;
 
+	int ma, mi;
+
+	shape_rel = pl_release_find("22.05.8", &ma, &mi);
 	unsetenv("SLURM_NTASKS");
 	unsetenv("SLURM_NNODES");
 	unsetenv("SLURM_NTASKS_PER_NODE");
@@ -173,6 +180,123 @@ test_shape(void)
 	unsetenv("SLURM_NTASKS_PER_NODE");
 	shape("srun -N2 --ntasks-per-node=8 true", &s);
 	ok(!s.invalid[0] && s.ntasks == 16, "ordinary counts still multiply");
+	shape("srun -F hosts.txt -n8 true", &s);
+	ok(s.complete && s.steer_blockers && s.ntasks == 8, "-F FILE (--nodefile) takes its value and leaves placement alone");
+	shape("srun -K1 -k -n8 true", &s);
+	ok(s.complete && s.ntasks == 8, "-K1 and -k: optional values attached only");
+	shape("srun -K -n8 true", &s);
+	ok(s.complete && s.ntasks == 8, "-K alone takes no value");
+	shape("srun --accel-bind=g --tasks-per-node 8 -N2 true", &s);
+	ok(s.complete && s.nnodes == 2, "--accel-bind takes a value; --tasks-per-node is srun's alias");
+	shape("srun --parallel-layout-watch no -n8 true", &s);
+	ok(s.complete && s.ntasks == 8, "--parallel-layout-watch takes its value");
+	shape("srun --label=yes -n8 true", &s);
+	ok(!s.complete, "a value given to a flag: srun refuses it, the shape is incomplete");
+	shape("srun --exclusive -n8 true", &s);
+	ok(s.complete && s.ntasks == 8, "--exclusive alone is a flag (its value is optional)");
+}
+
+/* Each release's own options, read with the options of 22.05 and 24.11. */
+static void
+test_release(void)
+{
+	static const struct {
+		const char *version, *name;
+		size_t count;
+	} known[] = {
+		{ "22.05.8", "22.05", 131 }, { "23.02.7", "23.02", 135 }, { "23.11.10", "23.11", 136 },
+		{ "24.05.8", "24.05", 137 }, { "24.11.5", "24.11", 138 }, { "25.05.0-0rc1", "25.05", 139 },
+		{ "25.11.2", "25.11", 142 }, { "26.05.1", "26.05", 147 },
+	};
+	const struct pl_release *r22, *r24, *r25, *r26, *r;
+	struct pl_shape s;
+	size_t i;
+	int ma, mi;
+	bool all = true;
+
+	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+		r = pl_release_find(known[i].version, &ma, &mi);
+		if (!r || strcmp(r->name, known[i].name) != 0 || pl_release_count(r) != known[i].count) {
+			diag("%s: %s, %zu options", known[i].version, r ? r->name : "not found",
+			     r ? pl_release_count(r) : 0);
+			all = false;
+		}
+	}
+	ok(all, "each release from 22.05 to 26.05 is found, with its number of srun options");
+	is_int(pl_nreleases, sizeof(known) / sizeof(known[0]), "and no other");
+	r = pl_release_find("27.05.0", &ma, &mi);
+	ok(!r && ma == 27 && mi == 5, "27.05: not known, read as 27.5");
+	ok(pl_release_nearest(ma, mi) == &pl_releases[pl_nreleases - 1],
+	   "a newer release reads command lines with the newest table");
+	r = pl_release_find("21.08.8", &ma, &mi);
+	ok(!r && pl_release_nearest(ma, mi) == &pl_releases[0], "an older one with the oldest");
+	ok(!pl_release_find("", &ma, &mi) && ma == 0 && !pl_release_find("slurm", &ma, &mi) &&
+	   !pl_release_find("24", &ma, &mi) && !pl_release_find("24.11x", &ma, &mi) &&
+	   !pl_release_find(NULL, &ma, &mi) && !pl_release_find("99999.1", &ma, &mi),
+	   "versions that cannot be read find nothing");
+	ok(pl_release_nearest(0, 0) == &pl_releases[pl_nreleases - 1], "and read with the newest table");
+	{
+		char note[512];
+
+		pl_release_unknown_note("27.05.0", note, sizeof(note));
+		like(note, "Slurm 27.05.0 is not a release this plugin knows (22.05 to 26.05)",
+		     "an unknown release is named in verbose mode, with the range known");
+		like(note, "leaves Slurm's task placement alone", "saying placement is not steered");
+		pl_release_unknown_note("", note, sizeof(note));
+		like(note, "Slurm (version unknown)", "a version Slurm did not give");
+	}
+
+	r22 = pl_release_find("22.05.8", &ma, &mi);
+	r24 = pl_release_find("24.11.5", &ma, &mi);
+	r25 = pl_release_find("25.05.3", &ma, &mi);
+	r26 = pl_release_find("26.05.0", &ma, &mi);
+	ok(r22 && r24 && r25 && r26, "22.05, 24.11, 25.05, 26.05 found");
+	if (!r22 || !r24 || !r25 || !r26)
+		return;
+	ok(!r22->init_failure_mode && !r24->init_failure_mode && r25->init_failure_mode &&
+	   r25->nonzero_is_error && !r24->nonzero_is_error,
+	   "init failure mode and non-zero-is-error from 25.05 on");
+	is_int(pl_release_long(r22, "segment", 7), -1, "22.05 has no --segment");
+	is_int(pl_release_long(r24, "segment", 7), PL_ARG_REQ, "24.11 has --segment SPEC");
+	is_int(pl_release_long(r22, "oom-kill-step", 13), -1, "22.05 has no --oom-kill-step");
+	is_int(pl_release_long(r24, "oom-kill-step", 13), PL_ARG_OPT, "24.11: --oom-kill-step[=0|1]");
+	is_int(pl_release_long(r24, "wait-for-children", 17), -1, "24.11 has no --wait-for-children");
+	is_int(pl_release_long(r25, "wait-for-children", 17), PL_ARG_NONE, "25.05 has it, a flag");
+	ok(pl_release_long(r25, "spread-segments", 15) < 0 &&
+	   pl_release_long(r26, "spread-segments", 15) == PL_ARG_NONE &&
+	   pl_release_long(r26, "consolidate-segments", 20) == PL_ARG_NONE,
+	   "--spread-segments and --consolidate-segments from 25.11");
+	ok(pl_release_long(r25, "async", 5) < 0 && pl_release_long(r26, "async", 5) == PL_ARG_NONE,
+	   "--async from 26.05");
+	ok(pl_release_long(r22, "uid", 3) == PL_ARG_REQ && pl_release_long(r24, "uid", 3) < 0,
+	   "--uid in 22.05, gone by 24.11");
+	ok(pl_release_long(r22, "pty", 3) == PL_ARG_NONE && pl_release_long(r24, "pty", 3) == PL_ARG_OPT,
+	   "--pty a flag in 22.05, an optional value in 24.11");
+	ok(pl_release_long(r22, "power", 5) == PL_ARG_REQ && pl_release_long(r24, "power", 5) < 0,
+	   "--power gone by 24.11");
+	ok(pl_release_short(r22, 'n') == PL_ARG_REQ && pl_release_short(r26, 'K') == PL_ARG_OPT &&
+	   pl_release_short(r22, 'l') == PL_ARG_NONE && pl_release_short(r22, 'y') < 0 &&
+	   strcmp(pl_release_short_name(r24, 'N'), "nodes") == 0 && pl_release_short(r22, 0) < 0,
+	   "short letters: -n SPEC, -K[N], -l, no -y; -N is --nodes");
+	ok(pl_release_long(r22, "segmen", 6) < 0 && pl_release_long(r22, "nodes", 4) < 0,
+	   "a prefix is not an option (srun's own abbreviations make the shape incomplete)");
+
+	/* The same command line, read with each release's table. */
+	shape_rel = r22;
+	shape("srun --segment=4 -n8 true", &s);
+	ok(!s.complete, "22.05 does not know --segment: the shape is incomplete");
+	shape_rel = r24;
+	shape("srun --segment 4 -n8 true", &s);
+	ok(s.complete && s.ntasks == 8, "24.11 reads --segment 4 -n8: 8 tasks");
+	shape("srun --oom-kill-step -n8 true", &s);
+	ok(s.complete && s.ntasks == 8, "--oom-kill-step alone does not swallow -n8");
+	shape_rel = r25;
+	shape("srun --wait-for-children -n 16 -N 2 true", &s);
+	ok(s.complete && s.ntasks == 16 && s.nnodes == 2, "25.05 reads --wait-for-children -n 16 -N 2");
+	shape_rel = r26;
+	shape("srun --async --spread-segments -N4 -n32 true", &s);
+	ok(s.complete && s.ntasks == 32 && s.nnodes == 4, "26.05 reads --async --spread-segments");
+	shape_rel = r22;
 }
 
 /*
@@ -808,9 +932,10 @@ test_watch_step_json(void)
 int
 main(void)
 {
-	plan(205);
+	plan(242);
 	test_args();
 	test_shape();
+	test_release();
 	test_answer_check();
 	test_request();
 	test_fallback();
