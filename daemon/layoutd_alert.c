@@ -1502,6 +1502,35 @@ static const struct {
 };
 #define NSTEP_GAUGES (sizeof(step_gauges) / sizeof(step_gauges[0]))
 
+/* Of each open advice finding (one alert each), one gauge of its size. */
+static double adv_nodes(const struct judge_finding *f) { return (double)f->nspan; }
+static double adv_bytes(const struct judge_finding *f) { return (double)f->bytes; }
+static double adv_idle(const struct judge_finding *f) { return f->cost_frac; }
+static double adv_planned(const struct judge_finding *f) { return f->plan_frac; }
+
+static const struct advice_gauge {
+	const char *name, *help;
+	enum judge_kind kind;
+	bool per_comm;		/* labelled with the communicator's hash */
+	double (*value)(const struct judge_finding *f);
+} advice_gauges[] = {
+	{ "parallel_layout_tp_network_nodes",
+	  "Of each TP group whose collectives cross the network now: the nodes it spans.",
+	  JUDGE_TP_NETWORK, true, adv_nodes },
+	{ "parallel_layout_fsdp_root_gather_bytes",
+	  "Of each step whose FSDP wraps only the root module: the bytes its one large "
+	  "AllGather gathers.",
+	  JUDGE_FSDP_ROOT, true, adv_bytes },
+	{ "parallel_layout_pipeline_idle_ratio",
+	  "Of each step whose pipeline idles more than planned: the share of its time its "
+	  "worst PP stage waits in p2p transfers.",
+	  JUDGE_PP_BUBBLE, false, adv_idle },
+	{ "parallel_layout_pipeline_planned_idle_ratio",
+	  "Of the same steps: the idle share planned, (pp - 1) / (m + pp - 1).",
+	  JUDGE_PP_BUBBLE, false, adv_planned },
+};
+#define NADVICE_GAUGES (sizeof(advice_gauges) / sizeof(advice_gauges[0]))
+
 void
 ld_alert_metrics(const struct ld_alerts *a, struct buf *b)
 {
@@ -1607,58 +1636,25 @@ ld_alert_metrics(const struct ld_alerts *a, struct buf *b)
 				  "job_id", job, "step", step, "rank", rank, "comm_hash", hash, NULL);
 		}
 	}
-	ld_metric_family(b, "parallel_layout_tp_network_nodes", "gauge",
-			 "Of each TP group whose collectives cross the network now: the nodes it "
-			 "spans.");
-	for (i = 0; i < alerts_nopen(a->t); i++) {
-		const struct alert *al = alerts_open(a->t, i);
+	for (g = 0; g < NADVICE_GAUGES; g++) {
+		const struct advice_gauge *ag = &advice_gauges[g];
 
-		if (al->f.kind != JUDGE_TP_NETWORK)
-			continue;
-		snprintf(job, sizeof(job), "%" PRIu64, al->key.job_id);
-		snprintf(step, sizeof(step), "%" PRIu64, al->key.step_id);
-		snprintf(hash, sizeof(hash), "%016" PRIx64, al->key.comm_hash);
-		ld_metric(b, "parallel_layout_tp_network_nodes", (double)al->f.nspan, "job_id", job,
-			  "step", step, "comm_hash", hash, NULL);
-	}
-	ld_metric_family(b, "parallel_layout_fsdp_root_gather_bytes", "gauge",
-			 "Of each step whose FSDP wraps only the root module: the bytes its one "
-			 "large AllGather gathers.");
-	for (i = 0; i < alerts_nopen(a->t); i++) {
-		const struct alert *al = alerts_open(a->t, i);
+		ld_metric_family(b, ag->name, "gauge", ag->help);
+		for (i = 0; i < alerts_nopen(a->t); i++) {
+			const struct alert *al = alerts_open(a->t, i);
 
-		if (al->f.kind != JUDGE_FSDP_ROOT)
-			continue;
-		snprintf(job, sizeof(job), "%" PRIu64, al->key.job_id);
-		snprintf(step, sizeof(step), "%" PRIu64, al->key.step_id);
-		snprintf(hash, sizeof(hash), "%016" PRIx64, al->key.comm_hash);
-		ld_metric(b, "parallel_layout_fsdp_root_gather_bytes", (double)al->f.bytes,
-			  "job_id", job, "step", step, "comm_hash", hash, NULL);
-	}
-	ld_metric_family(b, "parallel_layout_pipeline_idle_ratio", "gauge",
-			 "Of each step whose pipeline idles more than planned: the share of its "
-			 "time its worst PP stage waits in p2p transfers.");
-	for (i = 0; i < alerts_nopen(a->t); i++) {
-		const struct alert *al = alerts_open(a->t, i);
-
-		if (al->f.kind != JUDGE_PP_BUBBLE)
-			continue;
-		snprintf(job, sizeof(job), "%" PRIu64, al->key.job_id);
-		snprintf(step, sizeof(step), "%" PRIu64, al->key.step_id);
-		ld_metric(b, "parallel_layout_pipeline_idle_ratio", al->f.cost_frac, "job_id", job,
-			  "step", step, NULL);
-	}
-	ld_metric_family(b, "parallel_layout_pipeline_planned_idle_ratio", "gauge",
-			 "Of the same steps: the idle share planned, (pp - 1) / (m + pp - 1).");
-	for (i = 0; i < alerts_nopen(a->t); i++) {
-		const struct alert *al = alerts_open(a->t, i);
-
-		if (al->f.kind != JUDGE_PP_BUBBLE)
-			continue;
-		snprintf(job, sizeof(job), "%" PRIu64, al->key.job_id);
-		snprintf(step, sizeof(step), "%" PRIu64, al->key.step_id);
-		ld_metric(b, "parallel_layout_pipeline_planned_idle_ratio", al->f.plan_frac,
-			  "job_id", job, "step", step, NULL);
+			if (al->f.kind != ag->kind)
+				continue;
+			snprintf(job, sizeof(job), "%" PRIu64, al->key.job_id);
+			snprintf(step, sizeof(step), "%" PRIu64, al->key.step_id);
+			snprintf(hash, sizeof(hash), "%016" PRIx64, al->key.comm_hash);
+			if (ag->per_comm)
+				ld_metric(b, ag->name, ag->value(&al->f), "job_id", job, "step",
+					  step, "comm_hash", hash, NULL);
+			else
+				ld_metric(b, ag->name, ag->value(&al->f), "job_id", job, "step",
+					  step, NULL);
+		}
 	}
 }
 
