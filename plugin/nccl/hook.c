@@ -680,8 +680,10 @@ kch_start(struct plw_ctx *c, void **h, const plw_nccl_descr_v5_t *d)
 		plw_count(&g_rec->hdr.bad_handle);
 		return;
 	}
-	/* KernelCh events of one communicator come from its proxy thread
-	 * alone: its ring and the channel counters need no read-modify-write
+	/* KernelCh events of one communicator come from one thread alone
+	 * (its proxy thread up to NCCL 2.30, its profiler thread in 2.31,
+	 * which may serve several communicators but each from that thread
+	 * only): its ring and the channel counters need no read-modify-write
 	 * instructions. */
 	for (i = 0; i < PLW_PROBES && !k; i++) {
 		uint64_t j = atomic_load_explicit(&c->kch_next,
