@@ -268,6 +268,11 @@ sep:
 			r++;
 			continue;
 		}
+		if (!*r) {
+			pl_err_set(p->err, "%s:%d: a flow sequence that does not close with ']' on its line (%s)",
+				   p->label, line, YSUB_ACCEPTED);
+			goto fail;
+		}
 		if (*r != ']') {
 			pl_err_set(p->err, "%s:%d: expected ',' or ']' in a flow sequence, found '%s' (accepted: [a, b] on one line)",
 				   p->label, line, yp_clip(p, r));
