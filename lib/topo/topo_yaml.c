@@ -391,7 +391,8 @@ conf_text(struct conv *c)
 	long i;
 	int nl = 0;
 
-	qsort(c->lines, (size_t)c->n, sizeof(*c->lines), cline_cmp);
+	if (c->n > 1)
+		qsort(c->lines, (size_t)c->n, sizeof(*c->lines), cline_cmp);
 	buf_adds(&b, "");
 	for (i = 0; i < c->n; i++) {
 		while (nl < c->lines[i].line - 1 && buf_add(&b, "\n", 1) == 0)
