@@ -35,12 +35,14 @@ struct conv {
 	char label_buf[PL_CLIP_BUF];
 };
 
+/* Input text fit to echo (pl_clip) in slot 0 or 1. */
 static const char *
 cv_clip(struct conv *c, int slot, const char *s)
 {
 	return pl_clip(s, c->clip[slot], sizeof(c->clip[slot]));
 }
 
+/* Free the topology.conf lines gathered so far. */
 static void
 lines_free(struct conv *c)
 {
@@ -372,6 +374,7 @@ conv_topology(struct conv *c, const struct ysub_node *t, const char **kind)
 	return 0;
 }
 
+/* Order topology.conf lines by the YAML line that gave them. */
 static int
 cline_cmp(const void *a, const void *b)
 {
@@ -440,7 +443,7 @@ topo_read_slurm_yaml_text(struct topo_map *m, const char *text, const char *labe
 	struct ysub_node *root = NULL;
 	struct ysub_node *const *t = NULL;
 	struct conv c;
-	const char *kind = NULL, *chosen_kind = NULL;
+	const char *kind = NULL, *chosen_kind;
 	char *conf = NULL, names[256] = "";
 	long i, j, n = 0, chosen = -1, first_default = -1;
 	int rv = -1;

@@ -73,12 +73,14 @@ ysub_get(const struct ysub_node *map, const char *key)
 	return NULL;
 }
 
+/* Input text fit to echo in a message (pl_clip). */
 static const char *
 yp_clip(struct yparser *p, const char *s)
 {
 	return pl_clip(s, p->clip, sizeof(p->clip));
 }
 
+/* A new empty node; NULL (err set) when out of memory. */
 static struct ysub_node *
 node_new(struct yparser *p, enum ysub_kind kind, int line)
 {
@@ -112,6 +114,7 @@ add_kid(struct yparser *p, struct ysub_node *n, struct ysub_node *kid)
 	return 0;
 }
 
+/* Does the content s start a sequence item ("- ..." or a lone "-")? */
 static bool
 is_item(const char *s)
 {
@@ -188,6 +191,7 @@ quoted(struct yparser *p, int line, char **pp, char **out)
 	return 0;
 }
 
+/* A scalar node holding a copy of text. */
 static struct ysub_node *
 scalar_node(struct yparser *p, int line, const char *text, bool q)
 {
@@ -210,7 +214,7 @@ static struct ysub_node *
 flow_seq(struct yparser *p, int line, char *s)
 {
 	struct ysub_node *seq = node_new(p, YSUB_SEQ, line), *kid;
-	char *r = s + 1, *text;
+	char *r = s + 1, *text, sep;
 	bool q;
 
 	if (!seq)
@@ -230,6 +234,7 @@ flow_seq(struct yparser *p, int line, char *s)
 		if (q) {
 			if (quoted(p, line, &r, &text) < 0)
 				goto fail;
+			kid = scalar_node(p, line, text, true);
 		} else {
 			char *end;
 
@@ -243,25 +248,15 @@ flow_seq(struct yparser *p, int line, char *s)
 				r++;
 			for (end = r; end > text && end[-1] == ' '; end--)
 				;
-			/* The separator is read below; cut the item before it. */
-			if (*end == ',' || *end == ']') {
-				char sep = *end;
-
-				*end = '\0';
-				kid = scalar_node(p, line, text, false);
-				*end = sep;
-			} else {
-				*end = '\0';
-				kid = scalar_node(p, line, text, false);
-			}
-			if (!kid || add_kid(p, seq, kid) < 0)
-				goto fail;
-			goto sep;
+			/* Cut the item for the copy, then put the byte back:
+			 * the separator is read below. */
+			sep = *end;
+			*end = '\0';
+			kid = scalar_node(p, line, text, false);
+			*end = sep;
 		}
-		kid = scalar_node(p, line, text, true);
 		if (!kid || add_kid(p, seq, kid) < 0)
 			goto fail;
-sep:
 		while (*r == ' ')
 			r++;
 		if (*r == ',') {
@@ -577,7 +572,7 @@ cut_line(struct yparser *p, int no, char *s, struct yline *out)
 	return 0;
 }
 
-/* Cut the copy of the text into content lines; documents markers checked. */
+/* Cut the copy of the text into content lines; document markers checked. */
 static int
 cut_lines(struct yparser *p)
 {
