@@ -75,6 +75,8 @@ ctl_load_topology(const char *path, long gpus_per_node)
 {
 	const char *kind = topo_sniff(path);
 	struct topo_map *m = NULL;
+	bool yaml;
+	int rc = -1;
 	pl_err_t err;
 
 	pl_err_clear(&err);
@@ -85,7 +87,7 @@ ctl_load_topology(const char *path, long gpus_per_node)
 			ctl_error("--topology %s: %s", ctl_clip_path(path), strerror(errno));
 		else {
 			fclose(f);
-			ctl_error("--topology %s: not a cluster map (layoutctl topo build) nor a Slurm topology.conf",
+			ctl_error("--topology %s: not a cluster map (layoutctl topo build) nor a Slurm topology.conf or topology.yaml",
 				  ctl_clip_path(path));
 		}
 		return NULL;
@@ -96,18 +98,23 @@ ctl_load_topology(const char *path, long gpus_per_node)
 			ctl_error("--topology %s", err.text);
 		return m;
 	}
-	if (strcmp(kind, "slurm-topology") != 0) {
+	yaml = strcmp(kind, "slurm-topology-yaml") == 0;
+	if (strcmp(kind, "slurm-topology") != 0 && !yaml) {
 		ctl_error("--topology %s: this is %s input; build a map from it with '" CTL_PROG " topo build'",
 			  ctl_clip_path(path), kind);
 		return NULL;
 	}
 	if (gpus_per_node <= 0) {
-		ctl_error("--topology %s is a Slurm topology.conf: give --gpus-per-node G too",
-			  ctl_clip_path(path));
+		ctl_error("--topology %s is a Slurm %s: give --gpus-per-node G too",
+			  ctl_clip_path(path), yaml ? "topology.yaml" : "topology.conf");
 		return NULL;
 	}
+	/* A topology.yaml gives its cluster_default topology, as Slurm does. */
 	m = topo_make_uniform(NULL, 0, (int)gpus_per_node, &err);
-	if (!m || topo_read_slurm(m, path, true, &err) < 0) {
+	if (m)
+		rc = yaml ? topo_read_slurm_yaml(m, path, NULL, true, NULL, &err) :
+			    topo_read_slurm(m, path, true, &err);
+	if (!m || rc < 0) {
 		ctl_error("%s", err.text);
 		topo_free(m);
 		return NULL;

@@ -567,8 +567,9 @@ const struct ctl_cmd ctl_cmd_place = {
 	"One row per Slurm task (SLURM_PROCID, block distribution over HOSTLIST in the\n"
 	"order given): its framework RANK, LOCAL_RANK (the GPU it must use), node,\n"
 	"coordinates and closest NIC, then the network cost against Slurm's block order.\n"
-	"MAP is a cluster map (" CTL_PROG " topo build) or a Slurm topology.conf with\n"
-	"--gpus-per-node G.  Tasks per node default to the node's GPUs.\n",
+	"MAP is a cluster map (" CTL_PROG " topo build) or a Slurm topology.conf or\n"
+	"topology.yaml with --gpus-per-node G.  Tasks per node default to the node's\n"
+	"GPUs.\n",
 	place_exec,
 	NULL
 };

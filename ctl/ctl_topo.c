@@ -15,12 +15,13 @@
 #include "topo_build.h"
 
 enum { B_OUT = 1000, B_NAME, B_SLURM, B_BLOCKS, B_NODES, B_NODE, B_NODETYPE, B_NCCLTESTS,
-	B_GPUMEM, B_TOPOFILE, B_SLURMNODES, B_PEERPORT, B_SLURMDPORT, B_HELP };
+	B_GPUMEM, B_TOPOFILE, B_SLURMNODES, B_PEERPORT, B_SLURMDPORT, B_SLURMNAME, B_HELP };
 
 static const struct option build_opts[] = {
 	{ "output", required_argument, NULL, B_OUT },
 	{ "name", required_argument, NULL, B_NAME },
 	{ "slurm-topology", required_argument, NULL, B_SLURM },
+	{ "slurm-topology-name", required_argument, NULL, B_SLURMNAME },
 	{ "blocks", required_argument, NULL, B_BLOCKS },
 	{ "nodes", required_argument, NULL, B_NODES },
 	{ "node", required_argument, NULL, B_NODE },
@@ -44,21 +45,26 @@ static int topo_exec(int argc, char **argv);
 static const struct ctl_cmd cmd_build = {
 	"build",
 	"[-o FILE] [--name NAME]\n"
-	"[--slurm-topology topology.conf [--blocks nvlink|network]] [--nodes HOSTLIST]\n"
+	"[--slurm-topology topology.conf|topology.yaml [--slurm-topology-name NAME]\n"
+	"[--blocks nvlink|network]] [--nodes HOSTLIST]\n"
 	"[--node SOURCE[+SOURCE...]] [--node-type NAME:HOSTLIST=SOURCE[+SOURCE...]]...\n"
 	"[--nccl-tests FILE[=CLASS]]... [--gpu-mem GB] [--nccl-topo-file PATH]\n"
 	"[--slurm-nodes FILE|-] [--peer-port N|slurmd+K [--slurmd-port N]]",
-	"assemble a cluster map from topology.conf, hwloc, nvidia-smi,\n"
+	"assemble a cluster map from topology.conf or .yaml, hwloc, nvidia-smi,\n"
 	"NCCL topology and nccl-tests files",
 	"Assemble a cluster map.  The switch tree or blocks come from Slurm's\n"
-	"topology.conf (blocks are NVLink domains unless --blocks network); --nodes\n"
-	"adds nodes the file does not name.  --node describes every node's GPUs and\n"
-	"NICs; --node-type gives a named type to some nodes of a mixed cluster.  A\n"
-	"SOURCE is an hwloc XML (lstopo --of xml), 'nvidia-smi topo -m' output, an\n"
-	"NCCL topology XML (kept as the nodes' NCCL_TOPO_FILE), 'live' (this node via\n"
-	"hwloc) or a GPU count; several joined by '+' are merged.  --nccl-tests\n"
-	"imports all_reduce_perf bus bandwidth as a measured link class (nvlink, pcie,\n"
-	"leaf, spine; default nvlink for one host, leaf for several).  Refused: a\n"
+	"topology.conf or topology.yaml (blocks are NVLink domains unless --blocks\n"
+	"network); --nodes adds nodes the file does not name.  Of a topology.yaml's\n"
+	"topologies, --slurm-topology-name NAME reads that one, else the one with\n"
+	"cluster_default: true, else the first; a flat topology names no nodes, so\n"
+	"the nodes then come from --nodes or --node-type.  --node describes every\n"
+	"node's GPUs and NICs; --node-type gives a named type to some nodes of a\n"
+	"mixed cluster.  A SOURCE is an hwloc XML (lstopo --of xml), 'nvidia-smi\n"
+	"topo -m' output, an NCCL topology XML (kept as the nodes' NCCL_TOPO_FILE),\n"
+	"'live' (this node via hwloc) or a GPU count; several joined by '+' are\n"
+	"merged.  --nccl-tests imports all_reduce_perf bus bandwidth as a measured\n"
+	"link class (nvlink, pcie, leaf, spine; default nvlink for one host, leaf for\n"
+	"several).  Refused: a\n"
 	"node type name given twice, a map of no nodes, a --name over 63 characters.\n"
 	"\n"
 	"Peer addresses (where the layoutds of a step's nodes reach each other):\n"
@@ -155,6 +161,7 @@ topo_build(int argc, char **argv)
 		case B_OUT: out = optarg; break;
 		case B_NAME: b.name = optarg; break;
 		case B_SLURM: b.slurm = optarg; break;
+		case B_SLURMNAME: b.slurm_name = optarg; break;
 		case B_NODES: b.nodes = optarg; break;
 		case B_NODE: b.node = optarg; break;
 		case B_TOPOFILE: b.nccl_topo_file = optarg; break;

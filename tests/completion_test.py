@@ -60,6 +60,9 @@ is_eq(complete("layoutctl plan --layout=tp8,mo"), ["layoutctl plan --layout=tp8,
       "--layout=SPEC is completed the same")
 is_eq(complete("layoutctl place --layout tp8,order=t"), ["layoutctl place --layout tp8,order=torchtitan"],
       "order= values")
+is_eq(complete("layoutctl topo build --slurm-topology-n"), ["layoutctl topo build --slurm-topology-name"],
+      "topo build --slurm-topology-n<TAB>: the build subcommand's own options")
+ok("layoutctl topo show --svg" in complete("layoutctl topo show --"), "topo show --<TAB>: show's options")
 # Every key the completion offers is one the parser knows, and the reverse.
 rc = subprocess.run([LAYOUTCTL, "plan", "--layout", "tp2,frob=1", "--nodes", "1",
                      "--gpus-per-node", "8"], capture_output=True, text=True, timeout=60)

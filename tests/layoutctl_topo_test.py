@@ -280,6 +280,49 @@ p = subprocess.run([os.environ.get("LAYOUTCTL", "layoutctl"), "topo", "build", "
                     "-o", out3], stdin=open(lab_nodes), capture_output=True, text=True)
 is_eq(peers(json.load(open(out3))) if p.returncode == 0 else p.stderr, peers(m), "--slurm-nodes - reads stdin")
 
+# Slurm 25.05's topology.yaml: the lab's tree gives the map its topology.conf gives.
+m_conf, _ = build("--slurm-topology", data("lab-topology.conf"), "--node", "8")
+m_yaml, yaml_path = build("--slurm-topology", data("slurm", "lab-topology.yaml"), "--node", "8")
+ok(m_yaml != {} and m_yaml == m_conf, "lab-topology.yaml gives the map of lab-topology.conf")
+several = data("slurm", "tree-and-block-topology.yaml")
+m, path = build("--slurm-topology", several, "--node", "8")
+is_eq([get(show(path), k) for k in ("nodes", "switches", "blocks")], [16, 0, 2],
+      "several topologies: the cluster_default one (2 NVLink blocks of 8) is read")
+m, path = build("--slurm-topology", several, "--slurm-topology-name", "ib", "--node", "8")
+is_eq([get(show(path), k) for k in ("nodes", "switches", "switch_levels", "blocks")], [16, 7, 3, 0],
+      "--slurm-topology-name ib: the 3-level tree")
+m, path = build("--slurm-topology", several, "--slurm-topology-name", "nvl-racks", "--blocks", "network",
+                "--node", "8")
+is_eq([b.get("nvlink") for b in m.get("blocks", [])], [False, False], "--blocks network applies to its blocks")
+m, path = build("--slurm-topology", several, "--slurm-topology-name", "any", "--nodes", "gpu[01-16]",
+                "--node", "8")
+is_eq([get(show(path), k) for k in ("nodes", "switches", "blocks")], [16, 0, 0],
+      "the flat topology: the nodes from --nodes, no switches or blocks")
+rc, out, err = run("topo", "build", "--slurm-topology", several, "--slurm-topology-name", "any", "--node", "8")
+ok(rc == 1 and "flat topology names no nodes" in err, "flat without --nodes: refused, saying why")
+rc, out, err = run("topo", "build", "--slurm-topology", several, "--slurm-topology-name", "nvl", "--node", "8")
+ok(rc == 1 and "tree-and-block-topology.yaml: no topology 'nvl' (accepted: ib, nvl-racks, any)" in err,
+   "an unknown --slurm-topology-name is refused, listing the file's topologies")
+rc, out, err = run("topo", "build", "--slurm-topology", data("lab-topology.conf"), "--slurm-topology-name", "lab",
+                   "--node", "8")
+ok(rc == 1 and "only with a topology.yaml" in err, "--slurm-topology-name with a topology.conf is refused")
+bad_yaml = os.path.join(tmp, "bad-topology.yaml")
+with open(bad_yaml, "w") as f:
+    f.write("- topology: t\n  tree:\n    switches:\n    - switch: top\n      children: leaf[0-1]\n"
+            "    - switch: leaf0\n      nodes: n1\n")
+rc, out, err = run("topo", "build", "--slurm-topology", bad_yaml, "--node", "8")
+ok(rc == 1 and "bad-topology.yaml:4: SwitchName=top: Switches= names 'leaf1'" in err,
+   "an undefined child switch is refused, naming the yaml's file:line")
+with open(bad_yaml, "w") as f:
+    f.write("- topology: t\n\tflat: true\n")
+rc, out, err = run("topo", "build", "--slurm-topology", bad_yaml, "--nodes", "a1", "--node", "8")
+ok(rc == 1 and "bad-topology.yaml:2: a tab character" in err, "a tab is refused with its line")
+rc, out, err = run("place", "--layout", "tp8,pp4", "--topology", data("slurm", "lab-topology.yaml"),
+                   "--gpus-per-node", "8", "--nodes", "node[1-4]")
+is_eq(rc, 0, "place --topology takes a topology.yaml")
+if rc:
+    diag(err)
+
 # A real-looking cluster: distinct addresses (IPv4, a DNS name, IPv6), one port.
 ex_nodes = data("example-scontrol-nodes.txt")
 ex = scontrol_fields(ex_nodes)

@@ -206,6 +206,33 @@ int topo_read_slurm(struct topo_map *m, const char *path, bool blocks_nvlink,
 int topo_read_slurm_text(struct topo_map *m, const char *text, const char *label,
 			 bool blocks_nvlink, pl_err_t *err);
 
+/* What topo_read_slurm_yaml() read. */
+struct topo_yaml_info {
+	char topology[TOPO_NAME];	/* the topology chosen (a longer name is cut) */
+	char kind[8];			/* "tree", "block" or "flat" */
+	int ntopologies;		/* how many the file defines */
+};
+
+/*
+ * Slurm topology.yaml (Slurm 25.05 and later): a list of topologies, each
+ * `topology: NAME`, maybe `cluster_default: true`, and one of tree:
+ * (switches: {switch, children | nodes}), block: (block_sizes:, blocks:
+ * {block, nodes}) or flat: true.  The topology called name is read, or
+ * (name NULL) the first with cluster_default: true, else the first.  Its
+ * switches or blocks go into m exactly as the topology.conf that says the
+ * same (topo_read_slurm_text does it); a flat one adds no switch and no
+ * node.  Every topology of the file is checked.  -1 with err naming
+ * label:line (the YAML's) on input outside the YAML subset of yaml_sub.h,
+ * an unknown key, a missing or doubled part, an unknown name (listing the
+ * file's), or what topology.conf refuses (in its words: SwitchName=,
+ * Switches=, BlockName=).  info (may be NULL) says what was read.
+ */
+int topo_read_slurm_yaml(struct topo_map *m, const char *path, const char *name,
+			 bool blocks_nvlink, struct topo_yaml_info *info, pl_err_t *err);
+int topo_read_slurm_yaml_text(struct topo_map *m, const char *text, const char *label,
+			      const char *name, bool blocks_nvlink, struct topo_yaml_info *info,
+			      pl_err_t *err);
+
 /* One node of `scontrol show nodes` output. */
 struct topo_slurm_node {
 	char name[TOPO_NAME];		/* NodeName */
@@ -302,7 +329,8 @@ int topo_bwtest_runs(const struct topo_map *m, const long *cand, long ncand,
 		     struct topo_bwrun runs[TOPO_BW_NRUNS], pl_err_t *err);
 
 /* Guess an input file's format from its content: "hwloc", "nvsmi", "nccl-xml",
- * "nccl-tests", "slurm-topology", "map", or NULL. */
+ * "nccl-tests", "slurm-topology" (topology.conf), "slurm-topology-yaml"
+ * (topology.yaml), "map", or NULL. */
 const char *topo_sniff(const char *path);
 
 #endif

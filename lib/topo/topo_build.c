@@ -460,9 +460,50 @@ out:
 	return rv;
 }
 
+/* Is the file at path a topology.yaml rather than a topology.conf? */
+static bool
+is_yaml(const char *path)
+{
+	const char *kind = topo_sniff(path), *dot = strrchr(path, '.');
+
+	if (kind && strcmp(kind, "slurm-topology-yaml") == 0)
+		return true;
+	if (kind && strcmp(kind, "slurm-topology") == 0)
+		return false;
+	return dot && (strcmp(dot, ".yaml") == 0 || strcmp(dot, ".yml") == 0);
+}
+
+/*
+ * --slurm-topology (and --slurm-topology-name) into m.  *flat says that a
+ * topology.yaml's chosen topology is flat (it names no nodes).
+ */
+static int
+read_slurm(struct topo_map *m, const struct topo_build *b, bool *flat, pl_err_t *err)
+{
+	struct topo_yaml_info info;
+	char c[PL_CLIP_BUF], c2[PL_CLIP_BUF];
+	pl_err_t sub;
+
+	pl_err_clear(&sub);
+	*flat = false;
+	if (!is_yaml(b->slurm)) {
+		if (b->slurm_name)
+			return pl_err_set(err, "--slurm-topology-name=%s: only with a topology.yaml (%s is a topology.conf, which holds one topology)",
+					  pl_clip(b->slurm_name, c, sizeof(c)), pl_clip_path(b->slurm, c2, sizeof(c2)));
+		if (topo_read_slurm(m, b->slurm, b->blocks_nvlink, &sub) < 0)
+			return pl_err_set(err, "--slurm-topology=%s", sub.text);
+		return 0;
+	}
+	if (topo_read_slurm_yaml(m, b->slurm, b->slurm_name, b->blocks_nvlink, &info, &sub) < 0)
+		return pl_err_set(err, "--slurm-topology=%s", sub.text);
+	*flat = strcmp(info.kind, "flat") == 0;
+	return 0;
+}
+
 struct topo_map *
 topo_build_map(const struct topo_build *b, pl_err_t *err)
 {
+	bool flat = false;
 	struct topo_map *m = NULL;
 	char c[PL_CLIP_BUF];
 	pl_err_t sub;
@@ -495,10 +536,13 @@ topo_build_map(const struct topo_build *b, pl_err_t *err)
 	snprintf(m->name, sizeof(m->name), "%s", b->name ? b->name : "cluster");
 	if (b->node && add_default_type(m, b, err) < 0)
 		goto fail;
-	if (b->slurm && topo_read_slurm(m, b->slurm, b->blocks_nvlink, &sub) < 0) {
-		pl_err_set(err, "--slurm-topology=%s", sub.text);
+	if (b->slurm_name && !b->slurm) {
+		pl_err_set(err, "--slurm-topology-name=%s: only with --slurm-topology topology.yaml",
+			   pl_clip(b->slurm_name, c, sizeof(c)));
 		goto fail;
 	}
+	if (b->slurm && read_slurm(m, b, &flat, err) < 0)
+		goto fail;
 	/* From here on topo_add_node() keeps the index: each name costs O(1). */
 	if (topo_index(m, err) < 0)
 		goto fail;
@@ -515,7 +559,8 @@ topo_build_map(const struct topo_build *b, pl_err_t *err)
 	if (m->nnodes == 0) {
 		pl_err_set(err, "the map has no nodes%s%s%s (accepted: a map of at least one node; name them with --nodes HOSTLIST or --node-type)",
 			   b->slurm ? ": " : "", b->slurm ? pl_clip(b->slurm, c, sizeof(c)) : "",
-			   b->slurm ? " names none" : "");
+			   !b->slurm ? "" : flat ? "'s topology is flat, and a flat topology names no nodes" :
+			   " names none");
 		goto fail;
 	}
 	for (i = 0; i < m->nnodes; i++)

@@ -20,7 +20,8 @@
 
 struct topo_build {
 	const char *name;		/* the map's name; NULL: "cluster" */
-	const char *slurm;		/* topology.conf path; NULL none */
+	const char *slurm;		/* topology.conf or topology.yaml path; NULL none */
+	const char *slurm_name;		/* the topology.yaml topology to read; NULL: its default */
 	bool blocks_nvlink;		/* its blocks are NVLink domains */
 	const char *nodes;		/* hostlist of more nodes; NULL none */
 	const char *node;		/* SOURCE[+SOURCE...] of the default type; NULL none */
@@ -46,6 +47,10 @@ struct topo_build {
  * when the name is longer than TOPO_NAME - 1 characters, when a node type
  * name is given twice, when a node has no type, or when the result has no
  * nodes.
+ *
+ * slurm is read as a topology.yaml when topo_sniff() says so or its name
+ * ends in .yaml or .yml, else as a topology.conf; slurm_name (only with a
+ * topology.yaml) chooses one of its topologies.
  *
  * Peer addresses: slurm_nodes gives each node it lists its NodeAddr (a
  * node the map lacks is an error naming it; a map node it does not list

@@ -825,7 +825,8 @@ expected_format(const char *dir, const char *file)
 	if (strcmp(dir, "nvidia-smi-topo") == 0)
 		return "nvsmi";
 	if (strcmp(dir, "slurm") == 0)
-		return "slurm-topology";
+		return n > 5 && strcmp(file + n - 5, ".yaml") == 0 ? "slurm-topology-yaml" :
+		       "slurm-topology";
 	if (strcmp(dir, "nccl") == 0) {
 		if (strstr(file, "graph"))
 			return NULL;	/* NCCL_GRAPH_FILE, not a topology */
@@ -1025,7 +1026,7 @@ test_bwtest_runs(void)
 int
 main(void)
 {
-	plan(284 + 21);
+	plan(284 + 23);
 	data = getenv("PL_TEST_DATA");
 	if (!data)
 		data = "../tests/data";

@@ -54,6 +54,21 @@ starts_key(const char *p, const char *key)
 	return *p == '=';
 }
 
+/* The line at p (leading blanks skipped) is topology.yaml's "- topology:"
+ * or "topology:". */
+static int
+yaml_topology_line(const char *p)
+{
+	if (p[0] == '-' && p[1] == ' ')
+		for (p += 2; is_space(*p); p++)
+			;
+	if (strncmp(p, "topology", 8) != 0)
+		return 0;
+	for (p += 8; is_space(*p); p++)
+		;
+	return *p == ':';
+}
+
 /* A '#' line of nccl-tests: its parameter line, column header or footer. */
 static int
 nccltests_line(const char *p, const char *eol)
@@ -85,7 +100,7 @@ topo_sniff(const char *path)
 {
 	char buf[SNIFF_BYTES + 1];
 	const char *p = buf, *el, *line, *eol;
-	int nccltests = 0, slurm = 0;
+	int nccltests = 0, slurm = 0, yaml = 0;
 	FILE *f;
 	size_t n;
 
@@ -122,6 +137,8 @@ topo_sniff(const char *path)
 			nccltests = 1;
 		else if (starts_key(line, "SwitchName") || starts_key(line, "BlockName"))
 			slurm = 1;
+		else if (yaml_topology_line(line))
+			yaml = 1;
 	}
 	if (nccltests)
 		return "nccl-tests";
@@ -129,5 +146,7 @@ topo_sniff(const char *path)
 		return "nvsmi";
 	if (slurm)
 		return "slurm-topology";
+	if (yaml)
+		return "slurm-topology-yaml";
 	return NULL;
 }
