@@ -53,7 +53,16 @@ def build(where):
         return sorted(glob.glob(os.path.join(DEB_DIR, "*_*.deb")))
     src = os.path.join(where, "parallel-layout")
     os.makedirs(src)
-    files = sh(["git", "-C", SRC, "ls-files", "-co", "--exclude-standard"]).stdout.split("\n")
+    g = sh(["git", "-C", SRC, "ls-files", "-co", "--exclude-standard"]) if shutil.which("git") else None
+    if g is not None and g.returncode == 0:
+        files = g.stdout.split("\n")
+    else:
+        # A tree without git (the copy in another release's root): all of
+        # it but builds.
+        files = []
+        for d, dirs, names in os.walk(SRC):
+            dirs[:] = [x for x in dirs if not (x.startswith("_build") or x in (".git", "example-out"))]
+            files += [os.path.relpath(os.path.join(d, n), SRC) for n in names]
     for f in files:
         if f and os.path.isfile(os.path.join(SRC, f)):
             os.makedirs(os.path.dirname(os.path.join(src, f)), exist_ok=True)
@@ -96,6 +105,12 @@ try:
     plugin = [f for f in files if f.endswith("/slurm-wlm/parallel_layout.so")]
     ok(len(plugin) == 1 and os.path.isfile(plugin[0]), "the plugin is in Slurm's plugin directory")
     ok(os.path.isfile("/usr/share/bash-completion/completions/layoutctl"), "completion installed")
+    unitdir = sh(["pkg-config", "--variable=systemdsystemunitdir", "systemd"]).stdout.strip() \
+        or "/lib/systemd/system"
+    with open("/etc/debian_version") as f:
+        debver = f.read().strip()
+    is_eq([f for f in files if f.endswith("/layoutd.service")], [unitdir + "/layoutd.service"],
+          "Debian %s: the unit is where this release keeps units (%s)" % (debver, unitdir))
     v = sh(["/usr/bin/layoutctl", "--version"]).stdout
     ok(v.startswith("layoutctl ") and "plugin built for Slurm" in v, "installed layoutctl --version: " + v.strip())
     with open("/etc/slurm/plugstack.conf.d/parallel-layout.conf") as f:
