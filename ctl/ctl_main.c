@@ -75,6 +75,7 @@ ctl_load_topology(const char *path, long gpus_per_node)
 {
 	const char *kind = topo_sniff(path);
 	struct topo_map *m = NULL;
+	struct topo_yaml_info info;
 	bool yaml;
 	int rc = -1;
 	pl_err_t err;
@@ -111,11 +112,21 @@ ctl_load_topology(const char *path, long gpus_per_node)
 	}
 	/* A topology.yaml gives its cluster_default topology, as Slurm does. */
 	m = topo_make_uniform(NULL, 0, (int)gpus_per_node, &err);
+	memset(&info, 0, sizeof(info));
 	if (m)
-		rc = yaml ? topo_read_slurm_yaml(m, path, NULL, true, NULL, &err) :
+		rc = yaml ? topo_read_slurm_yaml(m, path, NULL, true, &info, &err) :
 			    topo_read_slurm(m, path, true, &err);
 	if (!m || rc < 0) {
 		ctl_error("%s", err.text);
+		topo_free(m);
+		return NULL;
+	}
+	if (yaml && strcmp(info.kind, "flat") == 0) {
+		char name[PL_CLIP_BUF];
+
+		ctl_error("--topology %s: its default topology '%s' is flat, and a flat topology names no nodes: build a map with '" CTL_PROG " topo build --slurm-topology %s --nodes HOSTLIST' (or --slurm-topology-name for another of its topologies)",
+			  ctl_clip_path(path), pl_clip(info.topology, name, sizeof(name)),
+			  ctl_clip_path(path));
 		topo_free(m);
 		return NULL;
 	}

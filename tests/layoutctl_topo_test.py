@@ -322,6 +322,16 @@ rc, out, err = run("place", "--layout", "tp8,pp4", "--topology", data("slurm", "
 is_eq(rc, 0, "place --topology takes a topology.yaml")
 if rc:
     diag(err)
+flat_yaml = os.path.join(tmp, "flat-topology.yaml")
+with open(flat_yaml, "w") as f:
+    f.write("- topology: anywhere\n  cluster_default: true\n  flat: true\n")
+rc, out, err = run("place", "--layout", "tp8,pp4", "--topology", flat_yaml,
+                   "--gpus-per-node", "8", "--nodes", "node[1-4]")
+ok(rc == 1 and "its default topology 'anywhere' is flat, and a flat topology names no nodes" in err
+   and "topo build --slurm-topology" in err,
+   "place --topology on a flat default topology says so and what to do instead")
+if rc != 1:
+    diag(out + err)
 
 # A real-looking cluster: distinct addresses (IPv4, a DNS name, IPv6), one port.
 ex_nodes = data("example-scontrol-nodes.txt")
