@@ -104,6 +104,13 @@ int ctl_svg_write(const char *path, const struct pl_layout *l, const struct topo
 		  const struct place_result *r);
 
 /*
+ * End the SVG document on f (written to `path`, "-" for stdout): the
+ * closing tag, then fclose (fflush for stdout).  f is done with either
+ * way; -1 when writing failed, said on stderr naming path.
+ */
+int ctl_svg_end(FILE *f, const char *path);
+
+/*
  * Text into an SVG or other XML: markup characters escaped; control bytes
  * and bytes that are not UTF-8 written as '?', so any map gives a document
  * that parses.

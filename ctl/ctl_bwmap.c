@@ -870,14 +870,8 @@ ctl_bwmap_write(const char *path, const struct topo_map *m)
 		ctl_error("--svg %s: out of memory", ctl_clip_path(path));
 		goto out;
 	}
-	fprintf(f, "</svg>\n");
-	if (to_stdout ? fflush(f) != 0 : fclose(f) != 0) {
-		f = NULL;
-		ctl_error("--svg %s: %s", ctl_clip_path(path), strerror(errno));
-		goto out;
-	}
+	rv = ctl_svg_end(f, path);
 	f = NULL;
-	rv = 0;
 out:
 	if (f && !to_stdout)
 		fclose(f);

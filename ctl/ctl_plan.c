@@ -549,8 +549,9 @@ const struct ctl_cmd ctl_cmd_plan = {
 	"the estimated step time, the batch arithmetic, the placement's network cost\n"
 	"against Slurm's block order, and the warnings that matter.  --previous compares\n"
 	"with the layout this one replaces (a dp change changes the global batch).\n"
-	"--svg draws the placement.  With SPEC auto,... (e.g. auto,model=70b,tp8) the\n"
-	"planner chooses the sizes the pins leave open: the best five side by side and\n"
+	"--svg draws the placement (--svg - writes the picture alone to stdout).\n"
+	"With SPEC auto,... (e.g. auto,model=70b,tp8) the planner chooses the sizes\n"
+	"the pins leave open: the best five side by side and\n"
 	"why the first won; --headroom keeps that fraction of GPU memory free (0.1),\n"
 	"--efficiency and --peak-tflops set the compute model (0.4 of 989, an H100).\n"
 	"Exit status: 0 planned (warnings included), 1 bad layout or input or a\n"
@@ -601,7 +602,8 @@ plan_exec(int argc, char **argv)
 			rv = 1;
 		}
 	}
-	if (rv == 0) {
+	/* --svg - puts the picture alone on stdout, as topo show does. */
+	if (rv == 0 && !(a.svg && strcmp(a.svg, "-") == 0)) {
 		if (a.json) {
 			rv = print_json(plan_json(&j));
 		} else {

@@ -118,7 +118,7 @@ ctl_svg_write(const char *path, const struct pl_layout *l, const struct topo_map
 	qsort(order, (size_t)nnodes, sizeof(*order), row_cmp);
 	for (i = 0; i < nnodes; i++)
 		row[order[i]] = i;
-	f = fopen(path, "w");
+	f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
 	if (!f) {
 		ctl_error("--svg %s: %s", ctl_clip_path(path), strerror(errno));
 		goto out;
@@ -177,18 +177,34 @@ ctl_svg_write(const char *path, const struct pl_layout *l, const struct topo_map
 			x + 6, y + 20, t->rank, x + 6, y + 35, t->co.c[PL_PP], t->co.c[PL_DP],
 			x + 6, y + 48, t->local_rank, t->co.c[PL_TP]);
 	}
-	fprintf(f, "</svg>\n");
-	if (fclose(f) != 0) {
-		f = NULL;
-		ctl_error("--svg %s: %s", ctl_clip_path(path), strerror(errno));
-		goto out;
-	}
+	rv = ctl_svg_end(f, path);
 	f = NULL;
-	rv = 0;
 out:
-	if (f)
+	if (f && f != stdout)
 		fclose(f);
 	free(row);
 	free(order);
 	return rv;
+}
+
+int
+ctl_svg_end(FILE *f, const char *path)
+{
+	bool to_stdout = strcmp(path, "-") == 0;
+	bool bad;
+	int e;
+
+	fprintf(f, "</svg>\n");
+	errno = 0;
+	bad = ferror(f) != 0;
+	if (to_stdout)
+		bad |= fflush(f) != 0;
+	else
+		bad |= fclose(f) != 0;
+	e = errno;
+	if (bad) {
+		ctl_error("--svg %s: %s", ctl_clip_path(path), strerror(e ? e : EIO));
+		return -1;
+	}
+	return 0;
 }

@@ -130,6 +130,10 @@ rc, so, se = run("topo", "show", lab, "--svg=" + eq)
 ok(rc == 0 and open(eq, "rb").read() == raw, "--svg=FILE is --svg FILE")
 rc, so, se = run("topo", "show", lab, "--svg", "-")
 ok(rc == 0 and so.encode() == raw, "--svg - writes the same to stdout, and only that")
+if os.path.exists("/dev/full"):
+    rc, so, se = run("topo", "show", lab, "--svg", "/dev/full")
+    ok(rc != 0 and "--svg /dev/full: No space left on device" in se,
+       "--svg on a full device fails, saying so")
 
 # Both inside and between nodes measured: the ratio is theirs.
 both = build("both.json", "--slurm-topology", LAB, "--node", "8",

@@ -136,6 +136,14 @@ with tempfile.TemporaryDirectory() as tmp:
     like(texts, "pp1 dp3", "cells are labelled with PP stage and DP replica")
     fills = {r.get("fill") for r in cells}
     is_eq(len(fills), 8, "eight TP groups, eight colours")
+    rc, out2, err = run("plan", "--layout", "tp4,pp2,dp4", "--nodes", "4", "--gpus-per-node", "8",
+                        "--svg", "-")
+    ok(rc == 0 and out2 == open(svg).read(), "plan --svg - writes the same picture to stdout, and only that")
+    if os.path.exists("/dev/full"):
+        rc, _, err = run("plan", "--layout", "tp4,pp2,dp4", "--nodes", "4", "--gpus-per-node", "8",
+                         "--svg", "/dev/full")
+        ok(rc != 0 and "--svg /dev/full: No space left on device" in err,
+           "plan --svg on a full device fails, saying so")
 
 
 # auto: the planner chooses, the choice is explained, and it plans like any layout.
