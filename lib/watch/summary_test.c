@@ -418,6 +418,17 @@ static const struct patch patches[] = {
 
 #define NPATCH	(sizeof(patches) / sizeof(patches[0]))
 
+/* p: the good summary with patch x applied. */
+static void
+patched(uint8_t *p, const uint8_t *good, size_t len, const struct patch *x)
+{
+	memcpy(p, good, len);
+	if (x->width)
+		le_put(p + x->off, x->width, x->value);
+	else
+		memcpy(p + x->off, x->bytes, x->nbytes);
+}
+
 /* Each patch refused with its message, and nothing handed out. */
 static void
 t_patches(const uint8_t *good, size_t len)
@@ -434,11 +445,7 @@ t_patches(const uint8_t *good, size_t len)
 		pl_err_t err;
 		int rv;
 
-		memcpy(p, good, len);
-		if (x->width)
-			le_put(p + x->off, x->width, x->value);
-		else
-			memcpy(p + x->off, x->bytes, x->nbytes);
+		patched(p, good, len, x);
 		pl_err_clear(&err);
 		rv = sum_decode(p, len, RECV, &h, &r, &in, &n, &err);
 		if (rv != -1 || r || in || n || h.node[0]) {
@@ -483,11 +490,7 @@ t_space(const uint8_t *good, size_t len)
 		struct sum_rank_info *in1 = NULL;
 		size_t n1 = 0;
 
-		memcpy(p, good, len);
-		if (x->width)
-			le_put(p + x->off, x->width, x->value);
-		else
-			memcpy(p + x->off, x->bytes, x->nbytes);
+		patched(p, good, len, x);
 		pl_err_clear(&err);
 		pl_err_clear(&err2);
 		n2 = 99;
