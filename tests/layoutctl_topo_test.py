@@ -303,6 +303,13 @@ ok(rc == 1 and "flat topology names no nodes" in err, "flat without --nodes: ref
 rc, out, err = run("topo", "build", "--slurm-topology", several, "--slurm-topology-name", "nvl", "--node", "8")
 ok(rc == 1 and "tree-and-block-topology.yaml: no topology 'nvl' (accepted: ib, nvl-racks, any)" in err,
    "an unknown --slurm-topology-name is refused, listing the file's topologies")
+deep = os.path.join(tmp, *(["a-directory-with-a-long-name-%d" % i for i in range(6)]))
+os.makedirs(deep)
+shutil.copy(several, deep)
+rc, out, err = run("topo", "build", "--slurm-topology", os.path.join(deep, os.path.basename(several)),
+                   "--slurm-topology-name", "nvl", "--node", "8")
+ok(rc == 1 and "=..." in err and "/tree-and-block-topology.yaml: no topology 'nvl'" in err,
+   "a path past %d characters is cut at its start: the file's name stays" % len(deep)) or diag(err)
 rc, out, err = run("topo", "build", "--slurm-topology", data("lab-topology.conf"), "--slurm-topology-name", "lab",
                    "--node", "8")
 ok(rc == 1 and "only with a topology.yaml" in err, "--slurm-topology-name with a topology.conf is refused")

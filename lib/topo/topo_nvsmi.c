@@ -465,7 +465,7 @@ topo_read_nvsmi_text(struct topo_nodetype *t, const char *text, const char *labe
 	int rv = -1;
 
 	memset(&p, 0, sizeof(p));
-	p.label = pl_clip(label ? label : "nvidia-smi topo -m", p.label_buf, sizeof(p.label_buf));
+	p.label = pl_clip_path(label ? label : "nvidia-smi topo -m", p.label_buf, sizeof(p.label_buf));
 	p.err = err;
 	copy = strdup(text ? text : "");
 	if (!copy) {

@@ -652,7 +652,7 @@ topo_read_slurm_text(struct topo_map *m, const char *text, const char *label,
 
 	memset(&r, 0, sizeof(r));
 	r.m = m;
-	r.label = pl_clip(label ? label : "topology.conf", r.label_buf, sizeof(r.label_buf));
+	r.label = pl_clip_path(label ? label : "topology.conf", r.label_buf, sizeof(r.label_buf));
 	r.nvlink = blocks_nvlink;
 	r.err = err;
 	r.sw_base = m->nswitches;

@@ -449,7 +449,7 @@ topo_read_slurm_yaml_text(struct topo_map *m, const char *text, const char *labe
 	int rv = -1;
 
 	memset(&c, 0, sizeof(c));
-	c.label = pl_clip(label ? label : "topology.yaml", c.label_buf, sizeof(c.label_buf));
+	c.label = pl_clip_path(label ? label : "topology.yaml", c.label_buf, sizeof(c.label_buf));
 	c.err = err;
 	root = ysub_parse(text, c.label, err);
 	if (!root || topologies(&c, root, &t, &n) < 0)
