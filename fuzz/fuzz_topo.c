@@ -95,3 +95,17 @@ fuzz_check_type_in_map(const struct topo_nodetype *t)
 	fuzz_check_map(m);
 	topo_free(m);
 }
+
+void
+fuzz_check_read_map(struct topo_map *m)
+{
+	pl_err_t err;
+
+	pl_err_clear(&err);
+	if (topo_index(m, &err) < 0) {
+		FUZZ_ASSERT(pl_err_isset(&err), "a refused index has a message");
+		return;
+	}
+	topo_finish(m);
+	fuzz_check_map(m);
+}

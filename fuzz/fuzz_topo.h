@@ -13,6 +13,10 @@ void fuzz_check_type(const struct topo_nodetype *t);
  * loads again (what layoutctl writes, layoutd must read). */
 void fuzz_check_map(const struct topo_map *m);
 
+/* A map a reader accepted: indexed (a refusal must say why), finished,
+ * then fuzz_check_map(). */
+void fuzz_check_read_map(struct topo_map *m);
+
 /* A map of one node of type t (copied), then fuzz_check_map(); a type
  * topo_add_type() refuses (with a message) ends the check. */
 void fuzz_check_type_in_map(const struct topo_nodetype *t);

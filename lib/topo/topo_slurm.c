@@ -682,20 +682,12 @@ int
 topo_read_slurm(struct topo_map *m, const char *path, bool blocks_nvlink,
 		pl_err_t *err)
 {
-	char *text, c[PL_CLIP_BUF];
-	size_t n = 0;
-	int rv = -1;
+	char *text = topo_util_read_text(path, NULL, SLURM_FILE_LIMIT, "a topology.conf", err);
+	int rv;
 
-	text = topo_util_read_file(path, SLURM_FILE_LIMIT, "a topology.conf", &n, err);
 	if (!text)
-		goto out;
-	if (memchr(text, '\0', n)) {
-		pl_err_set(err, "%s: contains a NUL byte; not a text file",
-			   pl_clip_path(path, c, sizeof(c)));
-		goto out;
-	}
+		return -1;
 	rv = topo_read_slurm_text(m, text, path, blocks_nvlink, err);
-out:
 	free(text);
 	return rv;
 }
@@ -893,20 +885,16 @@ topo_read_slurm_nodes(const char *path, const char *label, struct topo_slurm_nod
 		      pl_err_t *err)
 {
 	char *text, c[PL_CLIP_BUF];
-	size_t len = 0;
-	int rv = -1;
+	int rv;
 
 	*out = NULL;
 	*n = 0;
 	pl_clip_path(label ? label : path, c, sizeof(c));
-	text = topo_util_read_file(path, SLURM_NODES_FILE_LIMIT, "`scontrol show nodes` output", &len,
+	text = topo_util_read_text(path, c, SLURM_NODES_FILE_LIMIT, "`scontrol show nodes` output",
 				   err);
 	if (!text)
 		return -1;
-	if (memchr(text, '\0', len))
-		pl_err_set(err, "%s: contains a NUL byte; not a text file", c);
-	else
-		rv = topo_read_slurm_nodes_text(text, c, out, n, err);
+	rv = topo_read_slurm_nodes_text(text, c, out, n, err);
 	free(text);
 	return rv;
 }

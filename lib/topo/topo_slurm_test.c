@@ -12,6 +12,7 @@
 
 #include "hosts.h"
 #include "tap.h"
+#include "topo_test_names.h"
 #include "topo.h"
 
 static const char *data;
@@ -38,27 +39,6 @@ load(const char *rel, bool nvlink)
 		return NULL;
 	}
 	return m;
-}
-
-/* The name of node's leaf switch, or "-" . */
-static const char *
-leaf_of(const struct topo_map *m, const char *node)
-{
-	long i = topo_find_node(m, node);
-
-	if (i < 0)
-		return "(no node)";
-	return m->nodes[i].sw >= 0 ? m->switches[m->nodes[i].sw].name : "-";
-}
-
-static const char *
-parent_of(const struct topo_map *m, const char *sw)
-{
-	int i = topo_find_switch(m, sw);
-
-	if (i < 0)
-		return "(no switch)";
-	return m->switches[i].parent >= 0 ? m->switches[m->switches[i].parent].name : "-";
 }
 
 static int

@@ -191,6 +191,23 @@ out:
 	return rv;
 }
 
+char *
+topo_util_read_text(const char *path, const char *label, long max, const char *what,
+		    pl_err_t *err)
+{
+	char c[PL_CLIP_BUF];
+	size_t n = 0;
+	char *text = topo_util_read_file(path, max, what, &n, err);
+
+	if (text && memchr(text, '\0', n)) {
+		pl_err_set(err, "%s: contains a NUL byte; not a text file",
+			   label ? label : pl_clip_path(path, c, sizeof(c)));
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
 int
 topo_util_numbered(const char *s, const char *prefix)
 {

@@ -83,6 +83,14 @@ char *topo_util_read_file(const char *path, long max, const char *what, size_t *
 			  pl_err_t *err);
 
 /*
+ * topo_util_read_file() of a text file: one that holds a NUL byte is
+ * refused with "label: contains a NUL byte; not a text file" (label: the
+ * name for messages, already clipped; NULL names path).
+ */
+char *topo_util_read_text(const char *path, const char *label, long max, const char *what,
+			  pl_err_t *err);
+
+/*
  * The number after prefix when s is prefix followed by decimal digits only
  * ("GPU12" with prefix "GPU" gives 12; prefix "" parses a bare number).
  * -1 when s is NULL, has another prefix, has no digits, has anything after

@@ -526,20 +526,12 @@ int
 topo_read_slurm_yaml(struct topo_map *m, const char *path, const char *name, bool blocks_nvlink,
 		     struct topo_yaml_info *info, pl_err_t *err)
 {
-	char *text, c[PL_CLIP_BUF];
-	size_t n = 0;
-	int rv = -1;
+	char *text = topo_util_read_text(path, NULL, YAML_FILE_LIMIT, "a topology.yaml", err);
+	int rv;
 
-	text = topo_util_read_file(path, YAML_FILE_LIMIT, "a topology.yaml", &n, err);
 	if (!text)
-		goto out;
-	if (memchr(text, '\0', n)) {
-		pl_err_set(err, "%s: contains a NUL byte; not a text file",
-			   pl_clip_path(path, c, sizeof(c)));
-		goto out;
-	}
+		return -1;
 	rv = topo_read_slurm_yaml_text(m, text, path, name, blocks_nvlink, info, err);
-out:
 	free(text);
 	return rv;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "tap.h"
+#include "topo_test_names.h"
 #include "topo.h"
 #include "yaml_sub.h"
 
@@ -21,36 +22,6 @@ data_path(const char *rel)
 
 	snprintf(buf, sizeof(buf), "%s/%s", data, rel);
 	return buf;
-}
-
-static const char *
-leaf_of(const struct topo_map *m, const char *node)
-{
-	long i = topo_find_node(m, node);
-
-	if (i < 0)
-		return "(no node)";
-	return m->nodes[i].sw >= 0 ? m->switches[m->nodes[i].sw].name : "-";
-}
-
-static const char *
-parent_of(const struct topo_map *m, const char *sw)
-{
-	int i = topo_find_switch(m, sw);
-
-	if (i < 0)
-		return "(no switch)";
-	return m->switches[i].parent >= 0 ? m->switches[m->switches[i].parent].name : "-";
-}
-
-static const char *
-block_of(const struct topo_map *m, const char *node)
-{
-	long i = topo_find_node(m, node);
-
-	if (i < 0)
-		return "(no node)";
-	return m->nodes[i].block >= 0 ? m->blocks[m->nodes[i].block].name : "-";
 }
 
 /* The map of a topology.yaml text (NULL and err set on failure). */

@@ -278,32 +278,19 @@ pl_release_long(const struct pl_release *r, const char *name, size_t len)
 	return -1;
 }
 
-static const struct srun_opt *
-by_letter(const struct pl_release *r, char c)
+int
+pl_release_short(const struct pl_release *r, char c, const char **name)
 {
 	long ri = index_of(r);
 	size_t i;
 
 	for (i = 0; c && ri >= 0 && i < NOPTS; i++)
-		if (srun_opts[i].letter == c && in(&srun_opts[i], ri))
-			return &srun_opts[i];
-	return NULL;
-}
-
-int
-pl_release_short(const struct pl_release *r, char c)
-{
-	const struct srun_opt *o = by_letter(r, c);
-
-	return o ? o->arg : -1;
-}
-
-const char *
-pl_release_short_name(const struct pl_release *r, char c)
-{
-	const struct srun_opt *o = by_letter(r, c);
-
-	return o ? o->name : "";
+		if (srun_opts[i].letter == c && in(&srun_opts[i], ri)) {
+			*name = srun_opts[i].name;
+			return srun_opts[i].arg;
+		}
+	*name = "";
+	return -1;
 }
 
 size_t

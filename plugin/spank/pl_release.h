@@ -69,11 +69,9 @@ const struct pl_release *pl_release_nearest(int major, int minor);
  */
 int pl_release_long(const struct pl_release *r, const char *name, size_t len);
 
-/* The same for a short option letter; -1 when r has no such letter. */
-int pl_release_short(const struct pl_release *r, char c);
-
-/* The long name of short option c ("" when none or not in r). */
-const char *pl_release_short_name(const struct pl_release *r, char c);
+/* The same for a short option letter, with its long name in *name ("" when
+ * r has no such letter: then -1). */
+int pl_release_short(const struct pl_release *r, char c, const char **name);
 
 /*
  * What verbose mode says when the running Slurm (version, "" unknown) is

@@ -157,8 +157,8 @@ pl_shape_parse(const struct pl_release *r, int argc, char **argv, struct pl_shap
 		}
 		/* A cluster of short options: "-l", "-n8", "-ln 8", "-K1". */
 		for (a++; *a; a++) {
-			int arg = pl_release_short(r, *a);
-			const char *name = pl_release_short_name(r, *a);
+			const char *name;
+			int arg = pl_release_short(r, *a, &name);
 
 			if (arg == PL_ARG_REQ) {
 				const char *v = a[1] ? a + 1 : (i + 1 < argc ? argv[++i] : "");

@@ -209,6 +209,7 @@ test_release(void)
 		{ "25.11.2", "25.11", 142 }, { "26.05.1", "26.05", 147 },
 	};
 	const struct pl_release *r22, *r24, *r25, *r26, *r;
+	const char *name;
 	struct pl_shape s;
 	size_t i;
 	int ma, mi;
@@ -274,9 +275,12 @@ test_release(void)
 	   "--pty a flag in 22.05, an optional value in 24.11");
 	ok(pl_release_long(r22, "power", 5) == PL_ARG_REQ && pl_release_long(r24, "power", 5) < 0,
 	   "--power gone by 24.11");
-	ok(pl_release_short(r22, 'n') == PL_ARG_REQ && pl_release_short(r26, 'K') == PL_ARG_OPT &&
-	   pl_release_short(r22, 'l') == PL_ARG_NONE && pl_release_short(r22, 'y') < 0 &&
-	   strcmp(pl_release_short_name(r24, 'N'), "nodes") == 0 && pl_release_short(r22, 0) < 0,
+	ok(pl_release_short(r22, 'n', &name) == PL_ARG_REQ &&
+	   pl_release_short(r26, 'K', &name) == PL_ARG_OPT &&
+	   pl_release_short(r22, 'l', &name) == PL_ARG_NONE &&
+	   pl_release_short(r22, 'y', &name) < 0 && !name[0] &&
+	   pl_release_short(r24, 'N', &name) == PL_ARG_REQ && strcmp(name, "nodes") == 0 &&
+	   pl_release_short(r22, 0, &name) < 0,
 	   "short letters: -n SPEC, -K[N], -l, no -y; -N is --nodes");
 	ok(pl_release_long(r22, "segmen", 6) < 0 && pl_release_long(r22, "nodes", 4) < 0,
 	   "a prefix is not an option (srun's own abbreviations make the shape incomplete)");
