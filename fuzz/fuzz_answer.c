@@ -1,17 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The placement answer (proto_placement_parse, then pl_answer_check) for
+ * The placement answer (proto_placement_parse, then spk_answer_check) for
  * the lab step in each view the plugin asks for, then for the step the
  * answer names; an answer the check passes is then read the way the plugin
  * reads it.  Every answer is also checked against a concrete and an auto
- * spec (pl_answer_layout_check), and its "auto" line must be printable.
+ * spec (spk_answer_layout_check), and its "auto" line must be printable.
  */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "fuzz.h"
 #include "fuzz_lab.h"
-#include "pl_answer.h"
+#include "spk_answer.h"
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -34,7 +34,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			    "the auto line has no control character");
 	for (v = 0; v < sizeof(specs) / sizeof(specs[0]); v++) {
 		pl_err_clear(&err);
-		if (pl_answer_layout_check(&p, specs[v], &err) < 0)
+		if (spk_answer_layout_check(&p, specs[v], &err) < 0)
 			FUZZ_ASSERT(pl_err_isset(&err), "a refused layout has a message");
 	}
 	for (v = 0; v < sizeof(views) / sizeof(views[0]); v++)

@@ -6,7 +6,7 @@
 
 #include "fuzz.h"
 #include "fuzz_lab.h"
-#include "pl_answer.h"
+#include "spk_answer.h"
 
 const char *const fuzz_lab_names[LAB_NODES] = { "node1", "node2", "node3", "node4" };
 const long fuzz_lab_ntasks[LAB_NODES] = { 8, 8, 8, 8 };
@@ -44,19 +44,19 @@ fuzz_answer_use(const struct proto_placement *p, const char *const *names, const
 	int a;
 
 	pl_err_clear(err);
-	if (pl_answer_check(p, names, ntasks, nnodes, view, err) < 0) {
+	if (spk_answer_check(p, names, ntasks, nnodes, view, err) < 0) {
 		FUZZ_ASSERT(pl_err_isset(err), "a refused answer (view %s) has a message", view);
 		return -1;
 	}
 	FUZZ_ASSERT(memchr(p->spec, '\0', sizeof(p->spec)) != NULL, "spec terminated");
-	/* srun writing SLURM_HOSTFILE (pl_local.c): one node name per rank. */
+	/* srun writing SLURM_HOSTFILE (spk_local.c): one node name per rank. */
 	if (strcmp(view, "hostfile") == 0) {
 		FUZZ_ASSERT(p->rank_nodes != NULL, "a hostfile answer that passed has rank_nodes");
 		for (i = 0; i < p->world; i++)
 			sink += (long)strlen(p->nodes[p->rank_nodes[i]].name);
 		return 0;
 	}
-	/* slurmstepd (pl_remote.c): its node, MASTER_ADDR's node, NODE_RANK,
+	/* slurmstepd (spk_remote.c): its node, MASTER_ADDR's node, NODE_RANK,
 	 * and every task's variables. */
 	if (strncmp(view, "node:", 5) == 0)
 		for (i = 0; i < nnodes; i++)

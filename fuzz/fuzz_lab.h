@@ -18,10 +18,10 @@ extern const char *const fuzz_lab_names[LAB_NODES];
 extern const long fuzz_lab_ntasks[LAB_NODES];
 
 /*
- * Check p with pl_answer_check() as the plugin would for the step
+ * Check p with spk_answer_check() as the plugin would for the step
  * names[]/ntasks[] and view; when it passes, read every field the plugin
  * reads for that view (AddressSanitizer catches an index the check let
- * through).  Returns pl_answer_check()'s result, with its message in *err.
+ * through).  Returns spk_answer_check()'s result, with its message in *err.
  */
 int fuzz_answer_use(const struct proto_placement *p, const char *const *names,
 		    const long *ntasks, long nnodes, const char *view, pl_err_t *err);

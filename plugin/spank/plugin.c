@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The SPANK entry points.  This file owns SPANK_PLUGIN and only dispatches
- * on spank_context(); the work is in pl_local.c (srun, sbatch, salloc) and
- * pl_remote.c (slurmstepd).  Jobs that do not use --parallel-layout pay one
+ * on spank_context(); the work is in spk_local.c (srun, sbatch, salloc) and
+ * spk_remote.c (slurmstepd).  Jobs that do not use --parallel-layout pay one
  * option registration and nothing else.
  */
 #include <stdio.h>
@@ -10,7 +10,7 @@
 
 #include <slurm/spank.h>
 
-#include "pl_context.h"
+#include "spk_context.h"
 
 SPANK_PLUGIN(parallel_layout, 1);
 
@@ -28,7 +28,7 @@ int slurm_spank_init_failure_mode = ESPANK_JOB_FAILURE;
 
 /* The option values and plugstack arguments of this process; the contexts
  * read them, and keep their own state in their own files. */
-static struct pl_opts opts;
+static struct spk_opts opts;
 
 static int
 on_layout(int val, const char *optarg, int remote)
@@ -50,7 +50,7 @@ on_layout(int val, const char *optarg, int remote)
 		return 0;
 	opts.enabled = true;
 	snprintf(opts.spec, sizeof(opts.spec), "%s", optarg);
-	return remote ? 0 : pl_local_option(&opts);
+	return remote ? 0 : spk_local_option(&opts);
 }
 
 static int
@@ -103,7 +103,7 @@ static struct spank_option opt_watch = {
 };
 
 /* Which Slurm runs us: the release's data come from the table
- * (pl_release.c); a release it lacks gets what is certain on any. */
+ * (spk_release.c); a release it lacks gets what is certain on any. */
 static void
 slurm_release(spank_t sp)
 {
@@ -112,7 +112,7 @@ slurm_release(spank_t sp)
 	if (spank_get_item(sp, S_SLURM_VERSION, &v) != ESPANK_SUCCESS)
 		v = NULL;
 	snprintf(opts.slurm_version, sizeof(opts.slurm_version), "%s", v ? v : "");
-	opts.release = pl_release_find(opts.slurm_version, &opts.slurm_major, &opts.slurm_minor);
+	opts.release = spk_release_find(opts.slurm_version, &opts.slurm_major, &opts.slurm_minor);
 }
 
 int
@@ -126,7 +126,7 @@ slurm_spank_init(spank_t sp, int ac, char **av)
 	/* A bad plugstack line is reported to the jobs that use the option,
 	 * not to every job of the cluster. */
 	pl_err_clear(&opts.conf_err);
-	opts.conf_ok = pl_args_parse(ac, av, &opts.conf, &opts.conf_err) == 0;
+	opts.conf_ok = spk_args_parse(ac, av, &opts.conf, &opts.conf_err) == 0;
 	if (spank_option_register(sp, &opt_layout) != ESPANK_SUCCESS ||
 	    spank_option_register(sp, &opt_verbose) != ESPANK_SUCCESS ||
 	    spank_option_register(sp, &opt_watch) != ESPANK_SUCCESS)
@@ -141,7 +141,7 @@ slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 {
 	(void)ac;
 	(void)av;
-	return spank_context() == S_CTX_REMOTE ? pl_remote_prepare(sp, &opts) : 0;
+	return spank_context() == S_CTX_REMOTE ? spk_remote_prepare(sp, &opts) : 0;
 }
 
 int
@@ -149,7 +149,7 @@ slurm_spank_task_init(spank_t sp, int ac, char **av)
 {
 	(void)ac;
 	(void)av;
-	return spank_context() == S_CTX_REMOTE ? pl_remote_task_init(sp, &opts) : 0;
+	return spank_context() == S_CTX_REMOTE ? spk_remote_task_init(sp, &opts) : 0;
 }
 
 int
@@ -157,7 +157,7 @@ slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 {
 	(void)ac;
 	(void)av;
-	return spank_context() == S_CTX_REMOTE ? pl_remote_task_post_fork(sp, &opts) : 0;
+	return spank_context() == S_CTX_REMOTE ? spk_remote_task_post_fork(sp, &opts) : 0;
 }
 
 int
@@ -165,7 +165,7 @@ slurm_spank_task_exit(spank_t sp, int ac, char **av)
 {
 	(void)ac;
 	(void)av;
-	return spank_context() == S_CTX_REMOTE ? pl_remote_task_exit(sp, &opts) : 0;
+	return spank_context() == S_CTX_REMOTE ? spk_remote_task_exit(sp, &opts) : 0;
 }
 
 int
@@ -175,8 +175,8 @@ slurm_spank_exit(spank_t sp, int ac, char **av)
 	(void)ac;
 	(void)av;
 	if (spank_context() == S_CTX_LOCAL)
-		pl_local_exit();
+		spk_local_exit();
 	if (spank_context() == S_CTX_REMOTE)
-		pl_remote_exit();
+		spk_remote_exit();
 	return 0;
 }

@@ -12,17 +12,17 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "pl_answer.h"
-#include "pl_bounds.h"
-#include "pl_plugin.h"
-#include "pl_request.h"
-#include "pl_release.h"
-#include "pl_shape.h"
+#include "spk_answer.h"
+#include "spk_bounds.h"
+#include "spk_plugin.h"
+#include "spk_request.h"
+#include "spk_release.h"
+#include "spk_shape.h"
 #include "tap.h"
 #include "topo.h"
 
 static int
-args(const char *line, struct pl_conf *c, char *msg, size_t len)
+args(const char *line, struct spk_conf *c, char *msg, size_t len)
 {
 	char buf[8192], *av[32], *save = NULL, *tok;
 	pl_err_t err;
@@ -32,7 +32,7 @@ args(const char *line, struct pl_conf *c, char *msg, size_t len)
 	for (tok = strtok_r(buf, " ", &save); tok && ac < 32; tok = strtok_r(NULL, " ", &save))
 		av[ac++] = tok;
 	pl_err_clear(&err);
-	rv = pl_args_parse(ac, av, c, &err);
+	rv = spk_args_parse(ac, av, c, &err);
 	snprintf(msg, len, "%s", err.text);
 	return rv;
 }
@@ -40,7 +40,7 @@ args(const char *line, struct pl_conf *c, char *msg, size_t len)
 static void
 test_args(void)
 {
-	struct pl_conf c;
+	struct spk_conf c;
 	char msg[512];
 
 	ok(args("", &c, msg, sizeof(msg)) == 0, "no arguments: defaults");
@@ -109,10 +109,10 @@ test_args(void)
 }
 
 /* The release the shape tests read command lines with. */
-static const struct pl_release *shape_rel;
+static const struct spk_release *shape_rel;
 
 static void
-shape(const char *line, struct pl_shape *s)
+shape(const char *line, struct spk_shape *s)
 {
 	char buf[1024], *av[64], *save = NULL, *tok;
 	int ac = 0;
@@ -121,17 +121,17 @@ shape(const char *line, struct pl_shape *s)
 	for (tok = strtok_r(buf, " ", &save); tok && ac < 63; tok = strtok_r(NULL, " ", &save))
 		av[ac++] = tok;
 	av[ac] = NULL;
-	pl_shape_parse(shape_rel, ac, av, s);
+	spk_shape_parse(shape_rel, ac, av, s);
 }
 
 static void
 test_shape(void)
 {
-	struct pl_shape s;
+	struct spk_shape s;
 
 	int ma, mi;
 
-	shape_rel = pl_release_find("22.05.8", &ma, &mi);
+	shape_rel = spk_release_find("22.05.8", &ma, &mi);
 	unsetenv("SLURM_NTASKS");
 	unsetenv("SLURM_NNODES");
 	unsetenv("SLURM_NTASKS_PER_NODE");
@@ -208,81 +208,81 @@ test_release(void)
 		{ "24.05.8", "24.05", 137 }, { "24.11.5", "24.11", 138 }, { "25.05.0-0rc1", "25.05", 139 },
 		{ "25.11.2", "25.11", 142 }, { "26.05.1", "26.05", 147 },
 	};
-	const struct pl_release *r22, *r24, *r25, *r26, *r;
+	const struct spk_release *r22, *r24, *r25, *r26, *r;
 	const char *name;
-	struct pl_shape s;
+	struct spk_shape s;
 	size_t i;
 	int ma, mi;
 	bool all = true;
 
 	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
-		r = pl_release_find(known[i].version, &ma, &mi);
-		if (!r || strcmp(r->name, known[i].name) != 0 || pl_release_count(r) != known[i].count) {
+		r = spk_release_find(known[i].version, &ma, &mi);
+		if (!r || strcmp(r->name, known[i].name) != 0 || spk_release_count(r) != known[i].count) {
 			diag("%s: %s, %zu options", known[i].version, r ? r->name : "not found",
-			     r ? pl_release_count(r) : 0);
+			     r ? spk_release_count(r) : 0);
 			all = false;
 		}
 	}
 	ok(all, "each release from 22.05 to 26.05 is found, with its number of srun options");
-	is_int(pl_nreleases, sizeof(known) / sizeof(known[0]), "and no other");
-	r = pl_release_find("27.05.0", &ma, &mi);
+	is_int(spk_nreleases, sizeof(known) / sizeof(known[0]), "and no other");
+	r = spk_release_find("27.05.0", &ma, &mi);
 	ok(!r && ma == 27 && mi == 5, "27.05: not known, read as 27.5");
-	ok(pl_release_nearest(ma, mi) == &pl_releases[pl_nreleases - 1],
+	ok(spk_release_nearest(ma, mi) == &spk_releases[spk_nreleases - 1],
 	   "a newer release reads command lines with the newest table");
-	r = pl_release_find("21.08.8", &ma, &mi);
-	ok(!r && pl_release_nearest(ma, mi) == &pl_releases[0], "an older one with the oldest");
-	ok(!pl_release_find("", &ma, &mi) && ma == 0 && !pl_release_find("slurm", &ma, &mi) &&
-	   !pl_release_find("24", &ma, &mi) && !pl_release_find("24.11x", &ma, &mi) &&
-	   !pl_release_find(NULL, &ma, &mi) && !pl_release_find("99999.1", &ma, &mi),
+	r = spk_release_find("21.08.8", &ma, &mi);
+	ok(!r && spk_release_nearest(ma, mi) == &spk_releases[0], "an older one with the oldest");
+	ok(!spk_release_find("", &ma, &mi) && ma == 0 && !spk_release_find("slurm", &ma, &mi) &&
+	   !spk_release_find("24", &ma, &mi) && !spk_release_find("24.11x", &ma, &mi) &&
+	   !spk_release_find(NULL, &ma, &mi) && !spk_release_find("99999.1", &ma, &mi),
 	   "versions that cannot be read find nothing");
-	ok(pl_release_nearest(0, 0) == &pl_releases[pl_nreleases - 1], "and read with the newest table");
+	ok(spk_release_nearest(0, 0) == &spk_releases[spk_nreleases - 1], "and read with the newest table");
 	{
 		char note[512];
 
-		pl_release_unknown_note("27.05.0", note, sizeof(note));
+		spk_release_unknown_note("27.05.0", note, sizeof(note));
 		like(note, "Slurm 27.05.0 is not a release this plugin knows (22.05 to 26.05)",
 		     "an unknown release is named in verbose mode, with the range known");
 		like(note, "leaves Slurm's task placement alone", "saying placement is not steered");
-		pl_release_unknown_note("", note, sizeof(note));
+		spk_release_unknown_note("", note, sizeof(note));
 		like(note, "Slurm (version unknown)", "a version Slurm did not give");
 	}
 
-	r22 = pl_release_find("22.05.8", &ma, &mi);
-	r24 = pl_release_find("24.11.5", &ma, &mi);
-	r25 = pl_release_find("25.05.3", &ma, &mi);
-	r26 = pl_release_find("26.05.0", &ma, &mi);
+	r22 = spk_release_find("22.05.8", &ma, &mi);
+	r24 = spk_release_find("24.11.5", &ma, &mi);
+	r25 = spk_release_find("25.05.3", &ma, &mi);
+	r26 = spk_release_find("26.05.0", &ma, &mi);
 	ok(r22 && r24 && r25 && r26, "22.05, 24.11, 25.05, 26.05 found");
 	if (!r22 || !r24 || !r25 || !r26)
 		return;
 	ok(!r22->init_failure_mode && !r24->init_failure_mode && r25->init_failure_mode &&
 	   r25->nonzero_is_error && !r24->nonzero_is_error,
 	   "init failure mode and non-zero-is-error from 25.05 on");
-	is_int(pl_release_long(r22, "segment", 7), -1, "22.05 has no --segment");
-	is_int(pl_release_long(r24, "segment", 7), PL_ARG_REQ, "24.11 has --segment SPEC");
-	is_int(pl_release_long(r22, "oom-kill-step", 13), -1, "22.05 has no --oom-kill-step");
-	is_int(pl_release_long(r24, "oom-kill-step", 13), PL_ARG_OPT, "24.11: --oom-kill-step[=0|1]");
-	is_int(pl_release_long(r24, "wait-for-children", 17), -1, "24.11 has no --wait-for-children");
-	is_int(pl_release_long(r25, "wait-for-children", 17), PL_ARG_NONE, "25.05 has it, a flag");
-	ok(pl_release_long(r25, "spread-segments", 15) < 0 &&
-	   pl_release_long(r26, "spread-segments", 15) == PL_ARG_NONE &&
-	   pl_release_long(r26, "consolidate-segments", 20) == PL_ARG_NONE,
+	is_int(spk_release_long(r22, "segment", 7), -1, "22.05 has no --segment");
+	is_int(spk_release_long(r24, "segment", 7), PL_ARG_REQ, "24.11 has --segment SPEC");
+	is_int(spk_release_long(r22, "oom-kill-step", 13), -1, "22.05 has no --oom-kill-step");
+	is_int(spk_release_long(r24, "oom-kill-step", 13), PL_ARG_OPT, "24.11: --oom-kill-step[=0|1]");
+	is_int(spk_release_long(r24, "wait-for-children", 17), -1, "24.11 has no --wait-for-children");
+	is_int(spk_release_long(r25, "wait-for-children", 17), PL_ARG_NONE, "25.05 has it, a flag");
+	ok(spk_release_long(r25, "spread-segments", 15) < 0 &&
+	   spk_release_long(r26, "spread-segments", 15) == PL_ARG_NONE &&
+	   spk_release_long(r26, "consolidate-segments", 20) == PL_ARG_NONE,
 	   "--spread-segments and --consolidate-segments from 25.11");
-	ok(pl_release_long(r25, "async", 5) < 0 && pl_release_long(r26, "async", 5) == PL_ARG_NONE,
+	ok(spk_release_long(r25, "async", 5) < 0 && spk_release_long(r26, "async", 5) == PL_ARG_NONE,
 	   "--async from 26.05");
-	ok(pl_release_long(r22, "uid", 3) == PL_ARG_REQ && pl_release_long(r24, "uid", 3) < 0,
+	ok(spk_release_long(r22, "uid", 3) == PL_ARG_REQ && spk_release_long(r24, "uid", 3) < 0,
 	   "--uid in 22.05, gone by 24.11");
-	ok(pl_release_long(r22, "pty", 3) == PL_ARG_NONE && pl_release_long(r24, "pty", 3) == PL_ARG_OPT,
+	ok(spk_release_long(r22, "pty", 3) == PL_ARG_NONE && spk_release_long(r24, "pty", 3) == PL_ARG_OPT,
 	   "--pty a flag in 22.05, an optional value in 24.11");
-	ok(pl_release_long(r22, "power", 5) == PL_ARG_REQ && pl_release_long(r24, "power", 5) < 0,
+	ok(spk_release_long(r22, "power", 5) == PL_ARG_REQ && spk_release_long(r24, "power", 5) < 0,
 	   "--power gone by 24.11");
-	ok(pl_release_short(r22, 'n', &name) == PL_ARG_REQ &&
-	   pl_release_short(r26, 'K', &name) == PL_ARG_OPT &&
-	   pl_release_short(r22, 'l', &name) == PL_ARG_NONE &&
-	   pl_release_short(r22, 'y', &name) < 0 && !name[0] &&
-	   pl_release_short(r24, 'N', &name) == PL_ARG_REQ && strcmp(name, "nodes") == 0 &&
-	   pl_release_short(r22, 0, &name) < 0,
+	ok(spk_release_short(r22, 'n', &name) == PL_ARG_REQ &&
+	   spk_release_short(r26, 'K', &name) == PL_ARG_OPT &&
+	   spk_release_short(r22, 'l', &name) == PL_ARG_NONE &&
+	   spk_release_short(r22, 'y', &name) < 0 && !name[0] &&
+	   spk_release_short(r24, 'N', &name) == PL_ARG_REQ && strcmp(name, "nodes") == 0 &&
+	   spk_release_short(r22, 0, &name) < 0,
 	   "short letters: -n SPEC, -K[N], -l, no -y; -N is --nodes");
-	ok(pl_release_long(r22, "segmen", 6) < 0 && pl_release_long(r22, "nodes", 4) < 0,
+	ok(spk_release_long(r22, "segmen", 6) < 0 && spk_release_long(r22, "nodes", 4) < 0,
 	   "a prefix is not an option (srun's own abbreviations make the shape incomplete)");
 
 	/* The same command line, read with each release's table. */
@@ -379,7 +379,7 @@ check(const struct proto_placement *p, const char *view, char *msg, size_t len)
 	int rv;
 
 	pl_err_clear(&err);
-	rv = pl_answer_check(p, step_names, step_ntasks, 2, view, &err);
+	rv = spk_answer_check(p, step_names, step_ntasks, 2, view, &err);
 	snprintf(msg, len, "%s", err.text);
 	return rv;
 }
@@ -462,31 +462,31 @@ test_answer_check(void)
 	hand_answer(&p, "node:nodeB");
 	ok(check(&p, "node:nodeQ", msg, sizeof(msg)) < 0, "refused: a view naming no node of the step");
 	pl_err_clear(&err);
-	ok(pl_answer_layout_check(&p, "tp2", &err) == 0 && pl_answer_layout_check(&p, "tp2,dp2", &err) == 0,
+	ok(spk_answer_layout_check(&p, "tp2", &err) == 0 && spk_answer_layout_check(&p, "tp2,dp2", &err) == 0,
 	   "the answer is a placement of tp2 (= tp2,dp2 on 4 tasks) (%s)", err.text);
-	ok(pl_answer_layout_check(&p, "tp4", &err) < 0, "refused: an answer for tp2 used for tp4");
+	ok(spk_answer_layout_check(&p, "tp4", &err) < 0, "refused: an answer for tp2 used for tp4");
 	like(err.text, "placement is for layout 'tp2', not for --parallel-layout=tp4", "  naming both");
 	pl_err_clear(&err);
-	ok(pl_answer_layout_check(&p, "tp2,order=tp-cp-ep-pp-dp", &err) < 0,
+	ok(spk_answer_layout_check(&p, "tp2,order=tp-cp-ep-pp-dp", &err) < 0,
 	   "refused: the same sizes in another rank order");
 	like(err.text, "placement is for layout 'tp2'", "  (not a parse error: %s)", err.text);
 	/* An auto spec: the answer is the layout the planner chose; it must
 	 * keep what the spec pins. */
 	pl_err_clear(&err);
-	ok(pl_answer_layout_check(&p, "auto", &err) == 0 &&
-	   pl_answer_layout_check(&p, "auto,tp2,model=7b", &err) == 0,
+	ok(spk_answer_layout_check(&p, "auto", &err) == 0 &&
+	   spk_answer_layout_check(&p, "auto,tp2,model=7b", &err) == 0,
 	   "auto and auto,tp2: the answer tp2,dp2 keeps every pin (%s)", err.text);
-	ok(pl_answer_layout_check(&p, "auto,tp4", &err) < 0, "refused: auto,tp4 answered with tp2");
+	ok(spk_answer_layout_check(&p, "auto,tp4", &err) < 0, "refused: auto,tp4 answered with tp2");
 	like(err.text, "does not keep tp= of --parallel-layout=auto,tp4", "  naming the pin (%s)", err.text);
 	pl_err_clear(&err);
-	ok(pl_answer_layout_check(&p, "auto,zero=1", &err) < 0, "refused: auto,zero=1 answered with zero 0");
+	ok(spk_answer_layout_check(&p, "auto,zero=1", &err) < 0, "refused: auto,zero=1 answered with zero 0");
 	like(err.text, "does not keep zero=", "  naming zero (%s)", err.text);
 	pl_err_clear(&err);
-	ok(pl_answer_layout_check(&p, "auto,order=tp-cp-ep-pp-dp", &err) < 0,
+	ok(spk_answer_layout_check(&p, "auto,order=tp-cp-ep-pp-dp", &err) < 0,
 	   "refused: auto in another rank order");
 	like(err.text, "does not keep order=", "  naming the order (%s)", err.text);
 	pl_err_clear(&err);
-	ok(pl_answer_layout_check(&p, "auto,tp=x", &err) < 0, "a bad auto spec is a parse error");
+	ok(spk_answer_layout_check(&p, "auto,tp=x", &err) < 0, "a bad auto spec is a parse error");
 	like(err.text, "--parallel-layout=auto,tp=x: ", "  naming the spec (%s)", err.text);
 	proto_placement_free(&p);
 #undef BROKEN
@@ -501,7 +501,7 @@ test_request(void)
 	enum { N = 12800, PER = 8 };
 	uint16_t *tasks = calloc(N, sizeof(*tasks));
 	uint32_t **tids = calloc(N, sizeof(*tids));
-	struct pl_step st;
+	struct spk_step st;
 	struct proto_request req, back;
 	pl_err_t err;
 	char *json = NULL;
@@ -515,12 +515,12 @@ test_request(void)
 			tids[n][t] = (uint32_t)(t * N + n);	/* cyclic */
 	}
 	pl_err_clear(&err);
-	ok(pl_step_init(&st, "node[1-12800]", N, tasks, tids, &err) == 0, "a 12,800-node step layout (%s)",
+	ok(spk_step_init(&st, "node[1-12800]", N, tasks, tids, &err) == 0, "a 12,800-node step layout (%s)",
 	   err.text);
 	is_int(st.world, (long)N * PER, "world 102,400");
 	is_str(st.names[N - 1], "node12800", "the last node's name");
-	is_int(pl_step_find(&st, "node9000"), 8999, "node9000 found at index 8999");
-	ok(pl_request_build(&req, "tp8,pp16", &st, true, 7, 3, 1234, "node:node12800", &err) == 0,
+	is_int(spk_step_find(&st, "node9000"), 8999, "node9000 found at index 8999");
+	ok(spk_request_build(&req, "tp8,pp16", &st, true, 7, 3, 1234, "node:node12800", &err) == 0,
 	   "its request builds (%s)", err.text);
 	json = proto_request_to_json(&req);
 	ok(json != NULL, "and serializes");
@@ -533,12 +533,12 @@ test_request(void)
 	is_int(back.uid, 1234, "the job owner's uid travels");
 	proto_request_free(&back);
 	proto_request_free(&req);
-	ok(pl_request_build(&req, "tp8", &st, false, 7, 3, -1, "hostfile", &err) == 0 &&
+	ok(spk_request_build(&req, "tp8", &st, false, 7, 3, -1, "hostfile", &err) == 0 &&
 	   req.nodes[5].tids == NULL, "without tids: Slurm's block order");
 	proto_request_free(&req);
-	pl_step_free(&st);
-	ok(pl_step_init(&st, "node[1-3]", 4, tasks, tids, &err) < 0, "a node list shorter than the layout is refused");
-	pl_step_free(&st);
+	spk_step_free(&st);
+	ok(spk_step_init(&st, "node[1-3]", 4, tasks, tids, &err) < 0, "a node list shorter than the layout is refused");
+	spk_step_free(&st);
 	free(json);
 	for (n = 0; n < N; n++)
 		free(tids[n]);
@@ -558,7 +558,7 @@ test_fallback(void)
 	struct place_node nodes[4];
 	struct proto_request req;
 	struct proto_placement p;
-	struct pl_conf c;
+	struct spk_conf c;
 	pl_err_t err;
 	int i;
 
@@ -571,21 +571,21 @@ test_fallback(void)
 		nodes[i].ntasks = 8;
 		nodes[i].tids = NULL;
 	}
-	pl_args_parse(0, NULL, &c, &err);
+	spk_args_parse(0, NULL, &c, &err);
 	snprintf(c.map, sizeof(c.map), "%s", path);
 	snprintf(c.socket, sizeof(c.socket), "%s/none-%%n.sock", dir);
 	c.timeout_ms = 200;
 	ok(proto_request_init(&req, "tp8,pp4", nodes, 4, 1, 0, "node:node00003", &err) == 0,
 	   "a request (%s)", err.text);
-	ok(pl_query(&c, "node00003", &req, &p, from, sizeof(from), &err) == 0,
+	ok(spk_query(&c, "node00003", &req, &p, from, sizeof(from), &err) == 0,
 	   "no daemon, fallback=local: placed in-process (%s)", err.text);
 	like(from, "in-process from", "saying where it came from");
-	ok(pl_answer_check(&p, names, ntasks, 4, "node:node00003", &err) == 0,
+	ok(spk_answer_check(&p, names, ntasks, 4, "node:node00003", &err) == 0,
 	   "the in-process answer fits the step (%s)", err.text);
 	proto_placement_free(&p);
 	c.fallback = FALLBACK_FAIL;
 	pl_err_clear(&err);
-	ok(pl_query(&c, "node00003", &req, &p, from, sizeof(from), &err) < 0, "fallback=fail: refused");
+	ok(spk_query(&c, "node00003", &req, &p, from, sizeof(from), &err) < 0, "fallback=fail: refused");
 	like(err.text, "layoutd did not answer", "saying the daemon did not answer");
 	proto_placement_free(&p);
 	proto_request_free(&req);
@@ -604,7 +604,7 @@ test_bounds(void)
 	struct topo_map *m = topo_new();
 	struct topo_nodetype t8, t4;
 	struct topo_gpu g[8];
-	struct pl_bounds b;
+	struct spk_bounds b;
 	char dir[] = "/tmp/pl-bounds-test.XXXXXX", path[PATH_MAX];
 	pl_err_t err;
 	int i, a, r;
@@ -647,14 +647,14 @@ test_bounds(void)
 	}
 	m->link[TOPO_LINK_SPINE].gbps = 12.5;
 	ok(topo_save(m, path, &err) == 0, "the hand-made map saved (%s)", err.text);
-	ok(pl_bounds_load(path, &b, &err) == 0, "its bounds read (%s)", err.text);
+	ok(spk_bounds_load(path, &b, &err) == 0, "its bounds read (%s)", err.text);
 	is_int(b.domain, 12, "largest NVLink domain: rackA, 3 x 4 GPUs (rackB has no NVLink)");
 	is_double(b.gpu_memory_gb, 40.0, 1e-9, "smallest GPU memory: 40 GB");
 	is_double(b.link[TOPO_LINK_SPINE].gbps, 12.5, 1e-9, "the map's spine bandwidth");
 	is_int(b.nnodes, 6, "6 nodes");
 	topo_free(m);
 	m = topo_synth_blocks(1000, 4, 18);
-	ok(m && topo_save(m, path, &err) == 0 && pl_bounds_load(path, &b, &err) == 0,
+	ok(m && topo_save(m, path, &err) == 0 && spk_bounds_load(path, &b, &err) == 0,
 	   "a 1,000-node map in 18-node NVLink racks (%s)", err.text);
 	is_int(b.domain, 72, "its domain: 18 nodes x 4 GPUs");
 	topo_free(m);
@@ -662,7 +662,7 @@ test_bounds(void)
 	fputs("{\"node_types\": [], \"nodes\": [{\"name\": \"x\", \"type\": \"gpu9\"}]}", f);
 	fclose(f);
 	pl_err_clear(&err);
-	ok(pl_bounds_load(path, &b, &err) < 0, "a node naming a missing type is refused");
+	ok(spk_bounds_load(path, &b, &err) < 0, "a node naming a missing type is refused");
 	like(err.text, "type 'gpu9' is not in the map", "naming it");
 	unlink(path);
 	rmdir(dir);
@@ -694,7 +694,7 @@ test_watch_dir(void)
 	}
 	snprintf(parent, sizeof(parent), "%s/plw", top);
 	pl_err_clear(&err);
-	ok(pl_watch_dir_make(parent, 77, 3, me, (long)getegid(), path, sizeof(path), &err) == 0,
+	ok(spk_watch_dir_make(parent, 77, 3, me, (long)getegid(), path, sizeof(path), &err) == 0,
 	   "the step directory is made (%s)", err.text);
 	snprintf(want, sizeof(want), "%s/77.3", parent);
 	is_str(path, want, "named PARENT/JOB.STEP");
@@ -703,17 +703,17 @@ test_watch_dir(void)
 	is_int(uid, me, "owned by the job's user");
 	/* A second slurmstepd of the same machine, same step. */
 	pl_err_clear(&err);
-	ok(pl_watch_dir_make(parent, 77, 3, me, -1, path, sizeof(path), &err) == 0,
+	ok(spk_watch_dir_make(parent, 77, 3, me, -1, path, sizeof(path), &err) == 0,
 	   "made again for the same step: reused (%s)", err.text);
 	snprintf(f, sizeof(f), "%s/plw-77.3.0.1", path);
 	fp = fopen(f, "w");
 	if (fp)
 		fclose(fp);
 	pl_err_clear(&err);
-	ok(pl_watch_dir_remove(parent, 77, 3, &err) == 0, "removed (%s)", err.text);
+	ok(spk_watch_dir_remove(parent, 77, 3, &err) == 0, "removed (%s)", err.text);
 	is_int(mode_of(path, &uid), -1L, "the directory and its record are gone");
 	is_int(mode_of(parent, &uid), 0100755L, "the parent stays");
-	ok(pl_watch_dir_remove(parent, 77, 3, &err) == 0, "removing a missing one is no error");
+	ok(spk_watch_dir_remove(parent, 77, 3, &err) == 0, "removing a missing one is no error");
 
 	/* Planted: a symlink at the step's name, pointing at a directory. */
 	snprintf(want, sizeof(want), "%s/victim", top);
@@ -721,7 +721,7 @@ test_watch_dir(void)
 	snprintf(path, sizeof(path), "%s/77.4", parent);
 	ok(symlink(want, path) == 0, "a symlink planted at 77.4");
 	pl_err_clear(&err);
-	ok(pl_watch_dir_make(parent, 77, 4, me, -1, path, sizeof(path), &err) < 0,
+	ok(spk_watch_dir_make(parent, 77, 4, me, -1, path, sizeof(path), &err) < 0,
 	   "a symlink at the step's name is refused");
 	like(err.text, "77.4: something other than a directory is there (not followed)",
 	     "saying so");
@@ -730,35 +730,35 @@ test_watch_dir(void)
 	fp = fopen(f, "w");
 	if (fp)
 		fclose(fp);
-	ok(pl_watch_dir_remove(parent, 77, 4, &err) < 0, "removal does not follow the link");
+	ok(spk_watch_dir_remove(parent, 77, 4, &err) < 0, "removal does not follow the link");
 	ok(access(f, F_OK) == 0, "the file behind the link is kept");
 	snprintf(path, sizeof(path), "%s/77.4", parent);
 	unlink(path);
 
 	/* A symlink inside the step's directory is removed itself. */
 	pl_err_clear(&err);
-	ok(pl_watch_dir_make(parent, 77, 5, me, -1, path, sizeof(path), &err) == 0, "77.5 made");
+	ok(spk_watch_dir_make(parent, 77, 5, me, -1, path, sizeof(path), &err) == 0, "77.5 made");
 	snprintf(want, sizeof(want), "%s/plw-link", path);
 	ok(symlink(f, want) == 0, "a symlink to a file inside it");
 	pl_err_clear(&err);
-	ok(pl_watch_dir_remove(parent, 77, 5, &err) == 0, "removed (%s)", err.text);
+	ok(spk_watch_dir_remove(parent, 77, 5, &err) == 0, "removed (%s)", err.text);
 	ok(access(f, F_OK) == 0, "the file the link named is kept");
 
 	/* A parent others may write, and a parent that is a symlink. */
 	chmod(parent, 0777);
 	pl_err_clear(&err);
-	ok(pl_watch_dir_make(parent, 77, 6, me, -1, path, sizeof(path), &err) < 0,
+	ok(spk_watch_dir_make(parent, 77, 6, me, -1, path, sizeof(path), &err) < 0,
 	   "a world-writable parent is refused");
 	like(err.text, "not writable by others (mode 0755 or sticky)", "saying what is accepted");
 	chmod(parent, 01777);
 	pl_err_clear(&err);
-	ok(pl_watch_dir_make(parent, 77, 6, me, -1, path, sizeof(path), &err) == 0,
+	ok(spk_watch_dir_make(parent, 77, 6, me, -1, path, sizeof(path), &err) == 0,
 	   "a sticky one is taken (%s)", err.text);
-	pl_watch_dir_remove(parent, 77, 6, &err);
+	spk_watch_dir_remove(parent, 77, 6, &err);
 	rmdir(parent);
 	ok(symlink(top, parent) == 0, "the parent planted as a symlink");
 	pl_err_clear(&err);
-	ok(pl_watch_dir_make(parent, 77, 7, me, -1, path, sizeof(path), &err) < 0,
+	ok(spk_watch_dir_make(parent, 77, 7, me, -1, path, sizeof(path), &err) < 0,
 	   "a symlink parent is refused");
 	like(err.text, "without following a symlink", "saying so");
 	snprintf(path, sizeof(path), "%s/77.7", top);
@@ -776,11 +776,11 @@ test_watch_dir(void)
 static void
 test_watch_json(void)
 {
-	struct pl_watch_task t = { 77, 3, 5, 13, 4242, 1000, "gpu\"1\\\n", { 1, 0, 0, 2, 1 },
+	struct spk_watch_task t = { 77, 3, 5, 13, 4242, 1000, "gpu\"1\\\n", { 1, 0, 0, 2, 1 },
 				   "/dev/shm/parallel-layout/77.3", 5, "mlx5_\"5", NULL };
 	char path[64], *s;
 
-	s = pl_watch_task_json(&t);
+	s = spk_watch_task_json(&t);
 	is_str(s ? s : "(null)",
 	       "{\"job_id\":77,\"step_id\":3,\"task\":5,\"rank\":13,\"pid\":4242,\"uid\":1000,"
 	       "\"node\":\"gpu\\\"1\\\\\\n\",\"coords\":{\"tp\":1,\"cp\":0,\"ep\":0,\"dp\":2,\"pp\":1},"
@@ -791,7 +791,7 @@ test_watch_json(void)
 	free(s);
 	t.gpu = -7;
 	t.nic = NULL;
-	s = pl_watch_task_json(&t);
+	s = spk_watch_task_json(&t);
 	like(s ? s : "(null)", "/plw-77.3.13.4242\",\"gpu\":-1,\"nic\":\"\"}",
 	     "no GPU known is -1, no NIC is \"\"");
 	free(s);
@@ -799,26 +799,26 @@ test_watch_json(void)
 	 * NIC names): the task is still registered, without them. */
 	t.gpu = 1024;
 	t.nic = "mlx5_012345678901234567890123456";
-	s = pl_watch_task_json(&t);
+	s = spk_watch_task_json(&t);
 	like(s ? s : "(null)", "\"gpu\":-1,\"nic\":\"\"}", "GPU 1024 and a 32-byte NIC name go as unknown");
 	free(s);
 	t.gpu = 1023;
 	t.nic = "mlx5_01234567890123456789012345";
-	s = pl_watch_task_json(&t);
+	s = spk_watch_task_json(&t);
 	like(s ? s : "(null)", "\"gpu\":1023,\"nic\":\"mlx5_01234567890123456789012345\"}",
 	     "GPU 1023 and a 31-byte NIC name go as they are");
 	free(s);
-	s = pl_watch_exit_json(77, 3, 5, 7 << 8);
+	s = spk_watch_exit_json(77, 3, 5, 7 << 8);
 	is_str(s ? s : "(null)", "{\"job_id\":77,\"step_id\":3,\"task\":5,\"status\":1792}",
 	       "the exit's body carries the wait status");
 	free(s);
 	t.node = "gpu\xff";
-	s = pl_watch_task_json(&t);
+	s = spk_watch_task_json(&t);
 	ok(s == NULL, "a node name that is not UTF-8 gives no body");
 	free(s);
 	t.node = "n";
-	ok(pl_watch_record_path(&t, path, 30) < 0, "a record path that does not fit is refused");
-	ok(pl_watch_record_path(&t, path, sizeof(path)) == 0 &&
+	ok(spk_watch_record_path(&t, path, 30) < 0, "a record path that does not fit is refused");
+	ok(spk_watch_record_path(&t, path, sizeof(path)) == 0 &&
 	   strcmp(path, "/dev/shm/parallel-layout/77.3/plw-77.3.13.4242") == 0,
 	   "the record path (%s)", path);
 }
@@ -855,7 +855,7 @@ test_watch_step_json(void)
 {
 	/* layoutd's max_body default (LD_DEFAULT_MAX_BODY, daemon/layoutd.h). */
 	const size_t max_body = 64UL << 20;
-	struct pl_watch_task t = { 9, 0, 0, 0, 100, 1000, "b\"x", { 0, 0, 0, 0, 0 },
+	struct spk_watch_task t = { 9, 0, 0, 0, 100, 1000, "b\"x", { 0, 0, 0, 0, 0 },
 				   "/dev/shm/parallel-layout/9.0", 0, "mlx5_0", NULL };
 	struct proto_placement p;
 	pl_err_t err;
@@ -884,7 +884,7 @@ test_watch_step_json(void)
 	p.nodes[3].min_rank = 12;
 	p.master_node = 2;
 	t.place = &p;
-	s = pl_watch_task_json(&t);
+	s = spk_watch_task_json(&t);
 	is_str(s ? s : "(null)",
 	       "{\"job_id\":9,\"step_id\":0,\"task\":0,\"rank\":0,\"pid\":100,\"uid\":1000,"
 	       "\"node\":\"b\\\"x\",\"coords\":{\"tp\":0,\"cp\":0,\"ep\":0,\"dp\":0,\"pp\":0},"
@@ -895,7 +895,7 @@ test_watch_step_json(void)
 	       "a node of no task left out");
 	free(s);
 	snprintf(p.nodes[0].name, sizeof(p.nodes[0].name), "a\xc3");
-	s = pl_watch_task_json(&t);
+	s = spk_watch_task_json(&t);
 	ok(s == NULL, "a step node name that is not UTF-8 gives no body");
 	free(s);
 	proto_placement_free(&p);
@@ -908,7 +908,7 @@ test_watch_step_json(void)
 	   strlen(p.nodes[0].name));
 	t.place = &p;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	s = pl_watch_task_json(&t);
+	s = spk_watch_task_json(&t);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	ok(s != NULL, "a 12,800-node step's body builds");
 	diag("12,800-node step: %zu bytes in %.2f ms", s ? strlen(s) : 0,

@@ -5,13 +5,13 @@
  * bandwidths.  Read from the map file without building the map (no node
  * index, no switches, no GPU or NIC records): srun pays it on every launch.
  */
-#ifndef PL_BOUNDS_H
-#define PL_BOUNDS_H
+#ifndef SPK_BOUNDS_H
+#define SPK_BOUNDS_H
 
 #include "pl_err.h"
 #include "topo.h"
 
-struct pl_bounds {
+struct spk_bounds {
 	long domain;		/* GPUs of the largest NVLink domain (node or block); 0 unknown */
 	double gpu_memory_gb;	/* the smallest per-GPU memory of any node; 0 unknown */
 	struct topo_linkclass link[TOPO_NLINKS];
@@ -24,6 +24,6 @@ struct pl_bounds {
  * does: a node naming a type or block the map lacks is an error.  Returns
  * 0, or -1 with err.
  */
-int pl_bounds_load(const char *path, struct pl_bounds *b, pl_err_t *err);
+int spk_bounds_load(const char *path, struct spk_bounds *b, pl_err_t *err);
 
 #endif

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pl_answer.h"
+#include "spk_answer.h"
 
 /* LOCAL_RANK is a GPU index on the node. */
 #define MAX_GPU_INDEX 65535
@@ -241,7 +241,7 @@ out:
 }
 
 int
-pl_answer_check(const struct proto_placement *p, const char *const *names, const long *ntasks,
+spk_answer_check(const struct proto_placement *p, const char *const *names, const long *ntasks,
 		long nnodes, const char *view, pl_err_t *err)
 {
 	long only = -1, i;
@@ -316,7 +316,7 @@ auto_check(const struct proto_placement *p, const struct pl_layout *want, const 
 }
 
 int
-pl_answer_layout_check(const struct proto_placement *p, const char *spec, pl_err_t *err)
+spk_answer_layout_check(const struct proto_placement *p, const char *spec, pl_err_t *err)
 {
 	struct pl_layout want;
 	char a[PL_CLIP_BUF], b[PL_CLIP_BUF];

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The step's shape from srun's command line, walked with the option table
- * of the running Slurm release (pl_release.c) to the program, picking out
+ * of the running Slurm release (spk_release.c) to the program, picking out
  * the task and node counts.  An option the release does not have makes the
  * shape incomplete, and then we only validate what we are sure of.
  */
@@ -12,13 +12,13 @@
 
 #include "buf.h"
 #include "pl_err.h"
-#include "pl_release.h"
-#include "pl_shape.h"
+#include "spk_release.h"
+#include "spk_shape.h"
 
 /* The options SPANK plugins register that we know: ours. */
 static const struct {
 	const char *name;
-	enum pl_arg arg;
+	enum spk_arg arg;
 } spank_opts[] = {
 	{ "parallel-layout", PL_ARG_REQ },
 	{ "parallel-layout-verbose", PL_ARG_NONE },
@@ -32,14 +32,14 @@ static const char *const blockers[] = {
 
 /* How release r's srun (with our options) takes --name[0..len); -1 unknown. */
 static int
-long_arg(const struct pl_release *r, const char *name, size_t len)
+long_arg(const struct spk_release *r, const char *name, size_t len)
 {
 	size_t i;
 
 	for (i = 0; i < sizeof(spank_opts) / sizeof(spank_opts[0]); i++)
 		if (strlen(spank_opts[i].name) == len && strncmp(spank_opts[i].name, name, len) == 0)
 			return spank_opts[i].arg;
-	return pl_release_long(r, name, len);
+	return spk_release_long(r, name, len);
 }
 
 static bool
@@ -60,7 +60,7 @@ listed(const char *const *list, const char *name, size_t len)
  * count came from.
  */
 static long
-count(struct pl_shape *s, const char *what, const char *v)
+count(struct spk_shape *s, const char *what, const char *v)
 {
 	char clip[PL_CLIP_BUF];
 	long x = 0;
@@ -79,7 +79,7 @@ count(struct pl_shape *s, const char *what, const char *v)
 }
 
 static void
-take(struct pl_shape *s, const char *name, size_t len, const char *v)
+take(struct spk_shape *s, const char *name, size_t len, const char *v)
 {
 	if (len == 6 && strncmp(name, "ntasks", 6) == 0)
 		s->ntasks = count(s, "--ntasks", v);
@@ -99,7 +99,7 @@ take(struct pl_shape *s, const char *name, size_t len, const char *v)
 }
 
 static void
-from_env(struct pl_shape *s)
+from_env(struct spk_shape *s)
 {
 	const char *v;
 
@@ -127,7 +127,7 @@ from_env(struct pl_shape *s)
 }
 
 void
-pl_shape_parse(const struct pl_release *r, int argc, char **argv, struct pl_shape *s)
+spk_shape_parse(const struct spk_release *r, int argc, char **argv, struct spk_shape *s)
 {
 	int i;
 
@@ -158,7 +158,7 @@ pl_shape_parse(const struct pl_release *r, int argc, char **argv, struct pl_shap
 		/* A cluster of short options: "-l", "-n8", "-ln 8", "-K1". */
 		for (a++; *a; a++) {
 			const char *name;
-			int arg = pl_release_short(r, *a, &name);
+			int arg = spk_release_short(r, *a, &name);
 
 			if (arg == PL_ARG_REQ) {
 				const char *v = a[1] ? a + 1 : (i + 1 < argc ? argv[++i] : "");
@@ -179,7 +179,7 @@ pl_shape_parse(const struct pl_release *r, int argc, char **argv, struct pl_shap
 }
 
 int
-pl_shape_self(const struct pl_release *r, struct pl_shape *s)
+spk_shape_self(const struct spk_release *r, struct spk_shape *s)
 {
 	struct buf b = BUF_INIT;
 	char chunk[8192], **argv = NULL;
@@ -202,7 +202,7 @@ pl_shape_self(const struct pl_release *r, struct pl_shape *s)
 	argc = 0;
 	for (o = 0; o < b.len; o += strlen(b.s + o) + 1)
 		argv[argc++] = b.s + o;
-	pl_shape_parse(r, argc, argv, s);
+	spk_shape_parse(r, argc, argv, s);
 	rv = 0;
 out:
 	fclose(f);

@@ -14,10 +14,10 @@
 
 #include "hosts.h"
 #include "layout.h"
-#include "pl_answer.h"
-#include "pl_bounds.h"
-#include "pl_context.h"
-#include "pl_shape.h"
+#include "spk_answer.h"
+#include "spk_bounds.h"
+#include "spk_context.h"
+#include "spk_shape.h"
 #include "plan.h"
 #include "service.h"
 
@@ -37,7 +37,7 @@ static struct {
  * as the likely choice.
  */
 static int
-choose(const struct pl_opts *o, const struct pl_shape *s, const struct pl_layout *l,
+choose(const struct spk_opts *o, const struct spk_shape *s, const struct pl_layout *l,
        const struct plan_ctx *pc, const char *spec)
 {
 	struct plan_auto_result *r;
@@ -73,11 +73,11 @@ out:
  * anything is allocated; print the planner's warnings.  -1 refuses.
  */
 static int
-validate(const struct pl_opts *o, const struct pl_shape *s)
+validate(const struct spk_opts *o, const struct spk_shape *s)
 {
 	const char *map = o->conf.map;
 	struct pl_layout l;
-	struct pl_bounds b;
+	struct spk_bounds b;
 	bool have_bounds = false;
 	struct plan_ctx pc;
 	struct plan p;
@@ -98,7 +98,7 @@ validate(const struct pl_opts *o, const struct pl_shape *s)
 	 * the map: before the allocation we do not know which nodes the step
 	 * gets. */
 	if (map[0]) {
-		have_bounds = pl_bounds_load(map, &b, &err) == 0;
+		have_bounds = spk_bounds_load(map, &b, &err) == 0;
 		if (!have_bounds) {
 			/* Validation is best effort; the step still gets placed
 			 * (by layoutd) or refused on the nodes. */
@@ -193,7 +193,7 @@ write_hostfile(const struct proto_placement *p)
  * the answer does not fit the step (then the nodes place, or refuse).
  */
 static void
-steer(const struct pl_opts *o, const struct pl_shape *s)
+steer(const struct spk_opts *o, const struct spk_shape *s)
 {
 	const char *alloc = getenv("SLURM_JOB_NODELIST");
 	struct hosts h = { 0, NULL };
@@ -227,10 +227,10 @@ steer(const struct pl_opts *o, const struct pl_shape *s)
 	}
 	if (proto_request_init(&req, o->spec, nodes, s->nnodes,
 			       strtol(getenv("SLURM_JOB_ID"), NULL, 10), -1, "hostfile", &err) < 0 ||
-	    pl_query(&o->conf, getenv("SLURMD_NODENAME"), &req, &p, from, sizeof(from), &err) < 0 ||
-	    pl_answer_check(&p, (const char *const *)h.names, ntasks, s->nnodes, "hostfile",
+	    spk_query(&o->conf, getenv("SLURMD_NODENAME"), &req, &p, from, sizeof(from), &err) < 0 ||
+	    spk_answer_check(&p, (const char *const *)h.names, ntasks, s->nnodes, "hostfile",
 			    &err) < 0 ||
-	    pl_answer_layout_check(&p, o->spec, &err) < 0) {
+	    spk_answer_layout_check(&p, o->spec, &err) < 0) {
 		/* task_init will place (or refuse) with the exact layout. */
 		slurm_info(PLUGIN_NAME ": not steering Slurm's placement: %s", err.text);
 		goto out;
@@ -254,20 +254,20 @@ out:
 }
 
 int
-pl_local_option(struct pl_opts *o)
+spk_local_option(struct spk_opts *o)
 {
-	struct pl_shape s;
+	struct spk_shape s;
 
 	if (!o->conf_ok) {
 		ERR("plugstack.conf: %s", o->conf_err.text);
 		return -1;
 	}
 	if (spank_context() != S_CTX_LOCAL)
-		return validate(o, &(struct pl_shape){ 0 }) < 0 ? -1 : 0;
+		return validate(o, &(struct spk_shape){ 0 }) < 0 ? -1 : 0;
 	/* Inherited from an outer srun (a task that runs srun): not ours. */
 	unsetenv("PARALLEL_LAYOUT_STEERED");
-	if (pl_shape_self(o->release ? o->release :
-			  pl_release_nearest(o->slurm_major, o->slurm_minor), &s) < 0)
+	if (spk_shape_self(o->release ? o->release :
+			  spk_release_nearest(o->slurm_major, o->slurm_minor), &s) < 0)
 		memset(&s, 0, sizeof(s));
 	o->verbose |= s.verbose;
 	if (!o->release || !o->release->hostfile_steer) {
@@ -277,7 +277,7 @@ pl_local_option(struct pl_opts *o)
 		if (o->verbose) {
 			char note[512];
 
-			pl_release_unknown_note(o->slurm_version, note, sizeof(note));
+			spk_release_unknown_note(o->slurm_version, note, sizeof(note));
 			slurm_info(PLUGIN_NAME ": %s", note);
 		}
 	} else if (o->verbose) {
@@ -295,7 +295,7 @@ pl_local_option(struct pl_opts *o)
 }
 
 void
-pl_local_exit(void)
+spk_local_exit(void)
 {
 	if (ctx.hostfile[0]) {
 		unlink(ctx.hostfile);

@@ -22,9 +22,9 @@
 #include <slurm/slurm.h>
 
 #include "client.h"
-#include "pl_answer.h"
-#include "pl_context.h"
-#include "pl_request.h"
+#include "spk_answer.h"
+#include "spk_context.h"
+#include "spk_request.h"
 
 /* The remote context's own state: one step in one slurmstepd. */
 static struct {
@@ -133,7 +133,7 @@ fail_step(spank_t sp, bool node_wide, const char *fmt, ...)
  * puts here?  Then Slurm followed our hostfile.  (The answer was checked:
  * every rank is unique and in range.) */
 static bool
-matches(const struct pl_step *st, long me, const struct proto_placement *p)
+matches(const struct spk_step *st, long me, const struct proto_placement *p)
 {
 	unsigned char *here = calloc((size_t)p->world, 1);
 	bool ok = here && p->ntasks == st->ntasks[me];
@@ -148,7 +148,7 @@ matches(const struct pl_step *st, long me, const struct proto_placement *p)
 }
 
 static void
-master_address(const struct pl_opts *o)
+master_address(const struct spk_opts *o)
 {
 	node_info_msg_t *info = NULL;
 	const char *name = ctx.place.nodes[ctx.place.master_node].name;
@@ -173,20 +173,20 @@ master_address(const struct pl_opts *o)
  * the answer against the step.  0, or -1 with err.
  */
 static int
-ask(const struct pl_opts *o, const struct pl_step *st, bool with_tids, long uid,
+ask(const struct spk_opts *o, const struct spk_step *st, bool with_tids, long uid,
     const char *view, char *from, size_t fromlen, pl_err_t *err)
 {
 	struct proto_request req;
 	int rv = -1;
 
 	proto_placement_free(&ctx.place);
-	if (pl_request_build(&req, o->spec, st, with_tids, ctx.job_id, ctx.step_id, uid, view,
+	if (spk_request_build(&req, o->spec, st, with_tids, ctx.job_id, ctx.step_id, uid, view,
 			     err) < 0)
 		return -1;
-	if (pl_query(&o->conf, ctx.node, &req, &ctx.place, from, fromlen, err) == 0 &&
-	    pl_answer_check(&ctx.place, (const char *const *)st->names, st->ntasks, st->nnodes,
+	if (spk_query(&o->conf, ctx.node, &req, &ctx.place, from, fromlen, err) == 0 &&
+	    spk_answer_check(&ctx.place, (const char *const *)st->names, st->ntasks, st->nnodes,
 			    view, err) == 0 &&
-	    pl_answer_layout_check(&ctx.place, o->spec, err) == 0)
+	    spk_answer_layout_check(&ctx.place, o->spec, err) == 0)
 		rv = 0;
 	else
 		proto_placement_free(&ctx.place);
@@ -194,9 +194,9 @@ ask(const struct pl_opts *o, const struct pl_step *st, bool with_tids, long uid,
 	return rv;
 }
 
-/* The step's layout from slurmctld, as a pl_step; -1 with the reason kept. */
+/* The step's layout from slurmctld, as a spk_step; -1 with the reason kept. */
 static int
-step_layout(struct pl_step *st, long *dist)
+step_layout(struct spk_step *st, long *dist)
 {
 	slurm_step_id_t id;
 	slurm_step_layout_t *lay;
@@ -214,7 +214,7 @@ step_layout(struct pl_step *st, long *dist)
 		return -1;
 	}
 	pl_err_clear(&err);
-	rv = pl_step_init(st, lay->node_list, (long)lay->node_cnt, lay->tasks, lay->tids, &err);
+	rv = spk_step_init(st, lay->node_list, (long)lay->node_cnt, lay->tasks, lay->tids, &err);
 	if (rv < 0)
 		keep_error("step %u.%u: %s", ctx.job_id, ctx.step_id, err.text);
 	*dist = (long)(lay->task_dist & SLURM_DIST_STATE_BASE);
@@ -228,7 +228,7 @@ step_layout(struct pl_step *st, long *dist)
  * followed it.  Failures are kept for task_init.
  */
 static void
-place_here(const struct pl_opts *o, const struct pl_step *st, long me, long uid, bool want_steer,
+place_here(const struct spk_opts *o, const struct spk_step *st, long me, long uid, bool want_steer,
 	   long dist)
 {
 	char view[PROTO_VIEW_MAX], from[PATH_MAX + 256], spec[PL_CLIP_BUF], clip[PL_CLIP_BUF];
@@ -288,7 +288,7 @@ place_here(const struct pl_opts *o, const struct pl_step *st, long me, long uid,
  * never fails the step.
  */
 static void
-watch_prepare(spank_t sp, const struct pl_opts *o, long uid)
+watch_prepare(spank_t sp, const struct spk_opts *o, long uid)
 {
 	gid_t gid = (gid_t)-1;
 	pl_err_t err;
@@ -310,7 +310,7 @@ watch_prepare(spank_t sp, const struct pl_opts *o, long uid)
 	if (spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS)
 		gid = (gid_t)-1;
 	pl_err_clear(&err);
-	if (pl_watch_dir_make(o->conf.watch_dir, ctx.job_id, ctx.step_id, uid,
+	if (spk_watch_dir_make(o->conf.watch_dir, ctx.job_id, ctx.step_id, uid,
 			      gid == (gid_t)-1 ? -1 : (long)gid, ctx.watch_path,
 			      sizeof(ctx.watch_path), &err) < 0) {
 		slurm_error(PLUGIN_NAME ": step %u.%u: NCCL watch off: %s", ctx.job_id, ctx.step_id,
@@ -323,9 +323,9 @@ watch_prepare(spank_t sp, const struct pl_opts *o, long uid)
 }
 
 int
-pl_remote_prepare(spank_t sp, const struct pl_opts *o)
+spk_remote_prepare(spank_t sp, const struct spk_opts *o)
 {
-	struct pl_step st = { 0, NULL, NULL, NULL, 0 };
+	struct spk_step st = { 0, NULL, NULL, NULL, 0 };
 	uint32_t job = 0, step = 0;
 	uid_t uid = (uid_t)-1;
 	char env[16], clip[PL_CLIP_BUF];
@@ -359,7 +359,7 @@ pl_remote_prepare(spank_t sp, const struct pl_opts *o)
 	if (step_layout(&st, &dist) < 0)
 		goto out;
 	snprintf(ctx.node, sizeof(ctx.node), "%s", node ? node : "");
-	me = pl_step_find(&st, ctx.node);
+	me = spk_step_find(&st, ctx.node);
 	if (me < 0) {
 		keep_error("node '%s' is not in step %u.%u", pl_clip(ctx.node, clip, sizeof(clip)),
 			   job, step);
@@ -371,12 +371,12 @@ pl_remote_prepare(spank_t sp, const struct pl_opts *o)
 	if (!ctx.error[0] && ctx.have_place)
 		watch_prepare(sp, o, uid == (uid_t)-1 ? -1 : (long)uid);
 out:
-	pl_step_free(&st);
+	spk_step_free(&st);
 	return 0;
 }
 
 void
-pl_remote_exit(void)
+spk_remote_exit(void)
 {
 	pl_err_t err;
 
@@ -385,13 +385,13 @@ pl_remote_exit(void)
 		return;
 	ctx.watch = false;
 	pl_err_clear(&err);
-	if (pl_watch_dir_remove(ctx.watch_parent, ctx.job_id, ctx.step_id, &err) < 0)
+	if (spk_watch_dir_remove(ctx.watch_parent, ctx.job_id, ctx.step_id, &err) < 0)
 		slurm_error(PLUGIN_NAME ": step %u.%u: %s", ctx.job_id, ctx.step_id, err.text);
 }
 
 /* Set var unless the user set it and the admin did not let us overwrite. */
 static void
-put(spank_t sp, const struct pl_opts *o, const char *var, const char *val)
+put(spank_t sp, const struct spk_opts *o, const char *var, const char *val)
 {
 	char old[1024], pat[80];
 	spank_err_t got = spank_getenv(sp, var, old, sizeof(old));
@@ -421,7 +421,7 @@ put(spank_t sp, const struct pl_opts *o, const char *var, const char *val)
 }
 
 static void
-putl(spank_t sp, const struct pl_opts *o, const char *var, long v)
+putl(spank_t sp, const struct spk_opts *o, const char *var, long v)
 {
 	char buf[32];
 
@@ -444,7 +444,7 @@ visible_index(const char *list, int gpu)
 }
 
 static void
-export_framework(spank_t sp, const struct pl_opts *o, const struct proto_task *t, int local_rank)
+export_framework(spank_t sp, const struct spk_opts *o, const struct proto_task *t, int local_rank)
 {
 	static const char *const axis_env[PL_NAXES] = { "TP", "CP", "EP", "DP", "PP" };
 	char var[64];
@@ -468,7 +468,7 @@ export_framework(spank_t sp, const struct pl_opts *o, const struct proto_task *t
 }
 
 static void
-export_nccl(spank_t sp, const struct pl_opts *o, const struct proto_task *t)
+export_nccl(spank_t sp, const struct spk_opts *o, const struct proto_task *t)
 {
 	char val[512];
 
@@ -492,7 +492,7 @@ export_nccl(spank_t sp, const struct pl_opts *o, const struct proto_task *t)
 /* The NCCL watch for this task, unless the user loads a profiler plugin
  * of their own (NCCL takes one only). */
 static void
-export_watch(spank_t sp, const struct pl_opts *o, uint32_t gid)
+export_watch(spank_t sp, const struct spk_opts *o, uint32_t gid)
 {
 	char old[1024], clip[PL_CLIP_BUF];
 	spank_err_t got;
@@ -533,7 +533,7 @@ task_of(uint32_t gid)
 
 /* LOCAL_RANK indexes the GPUs the task sees. */
 static int
-local_rank_of(spank_t sp, const struct pl_opts *o, const struct proto_task *t)
+local_rank_of(spank_t sp, const struct spk_opts *o, const struct proto_task *t)
 {
 	char cvd[1024], clip[PL_CLIP_BUF];
 	int vi;
@@ -550,7 +550,7 @@ local_rank_of(spank_t sp, const struct pl_opts *o, const struct proto_task *t)
 }
 
 int
-pl_remote_task_init(spank_t sp, const struct pl_opts *o)
+spk_remote_task_init(spank_t sp, const struct spk_opts *o)
 {
 	const struct proto_task *t = NULL;
 	uint32_t gid = 0;
@@ -597,7 +597,7 @@ pl_remote_task_init(spank_t sp, const struct pl_opts *o)
  * daemon that is down costs the step at most one timeout_ms.
  */
 static void
-tell_layoutd(const struct pl_opts *o, const char *path, const char *body, uint32_t gid)
+tell_layoutd(const struct spk_opts *o, const char *path, const char *body, uint32_t gid)
 {
 	struct client_reply r = { 0, NULL, 0 };
 	char sock[PATH_MAX], clip[PL_CLIP_BUF];
@@ -624,7 +624,7 @@ tell_layoutd(const struct pl_opts *o, const char *path, const char *body, uint32
 
 /* Is the watch on for the tasks of this step (the hook loaded by them)? */
 static bool
-watched(spank_t sp, const struct pl_opts *o)
+watched(spank_t sp, const struct spk_opts *o)
 {
 	char old[16];
 	spank_err_t got;
@@ -638,9 +638,9 @@ watched(spank_t sp, const struct pl_opts *o)
 }
 
 int
-pl_remote_task_post_fork(spank_t sp, const struct pl_opts *o)
+spk_remote_task_post_fork(spank_t sp, const struct spk_opts *o)
 {
-	struct pl_watch_task w;
+	struct spk_watch_task w;
 	const struct proto_task *t;
 	uint32_t gid = 0;
 	pid_t pid = 0;
@@ -673,7 +673,7 @@ pl_remote_task_post_fork(spank_t sp, const struct pl_opts *o)
 	 * of rank 0) and in which order the others take over. */
 	if (spank_get_item(sp, S_TASK_ID, &local) == ESPANK_SUCCESS && local == 0)
 		w.place = &ctx.place;
-	body = pl_watch_task_json(&w);
+	body = spk_watch_task_json(&w);
 	if (body)
 		tell_layoutd(o, "/v1/watch/tasks", body, gid);
 	free(body);
@@ -681,7 +681,7 @@ pl_remote_task_post_fork(spank_t sp, const struct pl_opts *o)
 }
 
 int
-pl_remote_task_exit(spank_t sp, const struct pl_opts *o)
+spk_remote_task_exit(spank_t sp, const struct spk_opts *o)
 {
 	uint32_t gid = 0;
 	int status = 0;
@@ -690,7 +690,7 @@ pl_remote_task_exit(spank_t sp, const struct pl_opts *o)
 	if (!watched(sp, o) || spank_get_item(sp, S_TASK_GLOBAL_ID, &gid) != ESPANK_SUCCESS ||
 	    spank_get_item(sp, S_TASK_EXIT_STATUS, &status) != ESPANK_SUCCESS || !task_of(gid))
 		return 0;
-	body = pl_watch_exit_json(ctx.job_id, ctx.step_id, (long)gid, status);
+	body = spk_watch_exit_json(ctx.job_id, ctx.step_id, (long)gid, status);
 	if (body)
 		tell_layoutd(o, "/v1/watch/exit", body, gid);
 	free(body);

@@ -3,14 +3,14 @@
  * The shape of the step srun is about to ask for, read from its own command
  * line before the allocation exists (SPANK gives no task counts then).
  */
-#ifndef PL_SHAPE_H
-#define PL_SHAPE_H
+#ifndef SPK_SHAPE_H
+#define SPK_SHAPE_H
 
 #include <stdbool.h>
 
-#include "pl_release.h"
+#include "spk_release.h"
 
-struct pl_shape {
+struct spk_shape {
 	long ntasks;		/* -n; 0 unknown */
 	long nnodes;		/* -N (minimum); 0 unknown */
 	long ntasks_per_node;	/* 0 unknown */
@@ -32,10 +32,10 @@ struct pl_shape {
  * PL_SHAPE_MAX_COUNT (or a product of counts past it) fills s->invalid and
  * is not used.
  */
-void pl_shape_parse(const struct pl_release *r, int argc, char **argv, struct pl_shape *s);
+void spk_shape_parse(const struct spk_release *r, int argc, char **argv, struct spk_shape *s);
 
 /* The same from /proc/self/cmdline, however long.  -1 if it cannot be
  * read. */
-int pl_shape_self(const struct pl_release *r, struct pl_shape *s);
+int spk_shape_self(const struct spk_release *r, struct spk_shape *s);
 
 #endif

@@ -12,22 +12,22 @@
 #include <string.h>
 
 #include "client.h"
-#include "pl_plugin.h"
+#include "spk_plugin.h"
 
 enum kind { K_TEXT, K_PATH, K_LONG, K_YESNO, K_FALLBACK, K_EXPORT };
 
 struct key {
 	const char *name;
 	enum kind kind;
-	size_t off;		/* of the field in struct pl_conf */
+	size_t off;		/* of the field in struct spk_conf */
 	size_t size;		/* of a text field */
 	long lo, hi;		/* of a number */
 };
 
-#define TEXT(f) K_TEXT, offsetof(struct pl_conf, f), sizeof(((struct pl_conf *)0)->f), 0, 0
-#define PATH(f) K_PATH, offsetof(struct pl_conf, f), sizeof(((struct pl_conf *)0)->f), 0, 0
-#define LONG(f, lo, hi) K_LONG, offsetof(struct pl_conf, f), 0, lo, hi
-#define FIELD(k, f) k, offsetof(struct pl_conf, f), 0, 0, 0
+#define TEXT(f) K_TEXT, offsetof(struct spk_conf, f), sizeof(((struct spk_conf *)0)->f), 0, 0
+#define PATH(f) K_PATH, offsetof(struct spk_conf, f), sizeof(((struct spk_conf *)0)->f), 0, 0
+#define LONG(f, lo, hi) K_LONG, offsetof(struct spk_conf, f), 0, lo, hi
+#define FIELD(k, f) k, offsetof(struct spk_conf, f), 0, 0, 0
 
 static const struct key keys[] = {
 	{ "map", TEXT(map) },
@@ -104,7 +104,7 @@ set_export(const char *v, unsigned *mask, pl_err_t *err)
 }
 
 static int
-set_value(const struct key *k, const char *v, struct pl_conf *c, pl_err_t *err)
+set_value(const struct key *k, const char *v, struct spk_conf *c, pl_err_t *err)
 {
 	char *field = (char *)c + k->off;
 
@@ -147,7 +147,7 @@ set_value(const struct key *k, const char *v, struct pl_conf *c, pl_err_t *err)
 }
 
 static void
-defaults(struct pl_conf *c)
+defaults(struct spk_conf *c)
 {
 	memset(c, 0, sizeof(*c));
 	snprintf(c->socket, sizeof(c->socket), "%s", CLIENT_DEFAULT_SOCKET);
@@ -165,7 +165,7 @@ defaults(struct pl_conf *c)
 }
 
 int
-pl_args_parse(int ac, char **av, struct pl_conf *c, pl_err_t *err)
+spk_args_parse(int ac, char **av, struct spk_conf *c, pl_err_t *err)
 {
 	bool seen[NKEYS] = { false };
 	char list[512], arg[PL_CLIP_BUF];

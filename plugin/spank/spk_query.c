@@ -13,10 +13,10 @@
 #include <string.h>
 
 #include "client.h"
-#include "pl_plugin.h"
+#include "spk_plugin.h"
 
 static int
-local_place(const struct pl_conf *c, const struct proto_request *req,
+local_place(const struct spk_conf *c, const struct proto_request *req,
 	    struct proto_placement *out, pl_err_t *err)
 {
 	struct topo_map *m;
@@ -33,7 +33,7 @@ local_place(const struct pl_conf *c, const struct proto_request *req,
 }
 
 int
-pl_query(const struct pl_conf *c, const char *node, const struct proto_request *req,
+spk_query(const struct spk_conf *c, const char *node, const struct proto_request *req,
 	 struct proto_placement *out, char *from, size_t fromlen, pl_err_t *err)
 {
 	struct client_reply r = { 0, NULL, 0 };

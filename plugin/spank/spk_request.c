@@ -7,10 +7,10 @@
 #include <string.h>
 
 #include "hosts.h"
-#include "pl_request.h"
+#include "spk_request.h"
 
 void
-pl_step_free(struct pl_step *s)
+spk_step_free(struct spk_step *s)
 {
 	long n;
 
@@ -27,7 +27,7 @@ pl_step_free(struct pl_step *s)
 }
 
 int
-pl_step_init(struct pl_step *s, const char *nodelist, long nnodes, const uint16_t *tasks,
+spk_step_init(struct spk_step *s, const char *nodelist, long nnodes, const uint16_t *tasks,
 	     uint32_t *const *tids, pl_err_t *err)
 {
 	struct hosts h = { 0, NULL };
@@ -70,12 +70,12 @@ pl_step_init(struct pl_step *s, const char *nodelist, long nnodes, const uint16_
 out:
 	hosts_free(&h);
 	if (rv < 0)
-		pl_step_free(s);
+		spk_step_free(s);
 	return rv;
 }
 
 long
-pl_step_find(const struct pl_step *s, const char *name)
+spk_step_find(const struct spk_step *s, const char *name)
 {
 	long n;
 
@@ -86,7 +86,7 @@ pl_step_find(const struct pl_step *s, const char *name)
 }
 
 int
-pl_request_build(struct proto_request *req, const char *spec, const struct pl_step *s,
+spk_request_build(struct proto_request *req, const char *spec, const struct spk_step *s,
 		 bool with_tids, long job_id, long step_id, long uid, const char *view,
 		 pl_err_t *err)
 {

@@ -8,20 +8,20 @@
  * release at run time; a release outside the table gets what is certain
  * on any release (validation, the environment remap) and no steering.
  */
-#ifndef PL_RELEASE_H
-#define PL_RELEASE_H
+#ifndef SPK_RELEASE_H
+#define SPK_RELEASE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
 /* How an srun option takes its value. */
-enum pl_arg {
+enum spk_arg {
 	PL_ARG_NONE,		/* a flag */
 	PL_ARG_REQ,		/* `--opt V`, `--opt=V`, `-oV`, `-o V` */
 	PL_ARG_OPT,		/* `--opt=V` or `-oV` only; alone, a flag */
 };
 
-struct pl_release {
+struct spk_release {
 	const char *name;		/* "24.11" */
 	int major, minor;		/* 24, 11 */
 	/*
@@ -44,8 +44,8 @@ struct pl_release {
 };
 
 /* The releases the plugin knows, oldest first, and how many. */
-extern const struct pl_release pl_releases[];
-extern const size_t pl_nreleases;
+extern const struct spk_release spk_releases[];
+extern const size_t spk_nreleases;
 
 /*
  * The release of a Slurm version string ("24.11.5", "25.05.0-0rc1",
@@ -53,33 +53,33 @@ extern const size_t pl_nreleases;
  * cannot be read.  Either way *major and *minor get what was read (0 when
  * nothing).
  */
-const struct pl_release *pl_release_find(const char *version, int *major, int *minor);
+const struct spk_release *spk_release_find(const char *version, int *major, int *minor);
 
 /*
  * The release whose option table reads a command line of an unknown
  * version: the nearest one (the oldest for older versions, the newest for
  * newer or unreadable ones).
  */
-const struct pl_release *pl_release_nearest(int major, int minor);
+const struct spk_release *spk_release_nearest(int major, int minor);
 
 /*
  * How srun of release r takes the long option name[0..len), or -1 when
  * that release has no such option.  Options SPANK plugins register are
- * not in the table: pl_shape adds ours.
+ * not in the table: spk_shape adds ours.
  */
-int pl_release_long(const struct pl_release *r, const char *name, size_t len);
+int spk_release_long(const struct spk_release *r, const char *name, size_t len);
 
 /* The same for a short option letter, with its long name in *name ("" when
  * r has no such letter: then -1). */
-int pl_release_short(const struct pl_release *r, char c, const char **name);
+int spk_release_short(const struct spk_release *r, char c, const char **name);
 
 /*
  * What verbose mode says when the running Slurm (version, "" unknown) is
  * not in the table: what the plugin still does and what it leaves alone.
  */
-void pl_release_unknown_note(const char *version, char *out, size_t outlen);
+void spk_release_unknown_note(const char *version, char *out, size_t outlen);
 
 /* How many options srun of release r has (the tests compare releases). */
-size_t pl_release_count(const struct pl_release *r);
+size_t spk_release_count(const struct spk_release *r);
 
 #endif

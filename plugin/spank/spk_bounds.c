@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pl_bounds.h"
+#include "spk_bounds.h"
 
 struct kind {
 	long ngpus;
@@ -74,7 +74,7 @@ lookup(json_t *node, const char *key, json_t *index, size_t i, pl_err_t *err)
 }
 
 static void
-read_links(json_t *links, struct pl_bounds *b)
+read_links(json_t *links, struct spk_bounds *b)
 {
 	int k;
 
@@ -87,7 +87,7 @@ read_links(json_t *links, struct pl_bounds *b)
 }
 
 static int
-read_nodes(json_t *root, const struct kind *kinds, json_t *tix, json_t *bix, struct pl_bounds *b,
+read_nodes(json_t *root, const struct kind *kinds, json_t *tix, json_t *bix, struct spk_bounds *b,
 	   pl_err_t *err)
 {
 	json_t *nodes = json_object_get(root, "nodes"), *blocks = json_object_get(root, "blocks"), *v;
@@ -127,7 +127,7 @@ out:
 }
 
 int
-pl_bounds_load(const char *path, struct pl_bounds *b, pl_err_t *err)
+spk_bounds_load(const char *path, struct spk_bounds *b, pl_err_t *err)
 {
 	struct topo_map *nominal = topo_new();
 	json_t *root, *tix = json_object(), *bix = json_object();

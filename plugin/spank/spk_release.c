@@ -7,20 +7,20 @@
  * value), release by release from 22.05 to 26.05; the behaviours from
  * srun's and slurmstepd's sources of each release, and checked on the
  * emulated cluster for 22.05 and 24.11.  A new release is one row in
- * pl_releases[] and the options it adds or drops.
+ * spk_releases[] and the options it adds or drops.
  */
 #include <stdio.h>
 #include <string.h>
 
-#include "pl_release.h"
+#include "spk_release.h"
 
-/* Indexes into pl_releases[]. */
+/* Indexes into spk_releases[]. */
 enum {
 	R22_05, R23_02, R23_11, R24_05, R24_11, R25_05, R25_11, R26_05,
 	R_LAST = R26_05
 };
 
-const struct pl_release pl_releases[] = {
+const struct spk_release spk_releases[] = {
 	/* name    major minor steer  post_opt  fail_mode  nonzero */
 	{ "22.05", 22, 5, true, true, false, false },
 	{ "23.02", 23, 2, true, true, false, false },
@@ -31,17 +31,17 @@ const struct pl_release pl_releases[] = {
 	{ "25.11", 25, 11, true, true, true, true },
 	{ "26.05", 26, 5, true, true, true, true },
 };
-const size_t pl_nreleases = sizeof(pl_releases) / sizeof(pl_releases[0]);
+const size_t spk_nreleases = sizeof(spk_releases) / sizeof(spk_releases[0]);
 
 /*
  * One srun option, from release `since` to release `until` (indexes into
- * pl_releases[]).  An option whose value rule changed has one row per
+ * spk_releases[]).  An option whose value rule changed has one row per
  * rule.  Sorted by name (the tests check it).
  */
 struct srun_opt {
 	const char *name;
 	char letter;		/* its short form; 0 none */
-	unsigned char arg;	/* enum pl_arg */
+	unsigned char arg;	/* enum spk_arg */
 	unsigned char since, until;
 };
 
@@ -203,11 +203,11 @@ static const struct srun_opt srun_opts[] = {
 #define NOPTS (sizeof(srun_opts) / sizeof(srun_opts[0]))
 
 static long
-index_of(const struct pl_release *r)
+index_of(const struct spk_release *r)
 {
-	if (!r || r < pl_releases || r >= pl_releases + pl_nreleases)
+	if (!r || r < spk_releases || r >= spk_releases + spk_nreleases)
 		return -1;
-	return r - pl_releases;
+	return r - spk_releases;
 }
 
 static bool
@@ -230,8 +230,8 @@ number(const char **p)
 	return n ? x : -1;
 }
 
-const struct pl_release *
-pl_release_find(const char *version, int *major, int *minor)
+const struct spk_release *
+spk_release_find(const char *version, int *major, int *minor)
 {
 	const char *p = version;
 	int ma, mi;
@@ -249,24 +249,24 @@ pl_release_find(const char *version, int *major, int *minor)
 		return NULL;
 	*major = ma;
 	*minor = mi;
-	for (i = 0; i < pl_nreleases; i++)
-		if (pl_releases[i].major == ma && pl_releases[i].minor == mi)
-			return &pl_releases[i];
+	for (i = 0; i < spk_nreleases; i++)
+		if (spk_releases[i].major == ma && spk_releases[i].minor == mi)
+			return &spk_releases[i];
 	return NULL;
 }
 
-const struct pl_release *
-pl_release_nearest(int major, int minor)
+const struct spk_release *
+spk_release_nearest(int major, int minor)
 {
-	const struct pl_release *first = &pl_releases[0];
+	const struct spk_release *first = &spk_releases[0];
 
 	if (major > 0 && (major < first->major || (major == first->major && minor < first->minor)))
 		return first;
-	return &pl_releases[pl_nreleases - 1];
+	return &spk_releases[spk_nreleases - 1];
 }
 
 int
-pl_release_long(const struct pl_release *r, const char *name, size_t len)
+spk_release_long(const struct spk_release *r, const char *name, size_t len)
 {
 	long ri = index_of(r);
 	size_t i;
@@ -279,7 +279,7 @@ pl_release_long(const struct pl_release *r, const char *name, size_t len)
 }
 
 int
-pl_release_short(const struct pl_release *r, char c, const char **name)
+spk_release_short(const struct spk_release *r, char c, const char **name)
 {
 	long ri = index_of(r);
 	size_t i;
@@ -294,7 +294,7 @@ pl_release_short(const struct pl_release *r, char c, const char **name)
 }
 
 size_t
-pl_release_count(const struct pl_release *r)
+spk_release_count(const struct spk_release *r)
 {
 	long ri = index_of(r);
 	size_t i, n = 0;
@@ -305,10 +305,10 @@ pl_release_count(const struct pl_release *r)
 }
 
 void
-pl_release_unknown_note(const char *version, char *out, size_t outlen)
+spk_release_unknown_note(const char *version, char *out, size_t outlen)
 {
 	snprintf(out, outlen,
 		 "Slurm %.40s is not a release this plugin knows (%s to %s): it validates the layout with the nearest release's srun options and sets each task's ranks in its environment, but leaves Slurm's task placement alone (SLURM_PROCID may differ from RANK)",
-		 version && version[0] ? version : "(version unknown)", pl_releases[0].name,
-		 pl_releases[pl_nreleases - 1].name);
+		 version && version[0] ? version : "(version unknown)", spk_releases[0].name,
+		 spk_releases[spk_nreleases - 1].name);
 }

@@ -19,7 +19,7 @@
 
 #include <jansson.h>
 
-#include "pl_plugin.h"
+#include "spk_plugin.h"
 #include "watch/summary.h"
 
 /* PARENT as a directory fd we may trust: made 0755 when absent, a real
@@ -50,7 +50,7 @@ open_parent(const char *parent, pl_err_t *err)
 }
 
 int
-pl_watch_dir_make(const char *parent, unsigned long job, unsigned long step, long uid,
+spk_watch_dir_make(const char *parent, unsigned long job, unsigned long step, long uid,
 		  long gid, char *out, size_t outlen, pl_err_t *err)
 {
 	char name[48], clip[PL_CLIP_BUF];
@@ -107,7 +107,7 @@ out:
 }
 
 int
-pl_watch_dir_remove(const char *parent, unsigned long job, unsigned long step, pl_err_t *err)
+spk_watch_dir_remove(const char *parent, unsigned long job, unsigned long step, pl_err_t *err)
 {
 	char name[48], clip[PL_CLIP_BUF];
 	struct dirent *de;
@@ -155,7 +155,7 @@ out:
 }
 
 int
-pl_watch_record_path(const struct pl_watch_task *t, char *out, size_t outlen)
+spk_watch_record_path(const struct spk_watch_task *t, char *out, size_t outlen)
 {
 	int n = snprintf(out, outlen, "%s/plw-%lu.%lu.%ld.%ld", t->dir, t->job, t->step, t->rank,
 			 t->pid);
@@ -218,7 +218,7 @@ out:
 }
 
 char *
-pl_watch_task_json(const struct pl_watch_task *t)
+spk_watch_task_json(const struct spk_watch_task *t)
 {
 	char rec[PATH_MAX];
 	char *text = NULL;
@@ -229,7 +229,7 @@ pl_watch_task_json(const struct pl_watch_task *t)
 	int gpu = t->gpu >= 0 && t->gpu < SUM_MAX_GPU ? t->gpu : -1;
 	const char *nic = t->nic && strlen(t->nic) < SUM_NIC_LEN ? t->nic : "";
 
-	if (pl_watch_record_path(t, rec, sizeof(rec)) < 0)
+	if (spk_watch_record_path(t, rec, sizeof(rec)) < 0)
 		return NULL;
 	if (t->place && !(step = step_json(t->place)))
 		return NULL;
@@ -255,7 +255,7 @@ pl_watch_task_json(const struct pl_watch_task *t)
 }
 
 char *
-pl_watch_exit_json(unsigned long job, unsigned long step, long task, int status)
+spk_watch_exit_json(unsigned long job, unsigned long step, long task, int status)
 {
 	json_t *o = json_pack("{s:I, s:I, s:I, s:I}", "job_id", (json_int_t)job,
 			      "step_id", (json_int_t)step, "task", (json_int_t)task,

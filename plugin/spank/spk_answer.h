@@ -4,8 +4,8 @@
  * answer from layoutd (or the in-process fallback) is input like any other.
  * Pure (no Slurm calls), so the fuzzers and unit tests drive it directly.
  */
-#ifndef PL_ANSWER_H
-#define PL_ANSWER_H
+#ifndef SPK_ANSWER_H
+#define SPK_ANSWER_H
 
 #include "pl_err.h"
 #include "proto.h"
@@ -19,7 +19,7 @@
  * for the hostfile view, and exactly the node's tasks for a node view.
  * Returns 0, or -1 with err naming the first field that does not fit.
  */
-int pl_answer_check(const struct proto_placement *p, const char *const *names,
+int spk_answer_check(const struct proto_placement *p, const char *const *names,
 		    const long *ntasks, long nnodes, const char *view, pl_err_t *err);
 
 /*
@@ -30,6 +30,6 @@ int pl_answer_check(const struct proto_placement *p, const char *const *names,
  * every key the spec pins (sizes, zero, gbs, mbs, recompute, vpp, sp,
  * cp_algo) and the spec's rank order.  Returns 0, or -1 with err.
  */
-int pl_answer_layout_check(const struct proto_placement *p, const char *spec, pl_err_t *err);
+int spk_answer_layout_check(const struct proto_placement *p, const char *spec, pl_err_t *err);
 
 #endif

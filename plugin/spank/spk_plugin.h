@@ -1,19 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * What the plugin's files share.  plugin.c owns SPANK_PLUGIN, the option
- * values and the plugstack arguments (struct pl_opts) and only dispatches
- * on spank_context(); pl_local.c serves srun, sbatch and salloc and
- * pl_remote.c serves slurmstepd, each with its own static context.  Nothing
+ * values and the plugstack arguments (struct spk_opts) and only dispatches
+ * on spank_context(); spk_local.c serves srun, sbatch and salloc and
+ * spk_remote.c serves slurmstepd, each with its own static context.  Nothing
  * here may exit, abort or block longer than the configured timeout.
  */
-#ifndef PL_PLUGIN_H
-#define PL_PLUGIN_H
+#ifndef SPK_PLUGIN_H
+#define SPK_PLUGIN_H
 
 #include <limits.h>
 #include <stdbool.h>
 
 #include "pl_err.h"
-#include "pl_release.h"
+#include "spk_release.h"
 #include "proto.h"
 
 #define PLUGIN_NAME "parallel-layout"
@@ -25,16 +25,16 @@ enum {
 	EXPORT_SLURM = 1 << 2,		/* rewrite SLURM_PROCID/SLURM_LOCALID (opt-in) */
 };
 
-enum pl_fallback {
+enum spk_fallback {
 	FALLBACK_LOCAL = 0,	/* compute the placement in-process from the map file */
 	FALLBACK_FAIL,		/* refuse the step */
 };
 
-/* plugstack.conf arguments (pl_args.c). */
-struct pl_conf {
+/* plugstack.conf arguments (spk_args.c). */
+struct spk_conf {
 	char map[PATH_MAX];		/* cluster map file */
 	char socket[PATH_MAX];		/* layoutd socket pattern, %n = node name */
-	enum pl_fallback fallback;
+	enum spk_fallback fallback;
 	long timeout_ms;		/* each daemon call */
 	unsigned export_mask;
 	bool reorder;			/* steer Slurm's own placement inside allocations */
@@ -49,25 +49,25 @@ struct pl_conf {
 };
 
 /* Where the NCCL hook is installed; set by the build (pkglibdir).  The
- * fallback is for builds of pl_args.c that do not pass it (the fuzzers). */
+ * fallback is for builds of spk_args.c that do not pass it (the fuzzers). */
 #ifndef PL_NCCL_HOOK
 #define PL_NCCL_HOOK "/usr/local/lib/parallel-layout/libparallel-layout-nccl.so"
 #endif
 #define PL_WATCH_DIR "/dev/shm/parallel-layout"
 
 /* The option values and the plugstack arguments of this process. */
-struct pl_opts {
+struct spk_opts {
 	bool enabled;			/* --parallel-layout was given */
 	char spec[PROTO_SPEC_MAX];
 	bool verbose;			/* --parallel-layout-verbose */
 	bool watch_off;			/* --parallel-layout-watch=no */
 	bool conf_ok;
-	struct pl_conf conf;
+	struct spk_conf conf;
 	pl_err_t conf_err;		/* why conf_ok is false */
 	/* The running Slurm (spank_get_item(S_SLURM_VERSION) in init): its
 	 * release in the table, or NULL when the table lacks it. */
 	char slurm_version[32];		/* "" when Slurm did not say */
-	const struct pl_release *release;
+	const struct spk_release *release;
 	int slurm_major, slurm_minor;	/* what the version string gave; 0 unread */
 };
 
@@ -76,7 +76,7 @@ struct pl_opts {
  * keys and bad values are errors).  Fills *c (defaults first) and returns
  * 0, or -1 with err naming the argument and what is accepted.
  */
-int pl_args_parse(int ac, char **av, struct pl_conf *c, pl_err_t *err);
+int spk_args_parse(int ac, char **av, struct spk_conf *c, pl_err_t *err);
 
 /*
  * Get a placement for req: from layoutd at the socket for `node` (JSON on
@@ -85,7 +85,7 @@ int pl_args_parse(int ac, char **av, struct pl_conf *c, pl_err_t *err);
  * *from says which ("layoutd at PATH" or "in-process from MAP").  Caller
  * frees *out with proto_placement_free(), also after a failure.
  */
-int pl_query(const struct pl_conf *c, const char *node, const struct proto_request *req,
+int spk_query(const struct spk_conf *c, const char *node, const struct proto_request *req,
 	     struct proto_placement *out, char *from, size_t fromlen, pl_err_t *err);
 
 /*
@@ -97,7 +97,7 @@ int pl_query(const struct pl_conf *c, const char *node, const struct proto_reque
  * directory's path to out and returns 0, or -1 with err (then nothing is
  * left half made).
  */
-int pl_watch_dir_make(const char *parent, unsigned long job, unsigned long step, long uid,
+int spk_watch_dir_make(const char *parent, unsigned long job, unsigned long step, long uid,
 		      long gid, char *out, size_t outlen, pl_err_t *err);
 
 /*
@@ -105,11 +105,11 @@ int pl_watch_dir_make(const char *parent, unsigned long job, unsigned long step,
  * symlink in it is removed itself).  Returns 0, or -1 with err; a missing
  * directory is not an error.
  */
-int pl_watch_dir_remove(const char *parent, unsigned long job, unsigned long step,
+int spk_watch_dir_remove(const char *parent, unsigned long job, unsigned long step,
 			pl_err_t *err);
 
 /* One task of a watched step, as slurmstepd tells layoutd about it. */
-struct pl_watch_task {
+struct spk_watch_task {
 	unsigned long job, step;
 	long task;			/* the task's global id */
 	long rank, pid, uid;
@@ -128,7 +128,7 @@ struct pl_watch_task {
  * The record the NCCL hook of task t creates: DIR/plw-JOB.STEP.RANK.PID.
  * Returns 0, or -1 when it does not fit in outlen.
  */
-int pl_watch_record_path(const struct pl_watch_task *t, char *out, size_t outlen);
+int spk_watch_record_path(const struct spk_watch_task *t, char *out, size_t outlen);
 
 /*
  * The bodies of POST /v1/watch/tasks and POST /v1/watch/exit (status: the
@@ -141,7 +141,7 @@ int pl_watch_record_path(const struct pl_watch_task *t, char *out, size_t outlen
  * JSON wants; NULL when out of memory, when a name is not UTF-8 or the
  * record path does not fit.  Caller frees.
  */
-char *pl_watch_task_json(const struct pl_watch_task *t);
-char *pl_watch_exit_json(unsigned long job, unsigned long step, long task, int status);
+char *spk_watch_task_json(const struct spk_watch_task *t);
+char *spk_watch_exit_json(unsigned long job, unsigned long step, long task, int status);
 
 #endif

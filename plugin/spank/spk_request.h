@@ -5,8 +5,8 @@
  * on the node count), so the unit tests build requests for steps of any
  * size.
  */
-#ifndef PL_REQUEST_H
-#define PL_REQUEST_H
+#ifndef SPK_REQUEST_H
+#define SPK_REQUEST_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -14,7 +14,7 @@
 #include "pl_err.h"
 #include "proto.h"
 
-struct pl_step {
+struct spk_step {
 	long nnodes;
 	char **names;		/* step order */
 	long *ntasks;
@@ -25,21 +25,21 @@ struct pl_step {
 /*
  * Fill *s from Slurm's step layout: the node list expression (expanded; it
  * must name exactly nnodes nodes), tasks[n] and tids[n][i].  Returns 0, or
- * -1 with err.  Free with pl_step_free() (also after a failure).
+ * -1 with err.  Free with spk_step_free() (also after a failure).
  */
-int pl_step_init(struct pl_step *s, const char *nodelist, long nnodes, const uint16_t *tasks,
+int spk_step_init(struct spk_step *s, const char *nodelist, long nnodes, const uint16_t *tasks,
 		 uint32_t *const *tids, pl_err_t *err);
-void pl_step_free(struct pl_step *s);
+void spk_step_free(struct spk_step *s);
 
 /* The index of node name in the step, or -1. */
-long pl_step_find(const struct pl_step *s, const char *name);
+long spk_step_find(const struct spk_step *s, const char *name);
 
 /*
  * The request for step s: with its task ids (with_tids) or in Slurm's block
  * order, for view, with the job owner's uid (-1: none).  Returns 0, or -1
  * with err.  Free with proto_request_free().
  */
-int pl_request_build(struct proto_request *req, const char *spec, const struct pl_step *s,
+int spk_request_build(struct proto_request *req, const char *spec, const struct spk_step *s,
 		     bool with_tids, long job_id, long step_id, long uid, const char *view,
 		     pl_err_t *err);
 
