@@ -1,0 +1,608 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The judge's faults: exits, lost nodes, hangs and stalls (see judge.h). */
+#include <signal.h>
+#include <string.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include "judge_int.h"
+
+/* detect.c's victim rule: 2 when the rank is stuck on the GPU in another
+ * communicator, 1 when it waits in another on a member that lags, else 0. */
+static int
+victim(const struct round *r, const struct js_entry *e)
+{
+	int stuck = r->s->nstuck[e->ix] - !!(e->flags & E_STUCK);
+	int held = r->s->nheld[e->ix] - !!(e->flags & E_HELD);
+
+	return stuck > 0 ? 2 : held > 0 ? 1 : 0;
+}
+
+struct judge_finding *
+js_finding_new(struct round *r, enum judge_kind kind)
+{
+	struct judge_finding *f = r->count < r->max ? &r->out[r->count] : &r->sink;
+
+	r->count++;
+	memset(f, 0, sizeof(*f));
+	f->kind = kind;
+	f->node = -1;
+	f->exit_status = -1;
+	return f;
+}
+
+/* The name of group g (judge_group_name on its members, lowest rank
+ * first). */
+static void
+group_label(struct round *r, size_t g, char *out, size_t size)
+{
+	const struct js_group *gr = &r->s->grp[g];
+	const struct detect_comm *c = ent_full(r, &r->s->ent[gr->first]);
+	size_t i;
+
+	for (i = 0; i < gr->n; i++)
+		memcpy(r->s->co[i], r->rk[r->s->ent[gr->first + i].ix].co, sizeof(r->s->co[i]));
+	judge_group_name(r->st, (const uint32_t (*)[JUDGE_NAXES])r->s->co, gr->n, c->name, out,
+			 size);
+}
+
+/* A finding about group g: its name, communicator, text started. */
+struct judge_finding *
+js_group_finding(struct round *r, enum judge_kind kind, size_t g, struct line *l)
+{
+	struct judge_finding *f = js_finding_new(r, kind);
+	const struct detect_comm *c = ent_full(r, &r->s->ent[r->s->grp[g].first]);
+
+	group_label(r, g, f->group, sizeof(f->group));
+	f->comm_hash = c->hash;
+	text_copy(f->comm, sizeof(f->comm), c->name, sizeof(c->name));
+	l->b = f->text;
+	l->size = sizeof(f->text);
+	l->len = 0;
+	js_put(l, "%s: ", f->group);
+	return f;
+}
+
+/* Add culprit entry i to f (ranks ascend: the entries do). */
+void
+js_add_culprit(struct round *r, struct judge_finding *f, uint32_t *ix, size_t i)
+{
+	const struct js_entry *e = &r->s->ent[i];
+
+	if (f->nculprits < JUDGE_MAX_CULPRITS) {
+		ix[f->nculprits] = e->ix;
+		f->culprits[f->nculprits++] = e->rank;
+	}
+	if (!f->ncul_total)
+		f->node = (int32_t)r->rk[e->ix].node;
+	f->ncul_total++;
+}
+
+/* "AllReduce #4412", or "collective 4413" when its func is unknown. */
+static void
+put_coll(struct line *l, const struct judge_finding *f)
+{
+	if (f->func[0])
+		js_put(l, "%s #%llu", f->func, (unsigned long long)f->seq);
+	else
+		js_put(l, "collective %llu", (unsigned long long)f->colls);
+}
+
+/* One finding per collective that the named laggers of group g did not
+ * enter (the colls of the peer each lags). */
+static void
+lag_findings(struct round *r, size_t g)
+{
+	const struct js_group *gr = &r->s->grp[g];
+	uint64_t done_below = 0;
+
+	for (;;) {
+		uint64_t target = UINT64_MAX;
+		const struct js_hot *pc = NULL;
+		const struct detect_comm *pcf = NULL;
+		struct judge_finding *f;
+		uint32_t ix[JUDGE_MAX_CULPRITS];
+		struct line l;
+		size_t i;
+
+		for (i = gr->first; i < gr->first + gr->n; i++) {
+			const struct js_entry *e = &r->s->ent[i];
+			uint64_t t = ent_comm(r, &r->s->ent[e->pc])->colls;
+
+			if ((e->flags & E_NAMED) && t > done_below && t < target)
+				target = t;
+		}
+		if (target == UINT64_MAX)
+			return;
+		f = js_group_finding(r, JUDGE_NOT_ENTERED, g, &l);
+		for (i = gr->first; i < gr->first + gr->n; i++) {
+			const struct js_entry *e = &r->s->ent[i];
+			const struct js_hot *p = ent_comm(r, &r->s->ent[e->pc]);
+
+			if (!(e->flags & E_NAMED) || p->colls != target)
+				continue;
+			js_add_culprit(r, f, ix, i);
+			if (!pc || p->enter_ns < pc->enter_ns) {
+				pc = p;
+				pcf = ent_full(r, &r->s->ent[e->pc]);
+			}
+		}
+		for (i = gr->first; i < gr->first + gr->n; i++) {
+			const struct js_entry *e = &r->s->ent[i];
+
+			if ((e->flags & E_WAITING) && ent_comm(r, e)->colls >= target)
+				f->npeers_waiting++;
+		}
+		text_copy(f->func, sizeof(f->func), pcf->func, sizeof(pcf->func));
+		f->seq = pcf->seq;
+		f->colls = target;
+		f->since_ns = pc->enter_ns;
+		f->for_ns = age(r->now, pc->enter_ns);
+		js_put_culprits(&l, r->st, r->rk, ix, f->nculprits, f->ncul_total);
+		js_put(&l, " never entered ");
+		put_coll(&l, f);
+		js_put(&l, "; %zu peer%s waiting ", f->npeers_waiting, f->npeers_waiting == 1 ? "" : "s");
+		js_put_secs(&l, f->for_ns);
+		done_below = target;
+	}
+}
+
+/*
+ * detect.c's naming of laggers over the whole step: those held by their
+ * own wait elsewhere are left out (stuck there on the GPU, always; waiting
+ * there on a lagger, unless every lagger not stuck is held so: a cycle).
+ */
+void
+js_not_entered(struct round *r)
+{
+	size_t i, g;
+	int pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		size_t found = 0, named = 0;
+
+		for (i = 0; i < r->nent; i++) {
+			struct js_entry *e = &r->s->ent[i];
+			int held;
+
+			if (!(e->flags & E_LAGGER))
+				continue;
+			held = victim(r, e);
+			found += held != 2;
+			if (held == 2 || (pass == 0 && held))
+				continue;
+			e->flags |= E_NAMED;
+			named++;
+		}
+		if (named || !found)
+			break;
+	}
+	for (g = 0; g < r->ngrp; g++)
+		lag_findings(r, g);
+}
+
+/* One finding per collective stuck on the GPU in group g, naming the
+ * members whose kernels still run (E_NAMED set by the caller). */
+static void
+stuck_findings(struct round *r, size_t g)
+{
+	const struct js_group *gr = &r->s->grp[g];
+	uint64_t done_below = 0;
+
+	for (;;) {
+		uint64_t target = UINT64_MAX, quiet = 0;
+		struct judge_finding *f;
+		uint32_t ix[JUDGE_MAX_CULPRITS];
+		struct line l;
+		size_t i;
+
+		for (i = gr->first; i < gr->first + gr->n; i++) {
+			const struct js_entry *e = &r->s->ent[i];
+			uint64_t t;
+
+			if (!(e->flags & E_NAMED))
+				continue;
+			t = ent_comm(r, e)->done + 1;
+			if (t > done_below && t < target)
+				target = t;
+		}
+		if (target == UINT64_MAX)
+			return;
+		f = js_group_finding(r, JUDGE_GPU_STUCK, g, &l);
+		f->colls = target;
+		for (i = gr->first; i < gr->first + gr->n; i++) {
+			const struct js_entry *e = &r->s->ent[i];
+			const struct js_hot *c = ent_comm(r, e);
+
+			if (!(e->flags & E_NAMED) || c->done + 1 != target) {
+				f->npeers_waiting++;
+				continue;
+			}
+			js_add_culprit(r, f, ix, i);
+			if (age(r->now, c->progress_ns) > quiet) {
+				quiet = age(r->now, c->progress_ns);
+				f->since_ns = c->progress_ns;
+			}
+			if (!f->func[0] && c->colls == target) {
+				const struct detect_comm *cf = ent_full(r, e);
+
+				text_copy(f->func, sizeof(f->func), cf->func, sizeof(cf->func));
+				f->seq = cf->seq;
+			}
+		}
+		f->for_ns = quiet;
+		put_coll(&l, f);
+		js_put(&l, " stuck on the GPU ");
+		js_put_secs(&l, f->for_ns);
+		js_put(&l, ", kernels still running on ");
+		js_put_culprits(&l, r->st, r->rk, ix, f->nculprits, f->ncul_total);
+		done_below = target;
+	}
+}
+
+/* Whether a live member of group gr is in none of gr's collectives but in
+ * flight past the threshold in another communicator: gr's stuck kernels
+ * wait on a rank held elsewhere (a pipeline stage whose TP group waits on
+ * a rank stuck in its own transfer), the effect of a cause there. */
+static int
+member_held_elsewhere(const struct round *r, const struct js_group *gr)
+{
+	size_t i;
+
+	for (i = gr->first; i < gr->first + gr->n; i++) {
+		const struct js_entry *e = &r->s->ent[i];
+
+		if (ent_comm(r, e)->exited || (e->flags & (E_WAITING | E_STUCK)))
+			continue;
+		if (r->s->nbusy[e->ix] > 0)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * The p2p rule (judge.h) for the stuck entry i of group gr: 1 when it
+ * waits in a p2p operation on a peer that is in flight with another peer
+ * (itself waiting) or in no p2p operation of gr (missing: it never posted
+ * its part), the effect of a cause elsewhere; 0 when its peer is in flight
+ * in the same transfer (*mate set to the peer's entry), or nothing is
+ * known of its p2p operations.
+ */
+static int
+p2p_effect(const struct round *r, const struct js_group *gr, size_t i, uint32_t *mate)
+{
+	const struct js_hot *c = ent_comm(r, &r->s->ent[i]);
+	size_t j;
+
+	*mate = UINT32_MAX;
+	if ((c->flags & (DETECT_P2P | DETECT_GPU)) != (DETECT_P2P | DETECT_GPU) ||
+	    c->colls > c->done)
+		return 0;
+	for (j = gr->first; j < gr->first + gr->n; j++) {
+		const struct js_entry *e = &r->s->ent[j];
+		const struct js_hot *pc = ent_comm(r, e);
+
+		if (j == i || pc->rank != c->p2p_peer)
+			continue;
+		if (ent_comm(r, e)->exited || !(pc->flags & DETECT_P2P) ||
+		    pc->p2p_peer != c->rank)
+			return 1;
+		*mate = (uint32_t)j;
+		return 0;
+	}
+	return 1;
+}
+
+/* Whether an entry of group gr has flag. */
+static int
+group_any(const struct round *r, const struct js_group *gr, uint16_t flag)
+{
+	size_t i;
+
+	for (i = gr->first; i < gr->first + gr->n; i++)
+		if (r->s->ent[i].flags & flag)
+			return 1;
+	return 0;
+}
+
+/* Stuck kernels where the group has no cause of its own (a member that
+ * exited or lags, members missing while a node is lost, a member held in
+ * another communicator); when nothing at all was found and no rank
+ * exited, every stuck kernel. */
+void
+js_gpu_stuck_all(struct round *r)
+{
+	size_t i, g;
+	int pass;
+
+	for (i = 0; i < r->nent; i++)
+		r->s->ent[i].flags &= (uint16_t)~E_NAMED;
+	for (pass = 0; pass < 2; pass++) {
+		size_t before = r->count;
+
+		/* Never silent, unless an exit explains the waits (one named,
+		 * one in its grace, or the step being ended), or the causes
+		 * named a moment ago have just gone (a rank aborting on its
+		 * timeout: its exit comes next); and only for kernels stuck a
+		 * grace past the threshold. */
+		if (pass == 1 && (r->count > 0 || r->any_exit ||
+				  (r->s->found_ns && age(r->now, r->s->found_ns) <= end_grace(r->p))))
+			break;
+		for (g = 0; g < r->ngrp; g++) {
+			const struct js_group *gr = &r->s->grp[g];
+
+			if (!group_any(r, gr, E_STUCK))
+				continue;	/* (most groups: nothing below to do) */
+			if (pass == 0 && (gr->any_exited || gr->any_lagger ||
+					  (gr->missing && r->any_lost) ||
+					  member_held_elsewhere(r, gr)))
+				continue;
+			for (i = gr->first; i < gr->first + gr->n; i++) {
+				uint32_t mate;
+
+				if (!(r->s->ent[i].flags & E_STUCK))
+					continue;
+				if (pass == 1) {
+					/* a grace past the threshold: the cause (a rank
+					 * its peers wait for elsewhere) crosses it a
+					 * round or so after the stages it holds */
+					if (age(r->now, ent_comm(r, &r->s->ent[i])->progress_ns) >
+					    r->p->hang_threshold_ns + end_grace(r->p))
+						r->s->ent[i].flags |= E_NAMED;
+					continue;
+				}
+				if (p2p_effect(r, gr, i, &mate))
+					continue;
+				r->s->ent[i].flags |= E_NAMED;
+				if (mate != UINT32_MAX)
+					r->s->ent[mate].flags |= E_NAMED;
+			}
+			stuck_findings(r, g);
+		}
+		if (r->count > before) {
+			r->fallback = pass == 1;
+			break;
+		}
+	}
+}
+
+static int
+exit_failed(int status)
+{
+	return status < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+}
+
+/* An exit, for the step's-end rule (judge.h): a failure, an end by a
+ * termination signal (or with no status yet), or exit 0. */
+enum { X_FAIL, X_TERM, X_ZERO };
+
+static int
+term_signal(int sig)
+{
+	return sig == SIGTERM || sig == SIGKILL || sig == SIGINT || sig == SIGHUP;
+}
+
+static int
+exit_class(const struct detect_rank *d)
+{
+	int st = d->exit_status;
+
+	if (!d->exit_known)
+		return X_TERM;
+	if (WIFSIGNALED(st))
+		return term_signal(WTERMSIG(st)) ? X_TERM : X_FAIL;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return X_ZERO;
+	if (WIFEXITED(st) && WEXITSTATUS(st) > 128 && term_signal(WEXITSTATUS(st) - 128))
+		return X_TERM;
+	return X_FAIL;
+}
+
+/* The signal of an X_TERM exit, 0 when its status is not known. */
+static int
+exit_signal(const struct detect_rank *d)
+{
+	if (!d->exit_known)
+		return 0;
+	if (WIFSIGNALED(d->exit_status))
+		return WTERMSIG(d->exit_status);
+	return WEXITSTATUS(d->exit_status) - 128;
+}
+
+/* An exited rank: st its wait status, -1 unknown. */
+static void
+exit_finding(struct round *r, uint32_t ix, int st)
+{
+	const struct judge_rank *jr = &r->rk[ix];
+	struct judge_finding *f = js_finding_new(r, JUDGE_EXITED);
+	struct line l = { f->text, sizeof(f->text), 0 };
+
+	f->culprits[0] = jr->st.rank;
+	f->nculprits = f->ncul_total = 1;
+	f->node = (int32_t)jr->node;
+	f->exit_status = st;
+	f->since_ns = jr->st.exit_ns;
+	f->for_ns = jr->st.exit_ns ? age(r->now, jr->st.exit_ns) : 0;
+	if (r->s->rgrp[ix] != UINT32_MAX)
+		group_label(r, r->s->rgrp[ix], f->group, sizeof(f->group));
+	else
+		text_copy(f->group, sizeof(f->group), "world", 6);
+	js_put(&l, "%s: rank ", f->group);
+	js_put_where(&l, r->st, jr);
+	if (st < 0)
+		js_put(&l, " exited (status unknown)");
+	else if (WIFSIGNALED(st))
+		js_put(&l, " was killed by signal %d", WTERMSIG(st));
+	else
+		js_put(&l, " exited with status %d", WEXITSTATUS(st));
+	js_put(&l, exit_failed(st) ? "; its peers will wait on it" :
+	    " while the step runs on; its peers will wait on it");
+}
+
+/* The note of a step being ended by signal (judge_state_end). */
+static void
+end_note(struct round *r, uint32_t nterm, uint32_t nexited, int sig, uint64_t since)
+{
+	struct judge_end *e = &r->s->end;
+	struct line l = { e->text, sizeof(e->text), 0 };
+	uint32_t world = r->st->world ? r->st->world : (uint32_t)r->n;
+
+	e->ending = 1;
+	e->nsignaled = nterm;
+	e->nexited = nexited;
+	e->sig = sig;
+	e->since_ns = since;
+	js_put(&l, "step cancelled/ended by signal: %u of %u ranks ended by a termination signal",
+	    nterm, world);
+	if (sig > 0)
+		js_put(&l, " (the first by signal %d)", sig);
+	js_put(&l, "; no rank named");
+}
+
+/*
+ * The exits, by the step's-end rule (judge.h): the step ending by signal
+ * names nobody; otherwise the first cause is named (the failures within
+ * the grace of it), and what follows it is the step coming down.
+ */
+void
+js_exits(struct round *r)
+{
+	struct js_wait *w = r->s->wt;
+	uint64_t grace = end_grace(r->p);
+	uint64_t t_term = UINT64_MAX, t_fail = UINT64_MAX, t0 = UINT64_MAX;
+	uint32_t world = r->st->world ? r->st->world : (uint32_t)r->n;
+	uint32_t nterm = 0;
+	size_t i, nx = 0, nrun = 0;
+	int pass, sig = 0;
+
+	memset(&r->s->end, 0, sizeof(r->s->end));
+	for (i = 0; i < r->n; i++) {
+		const struct detect_rank *d = &r->rk[i].st;
+
+		if (!r->rk[i].present)
+			continue;
+		if (!d->exited) {
+			nrun++;
+			continue;
+		}
+		w[nx].t = (uint64_t)d->rank;
+		w[nx++].e = (uint32_t)i;
+		r->any_exit = 1;
+		switch (exit_class(d)) {
+		case X_TERM:
+			nterm++;
+			if (d->exit_ns < t_term || t_term == UINT64_MAX) {
+				t_term = d->exit_ns;
+				sig = exit_signal(d);
+			}
+			break;
+		case X_FAIL:
+			if (d->exit_ns < t_fail)
+				t_fail = d->exit_ns;
+			break;
+		}
+	}
+	if (2 * (uint64_t)nterm > world && (t_fail == UINT64_MAX || t_fail > t_term)) {
+		end_note(r, nterm, (uint32_t)nx, sig, t_term);
+		return;
+	}
+	qsort(w, nx, sizeof(*w), js_wait_cmp);
+	/* Which exits are causes: a failure at once, an end by signal after
+	 * the grace, exit 0 past the threshold while the step runs on. */
+	for (i = 0; i < nx; i++) {
+		const struct detect_rank *d = &r->rk[w[i].e].st;
+		uint64_t gone = d->exit_ns ? age(r->now, d->exit_ns) : UINT64_MAX;
+		int c = exit_class(d), cause;
+
+		cause = c == X_FAIL || (c == X_TERM && gone > grace) ||
+			(c == X_ZERO && nrun && gone > r->p->hang_threshold_ns);
+		/* An exit while a hang is named is its effect: the peers'
+		 * timeouts (NCCL's watchdog) aborting them. */
+		if (r->s->hang_first_ns && d->exit_ns >= r->s->hang_first_ns &&
+		    d->exit_ns <= r->s->hang_last_ns + grace)
+			cause = 0;
+		w[i].t = cause ? 1 : 0;
+		if (cause && d->exit_ns < t0)
+			t0 = d->exit_ns;
+	}
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < nx; i++) {
+			const struct detect_rank *d = &r->rk[w[i].e].st;
+			int c = exit_class(d);
+
+			if (!w[i].t || (c == X_ZERO) != (pass == 1))
+				continue;
+			/* Within the grace of the first cause; a kill or exit 0
+			 * after a failure is the step coming down. */
+			if ((d->exit_ns > t0 && d->exit_ns - t0 > grace) ||
+			    (c != X_FAIL && t_fail != UINT64_MAX && d->exit_ns > t_fail))
+				continue;
+			exit_finding(r, w[i].e, d->exit_known ? d->exit_status : -1);
+		}
+}
+
+void
+js_nodes_lost(struct round *r)
+{
+	size_t k, i;
+
+	for (k = 0; k < r->st->nnodes; k++) {
+		const struct judge_node *nd = &r->st->nodes[k];
+		struct judge_finding *f;
+		struct line l;
+		size_t nr = 0;
+
+		if (!nd->lost)
+			continue;
+		r->any_lost = 1;
+		for (i = 0; i < r->n; i++)
+			nr += r->rk[i].node == k;
+		f = js_finding_new(r, JUDGE_NODE_LOST);
+		l.b = f->text;
+		l.size = sizeof(f->text);
+		l.len = 0;
+		text_copy(f->group, sizeof(f->group), "world", 6);
+		f->node = (int32_t)k;
+		f->since_ns = nd->last_ns;
+		f->for_ns = nd->last_ns ? age(r->now, nd->last_ns) : 0;
+		if (nd->name && nd->name[0])
+			js_put(&l, "world: node %s lost: ", nd->name);
+		else
+			js_put(&l, "world: node %zu (name unknown) lost: ", k);
+		if (nd->last_ns) {
+			js_put(&l, "no summary for ");
+			js_put_secs(&l, f->for_ns);
+		} else {
+			js_put(&l, "no summary yet");
+		}
+		js_put(&l, "; its %zu rank%s unknown", nr, nr == 1 ? "" : "s");
+	}
+}
+
+/*
+ * Every present live rank that has run a collective is idle outside NCCL:
+ * nothing in flight or entered and not completed (the GPU part says so)
+ * in any communicator, nothing busy; the last of their activity longer
+ * ago than the stall threshold.
+ */
+void
+js_stalled(struct round *r)
+{
+	uint64_t last = r->stall_last;
+	size_t nr = r->stall_nr;
+	struct judge_finding *f;
+	struct line l;
+
+	if (r->no_stall || !nr || age(r->now, last) <= r->p->stall_threshold_ns)
+		return;
+	f = js_finding_new(r, JUDGE_STALLED);
+	l.b = f->text;
+	l.size = sizeof(f->text);
+	l.len = 0;
+	text_copy(f->group, sizeof(f->group), "world", 6);
+	f->since_ns = last;
+	f->for_ns = age(r->now, last);
+	js_put(&l, "world: all %zu ranks idle outside NCCL for ", nr);
+	js_put_secs(&l, f->for_ns);
+	js_put(&l, ", none in a collective (a checkpoint, a stuck file system?)");
+}
