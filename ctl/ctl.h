@@ -72,8 +72,8 @@ struct ctl_cmd {
 	const struct ctl_cmd *const *sub;
 };
 
-/* The commands (ctl_plan.c, ctl_topo.c, ctl_bwtest.c, ctl_daemon.c, ctl_alerts.c); the
- * table is in ctl_cmd.c. */
+/* The commands (ctl_plan.c, ctl_topo.c, ctl_bwtest.c, ctl_daemon.c, ctl_watch.c,
+ * ctl_alerts.c); the table is in ctl_cmd.c. */
 extern const struct ctl_cmd ctl_cmd_plan;
 extern const struct ctl_cmd ctl_cmd_place;
 extern const struct ctl_cmd ctl_cmd_topo;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * `layoutctl watch JOBID[.STEP]`: the whole step as its leader sees it,
- * from any node or a login host.
+ * from any node or a login host; with --local, this node's view of the
+ * job (its layoutd's GET /v1/watch).
  *
  * Finding the leader.  --leader HOST:PORT is asked directly.  Otherwise
  * this host's layoutd is asked first (its unix socket: no credential, the
@@ -46,7 +47,7 @@
 #include "buf.h"
 #include "client.h"
 #include "ctl.h"
-#include "ctl_watch.h"
+#include "ctl_daemon.h"
 #include "hosts.h"
 #include "topo.h"
 
@@ -62,6 +63,19 @@
 #define FINDING_TEXT_MAX 1000	/* bytes of a finding's text shown */
 
 extern char **environ;
+
+/* What the step view is asked for (the command line). */
+struct watch_args {
+	long job, step;			/* step -1: the job's only step */
+	const char *socket;		/* this host's layoutd; NULL: none */
+	const char *leader;		/* --leader HOST:PORT */
+	const char *nodes;		/* --nodes HOSTLIST */
+	const char *topology;		/* --topology MAP */
+	const char *munge_socket;	/* --munge-socket PATH */
+	const char *scontrol;		/* --scontrol PATH; NULL: scontrol */
+	long timeout_ms, interval_ms;
+	bool once, json, all_ranks;
+};
 
 /* What was tried, for the message when nothing answered. */
 struct tried {
@@ -85,7 +99,7 @@ tried_add(struct tried *t, const char *fmt, ...)
 /* ---- asking: one page, over the unix socket or TCP with a credential ---- */
 
 static int
-munge_header(const struct ctl_watch_args *a, const char *line, char **out, pl_err_t *err)
+munge_header(const struct watch_args *a, const char *line, char **out, pl_err_t *err)
 {
 	munge_ctx_t ctx = munge_ctx_create();
 	munge_err_t e;
@@ -124,7 +138,7 @@ munge_header(const struct ctl_watch_args *a, const char *line, char **out, pl_er
  * credential could be made).
  */
 static int
-ask_page(const struct ctl_watch_args *a, const char *where, uint64_t from,
+ask_page(const struct watch_args *a, const char *where, uint64_t from,
 	 struct client_reply *reply, pl_err_t *err)
 {
 	char path[160], *hdr = NULL, *line = NULL;
@@ -249,7 +263,7 @@ enum got { GOT_VIEW, GOT_REDIRECT, GOT_REFUSED, GOT_NONE, GOT_NO_CRED };
  * the leader a 421 names, into leader and *acting; or why neither.
  */
 static enum got
-fetch_at(const struct ctl_watch_args *a, const char *where, json_t **view, char *leader,
+fetch_at(const struct watch_args *a, const char *where, json_t **view, char *leader,
 	 size_t leader_n, bool *acting, char *why, size_t n)
 {
 	json_t *all = NULL, *page = NULL;
@@ -346,7 +360,7 @@ out:
 /* ---- where the nodes are: the map ----------------------------------------- */
 
 struct wctx {
-	struct ctl_watch_args *a;
+	struct watch_args *a;
 	struct topo_map *map;
 	bool map_tried;
 	char map_why[PL_ERR_TEXT];
@@ -421,8 +435,8 @@ resolve(struct wctx *c, const char *name, char *url, size_t n)
  * that step's node list, else the job's only numbered step's (*step set);
  * caller frees *nodelist.  0, or -1 with err.
  */
-int
-ctl_watch_parse_steps(const char *text, long job, long *step, char **nodelist, pl_err_t *err)
+static int
+watch_parse_steps(const char *text, long job, long *step, char **nodelist, pl_err_t *err)
 {
 	const char *line = text, *eol;
 	char found[256] = "";
@@ -491,7 +505,7 @@ ctl_watch_parse_steps(const char *text, long job, long *step, char **nodelist, p
 
 /* Run scontrol -o show step ID; its stdout (caller frees), or NULL with err. */
 static char *
-run_scontrol(const struct ctl_watch_args *a, const char *id, pl_err_t *err)
+run_scontrol(const struct watch_args *a, const char *id, pl_err_t *err)
 {
 	const char *prog = a->scontrol ? a->scontrol : "scontrol";
 	char *argv[] = { (char *)prog, (char *)"-o", (char *)"show", (char *)"step", (char *)id,
@@ -688,7 +702,7 @@ local_step(struct wctx *c, char *why, size_t n)
 static int
 ask_local(struct wctx *c, json_t **view)
 {
-	struct ctl_watch_args *a = c->a;
+	struct watch_args *a = c->a;
 	char leader[128], why[PL_ERR_TEXT], url[300], desc[512];
 	bool acting = false;
 	enum got g = fetch_at(a, a->socket, view, leader, sizeof(leader), &acting, why, sizeof(why));
@@ -715,7 +729,7 @@ ask_local(struct wctx *c, json_t **view)
 static int
 step_nodes(struct wctx *c, struct hosts *names, bool *slurm)
 {
-	struct ctl_watch_args *a = c->a;
+	struct watch_args *a = c->a;
 	char *nodelist = NULL, *out = NULL, id[48];
 	pl_err_t err;
 	int rv = 1;
@@ -738,7 +752,7 @@ step_nodes(struct wctx *c, struct hosts *names, bool *slurm)
 	else
 		snprintf(id, sizeof(id), "%ld", a->job);
 	out = run_scontrol(a, id, &err);
-	if (!out || ctl_watch_parse_steps(out, a->job, &a->step, &nodelist, &err) < 0)
+	if (!out || watch_parse_steps(out, a->job, &a->step, &nodelist, &err) < 0)
 		tried_add(&c->t, "Slurm: %s", err.text);
 	else if (hosts_expand(names, nodelist, 100000, &err) < 0)
 		tried_add(&c->t, "Slurm: step %s: NodeList=%s: %s", id, ctl_clip(nodelist), err.text);
@@ -757,7 +771,7 @@ step_nodes(struct wctx *c, struct hosts *names, bool *slurm)
 static int
 discover(struct wctx *c, json_t **view)
 {
-	struct ctl_watch_args *a = c->a;
+	struct watch_args *a = c->a;
 	struct hosts names = { 0, NULL };
 	char why[PL_ERR_TEXT], url[300], desc[512];
 	bool slurm = false;
@@ -1090,7 +1104,187 @@ print_view(FILE *f, json_t *v, const struct wctx *c, bool tty)
 	free(m.hash);
 }
 
+/* ---- this node's view (--local) ------------------------------------------- */
+
+/* One task's rows: a row per communicator (or one row when it has none). */
+static void
+watch_task_rows(FILE *f, json_t *t)
+{
+	char node[PL_CLIP_BUF], name[PL_CLIP_BUF], func[PL_CLIP_BUF], state[64];
+	json_t *co = json_object_get(t, "coords"), *comms = json_object_get(t, "comms"), *m;
+	bool exited = json_is_true(json_object_get(t, "exited"));
+	json_t *st = json_object_get(t, "exit_status");
+	size_t i, n = json_array_size(comms);
+
+	if (exited && json_is_integer(st))
+		snprintf(state, sizeof(state), "exited(%lld)", (long long)json_integer_value(st));
+	else if (exited)
+		snprintf(state, sizeof(state), "exited");
+	else {
+		const char *rs = json_string_value(json_object_get(t, "record_state"));
+
+		/* A record read well: the rank is between collectives. */
+		snprintf(state, sizeof(state), "%s", !rs ? "-" : strcmp(rs, "ok") == 0 ? "idle" : rs);
+	}
+	for (i = 0; i < (n ? n : 1); i++) {
+		char what[64] = "-", age[32] = "-";
+
+		m = json_array_get(comms, i);
+		fprintf(f, "%5lld %-10.10s %7lld %3lld %3lld %3lld %3lld %3lld  ",
+			(long long)json_integer_value(json_object_get(t, "rank")),
+			vstr(t, "node", node, sizeof(node)),
+			(long long)json_integer_value(json_object_get(t, "pid")),
+			(long long)json_integer_value(json_object_get(co, "tp")),
+			(long long)json_integer_value(json_object_get(co, "cp")),
+			(long long)json_integer_value(json_object_get(co, "ep")),
+			(long long)json_integer_value(json_object_get(co, "dp")),
+			(long long)json_integer_value(json_object_get(co, "pp")));
+		if (!m) {
+			fprintf(f, "%-14s %-13s %8s  %-12s %s\n", "-", "-", "-", state, "-");
+			continue;
+		}
+		{
+			json_t *le = json_object_get(m, "last_entered");
+
+			if (!exited && json_is_true(json_object_get(m, "in_flight"))) {
+				snprintf(what, sizeof(what), "in-flight");
+				snprintf(age, sizeof(age), "%.1fs",
+					 json_number_value(json_object_get(m, "in_flight_s")));
+			} else if (!exited) {
+				snprintf(what, sizeof(what), "%s",
+					 json_is_true(json_object_get(m, "finalized")) ? "finalized" : state);
+				if (json_integer_value(json_object_get(m, "entered")) > 0)
+					snprintf(age, sizeof(age), "%.1fs",
+						 json_number_value(json_object_get(le, "age_s")));
+			} else {
+				snprintf(what, sizeof(what), "%s", state);
+			}
+			fprintf(f, "%-14.14s %-13.13s %8lld  %-12s %s\n", vstr(m, "name", name, sizeof(name)),
+				vstr(le, "func", func, sizeof(func)),
+				(long long)json_integer_value(json_object_get(le, "seq")), what, age);
+		}
+	}
+}
+
+static void
+watch_verdicts(FILE *f, json_t *verd)
+{
+	char comm[PL_CLIP_BUF], func[PL_CLIP_BUF], kind[PL_CLIP_BUF];
+	size_t i;
+
+	if (json_array_size(verd) == 0) {
+		fprintf(f, "verdicts: none\n");
+		return;
+	}
+	fprintf(f, "verdicts:\n");
+	for (i = 0; i < json_array_size(verd); i++) {
+		json_t *v = json_array_get(verd, i), *st = json_object_get(v, "exit_status");
+
+		vstr(v, "kind", kind, sizeof(kind));
+		if (strcmp(kind, "exited") == 0) {
+			if (json_is_integer(st))
+				fprintf(f, "  rank %lld (pid %lld) exited with wait status %lld\n",
+					(long long)json_integer_value(json_object_get(v, "rank")),
+					(long long)json_integer_value(json_object_get(v, "pid")),
+					(long long)json_integer_value(st));
+			else
+				fprintf(f, "  rank %lld (pid %lld) exited\n",
+					(long long)json_integer_value(json_object_get(v, "rank")),
+					(long long)json_integer_value(json_object_get(v, "pid")));
+			continue;
+		}
+		fprintf(f, "  %s: rank %lld (pid %lld) in %s: %s seq %lld for %.1f s\n", kind,
+			(long long)json_integer_value(json_object_get(v, "rank")),
+			(long long)json_integer_value(json_object_get(v, "pid")),
+			vstr(v, "comm", comm, sizeof(comm)), vstr(v, "func", func, sizeof(func)),
+			(long long)json_integer_value(json_object_get(v, "seq")),
+			json_number_value(json_object_get(v, "for_s")));
+	}
+}
+
+/* The job's steps of the daemon's answer (an array; caller decrefs), NULL
+ * when the answer is not a watch report. */
+static json_t *
+watch_select(json_t *root, long job, long step)
+{
+	json_t *steps = json_object_get(root, "steps"), *out, *s;
+	size_t i;
+
+	if (!json_is_array(steps) || !(out = json_array()))
+		return NULL;
+	json_array_foreach(steps, i, s) {
+		if (json_integer_value(json_object_get(s, "job_id")) == job &&
+		    (step < 0 || json_integer_value(json_object_get(s, "step_id")) == step))
+			json_array_append(out, s);
+	}
+	return out;
+}
+
+static void
+watch_print(FILE *f, json_t *root, json_t *sel)
+{
+	json_t *s, *t;
+	size_t i, k;
+
+	json_array_foreach(sel, i, s) {
+		fprintf(f, "step %lld.%lld  %s  (sample every %lld ms, hang threshold %lld s)\n",
+			(long long)json_integer_value(json_object_get(s, "job_id")),
+			(long long)json_integer_value(json_object_get(s, "step_id")),
+			json_string_value(json_object_get(s, "state")) ?
+			json_string_value(json_object_get(s, "state")) : "?",
+			(long long)json_integer_value(json_object_get(root, "interval_ms")),
+			(long long)json_integer_value(json_object_get(root, "hang_threshold_s")));
+		fprintf(f, "%5s %-10s %7s %3s %3s %3s %3s %3s  %-14s %-13s %8s  %-12s %s\n", "RANK",
+			"NODE", "PID", "TP", "CP", "EP", "DP", "PP", "COMM", "COLLECTIVE", "SEQ",
+			"STATE", "FOR");
+		json_array_foreach(json_object_get(s, "tasks"), k, t)
+			watch_task_rows(f, t);
+		watch_verdicts(f, json_object_get(s, "verdicts"));
+	}
+}
+
 /* ---- the command --------------------------------------------------------------- */
+
+static int watch_exec(int argc, char **argv);
+
+const struct ctl_cmd ctl_cmd_watch = {
+	"watch",
+	"JOBID[.STEP] [--once] [--json] [--interval MS] [--all-ranks]\n"
+	"[--leader HOST:PORT] [--nodes HOSTLIST] [--topology MAP]\n"
+	"[--munge-socket PATH] [--scontrol PATH] [--local]\n"
+	"[--socket PATH|http://HOST:PORT] [--timeout MS]",
+	"show a job step's ranks in NCCL as its leader sees them, live",
+	"Show the whole step as its leader sees it (GET /v1/watch/step), from any node\n"
+	"of the step or a login host: its nodes and their state, one row per rank and\n"
+	"communicator with the rank's node, GPU, NIC, tp/cp/ep/dp/pp coordinates, the\n"
+	"collective it last entered, its sequence number, its state and for how long,\n"
+	"then the leader's findings.  The culprits (and nodes holding them) are marked\n"
+	">> (bold red on a terminal).  Beyond 64 ranks only the culprits and the ranks\n"
+	"of their communicators are shown in full (--all-ranks: every rank).\n"
+	"The leader is found so: --leader HOST:PORT (a peer listener) is asked; else\n"
+	"this host's layoutd (--socket), which answers when it leads the step and\n"
+	"names the leader when it takes part; else the step's nodes, --nodes HOSTLIST\n"
+	"or Slurm's (scontrol -o show step; --scontrol PATH), in order, over their\n"
+	"peer listeners, following a node's answer naming the leader (two hops at\n"
+	"most).  Nodes are reached at the address and peer port the cluster map gives\n"
+	"(--topology MAP, else this host's layoutd's map; NAME:6830 without one).\n"
+	"Over TCP each request carries a munge credential made as the calling user\n"
+	"(payload: the request line, 10 s to live; --munge-socket for another munged).\n"
+	"Root and the Slurm user see every step, others only their own.\n"
+	"--timeout bounds each request (default 5000 ms).  The view is refreshed in\n"
+	"place every --interval ms (default 1000) until interrupted; --once prints it\n"
+	"once, --json prints the leader's JSON, every page of ranks merged.\n"
+	"--local shows this node's view instead (GET /v1/watch on --socket).\n"
+	"Exit status: 0 shown, 1 no view (why, and each node asked, on stderr), 2 usage.\n",
+	watch_exec,
+	NULL
+};
+
+static void
+watch_help(void)
+{
+	ctl_cmd_help(&ctl_cmd_watch, NULL);
+}
 
 static volatile sig_atomic_t stop_now;
 
@@ -1101,8 +1295,10 @@ on_stop(int sig)
 	stop_now = 1;
 }
 
-int
-ctl_watch_step(struct ctl_watch_args *a)
+/* Show the step (live unless once); the exit status: 0 shown, 1 no view,
+ * 2 usage. */
+static int
+watch_step(struct watch_args *a)
 {
 	struct wctx c;
 	bool tty = isatty(STDOUT_FILENO);
@@ -1154,5 +1350,227 @@ ctl_watch_step(struct ctl_watch_args *a)
 	}
 	topo_free(c.map);
 	buf_free(&c.t.b);
+	return rv;
+}
+
+static volatile sig_atomic_t watch_stop;
+
+static void
+on_interrupt(int sig)
+{
+	(void)sig;
+	watch_stop = 1;
+}
+
+/* JOBID or JOBID.STEP; *step -1 when not given.  -1 when malformed. */
+static int
+parse_jobstep(const char *s, long *job, long *step)
+{
+	char *end = NULL;
+
+	errno = 0;
+	*job = strtol(s, &end, 10);
+	if (errno || end == s || *job < 0)
+		return -1;
+	*step = -1;
+	if (*end == '.') {
+		const char *p = end + 1;
+
+		*step = strtol(p, &end, 10);
+		if (errno || end == p || *step < 0)
+			return -1;
+	}
+	return *end ? -1 : 0;
+}
+
+/*
+ * The step view's options with a value (--NAME VALUE or --NAME=VALUE) at
+ * argv[*i]: 1 taken (*i past its value), 0 not one of them, -1 no value.
+ */
+static int
+watch_opt(int argc, char **argv, int *i, struct watch_args *sa)
+{
+	static const char *const names[] = { "leader", "nodes", "topology", "munge-socket",
+					      "scontrol" };
+	const char **dst[] = { &sa->leader, &sa->nodes, &sa->topology, &sa->munge_socket,
+			       &sa->scontrol };
+	const char *arg = argv[*i], *v;
+	size_t k, len;
+
+	if (strncmp(arg, "--", 2) != 0)
+		return 0;
+	for (k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+		len = strlen(names[k]);
+		if (strncmp(arg + 2, names[k], len) != 0 || (arg[2 + len] && arg[2 + len] != '='))
+			continue;
+		v = arg[2 + len] == '=' ? arg + 3 + len : (*i + 1 < argc ? argv[++*i] : NULL);
+		if (!v || !*v) {
+			ctl_error("watch: --%s needs a value (see '" CTL_PROG " watch --help')", names[k]);
+			return -1;
+		}
+		*dst[k] = v;
+		return 1;
+	}
+	return 0;
+}
+
+/* HOST:PORT, [V6]:PORT; the port 1 to 65535. */
+static bool
+leader_ok(const char *s)
+{
+	const char *colon = strrchr(s, ':');
+	char *end = NULL;
+	long port;
+
+	if (!colon || colon == s || strpbrk(s, "/?#@ \t"))
+		return false;
+	if (s[0] == '[' ? colon[-1] != ']' || colon - s < 3 : memchr(s, ':', (size_t)(colon - s)) != NULL)
+		return false;
+	errno = 0;
+	port = strtol(colon + 1, &end, 10);
+	return !errno && end != colon + 1 && !*end && port >= 1 && port <= 65535;
+}
+
+static int
+watch_exec(int argc, char **argv)
+{
+	char **rest = NULL, jobbuf[PL_CLIP_BUF];
+	const char *jobarg = NULL;
+	long job, step, interval = 1000, status;
+	bool once = false, local = false, tty = isatty(STDOUT_FILENO);
+	struct watch_args sa;
+	struct ctl_dargs a;
+	int i, n = 0, rv = 2;
+
+	/* Our own options and the job first; the rest is dparse's. */
+	memset(&sa, 0, sizeof(sa));
+	rest = calloc((size_t)argc + 1, sizeof(*rest));
+	if (!rest) {
+		ctl_error("watch: out of memory");
+		return 1;
+	}
+	rest[n++] = argv[0];
+	for (i = 1; i < argc; i++) {
+		int k = watch_opt(argc, argv, &i, &sa);
+
+		if (k < 0)
+			goto out;
+		if (k > 0)
+			continue;
+		if (strcmp(argv[i], "--once") == 0) {
+			once = true;
+		} else if (strcmp(argv[i], "--local") == 0) {
+			local = true;
+		} else if (strcmp(argv[i], "--all-ranks") == 0) {
+			sa.all_ranks = true;
+		} else if (strcmp(argv[i], "--interval") == 0 || strncmp(argv[i], "--interval=", 11) == 0) {
+			const char *v = argv[i][10] == '=' ? argv[i] + 11 : (i + 1 < argc ? argv[++i] : NULL);
+
+			if (!v || (interval = ctl_parse_count("--interval", v, 3600000)) < 0)
+				goto out;
+			if (interval < 100) {
+				ctl_error("--interval=%ld: at least 100 ms (layoutd samples no faster)", interval);
+				goto out;
+			}
+		} else if (argv[i][0] != '-' && !jobarg) {
+			jobarg = argv[i];
+		} else {
+			rest[n++] = argv[i];
+		}
+	}
+	rv = ctl_dparse(n, rest, D_COMMON | D_BIT(D_JSON), &a, watch_help);
+	if (rv) {
+		rv = rv < 0 ? 0 : rv;
+		goto out;
+	}
+	if (!jobarg) {
+		ctl_error("watch: which job? give JOBID or JOBID.STEP (see '" CTL_PROG " watch --help')");
+		rv = 2;
+		goto out;
+	}
+	if (parse_jobstep(jobarg, &job, &step) < 0) {
+		ctl_error("watch: '%s': expected JOBID or JOBID.STEP (whole numbers, e.g. 1234 or 1234.0)",
+			  pl_clip(jobarg, jobbuf, sizeof(jobbuf)));
+		rv = 2;
+		goto out;
+	}
+	if (sa.leader && !leader_ok(sa.leader)) {
+		ctl_error("watch: --leader %s: expected HOST:PORT, a layoutd's peer listener (e.g. "
+			  "gpu001:6830 or [fd00::1]:6830)", ctl_clip(sa.leader));
+		rv = 2;
+		goto out;
+	}
+	if (!local) {
+		sa.job = job;
+		sa.step = step;
+		sa.socket = a.socket;
+		sa.timeout_ms = a.timeout_ms;
+		sa.interval_ms = interval;
+		sa.once = once;
+		sa.json = a.json;
+		rv = watch_step(&sa);
+		goto out;
+	}
+	if (sa.leader || sa.nodes || sa.topology || sa.munge_socket || sa.scontrol || sa.all_ranks) {
+		ctl_error("watch: --local shows this node's view: --leader, --nodes, --topology, "
+			  "--munge-socket, --scontrol and --all-ranks do not apply");
+		rv = 2;
+		goto out;
+	}
+	if (a.json)
+		once = true;
+	if (!once) {
+		signal(SIGINT, on_interrupt);
+		signal(SIGTERM, on_interrupt);
+	}
+	for (;;) {
+		char *body = ctl_ask(&a, "watch", "GET", "/v1/watch", NULL, &status);
+		json_t *root = body ? json_loads(body, 0, NULL) : NULL, *sel;
+
+		free(body);
+		sel = root ? watch_select(root, job, step) : NULL;
+		if (!sel) {
+			if (root)
+				ctl_error("watch: the answer is not a layoutd watch report");
+			json_decref(root);
+			rv = 1;
+			goto out;
+		}
+		if (json_array_size(sel) == 0) {
+			ctl_error("watch: no step of job %s is watched on this node (or it is not yours)",
+				  jobarg);
+			json_decref(sel);
+			json_decref(root);
+			rv = 1;
+			goto out;
+		}
+		if (a.json) {
+			char *text = json_dumps(sel, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+
+			if (text)
+				puts(text);
+			free(text);
+		} else {
+			if (!once && tty)
+				fputs("\033[H\033[2J", stdout);
+			watch_print(stdout, root, sel);
+		}
+		fflush(stdout);
+		json_decref(sel);
+		json_decref(root);
+		rv = 0;
+		if (once || watch_stop)
+			break;
+		{
+			struct timespec ts = { interval / 1000, (interval % 1000) * 1000000L };
+
+			while (nanosleep(&ts, &ts) < 0 && errno == EINTR && !watch_stop)
+				;
+		}
+		if (watch_stop)
+			break;
+	}
+out:
+	free(rest);
 	return rv;
 }

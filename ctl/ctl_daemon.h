@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What the commands that ask a running layoutd share (ctl_daemon.c):
+ * status, topology, query (ctl_daemon.c) and watch (ctl_watch.c) take
+ * their options from one table, each the ones its mask allows, and ask
+ * through one helper.  Private to those two files.
+ */
+#ifndef PL_CTL_DAEMON_H
+#define PL_CTL_DAEMON_H
+
+#include <limits.h>
+#include <stdbool.h>
+
+struct ctl_dargs {
+	const char *socket, *layout, *nodes, *view;
+	char socket_buf[PATH_MAX];
+	long timeout_ms, tpn, job_id, step_id;
+	bool json;
+};
+
+enum { D_SOCKET = 2000, D_TIMEOUT, D_JSON, D_LAYOUT, D_NODES, D_TPN, D_VIEW, D_JOB, D_STEP,
+	D_HELP };
+
+/* Options each command accepts: bit (1 << (code - D_SOCKET)). */
+#define D_BIT(code) (1u << ((code) - D_SOCKET))
+#define D_COMMON (D_BIT(D_SOCKET) | D_BIT(D_TIMEOUT) | D_BIT(D_HELP))
+
+/*
+ * Parse argv (argv[0] the command) into *a: the options of allowed, each
+ * else a usage error naming the command; --socket defaults to this node's
+ * layoutd (ctl_default_socket).  0 to go on, -1 after help() ran for
+ * --help, else the usage exit status (2) after a message.
+ */
+int ctl_dparse(int argc, char **argv, unsigned allowed, struct ctl_dargs *a,
+	       void (*help)(void));
+
+/*
+ * method path (with body, or NULL) on a's layoutd, cmd naming the command
+ * in messages.  Returns the 200 answer's body (caller frees), or NULL
+ * after printing why there is none; *status the HTTP status (0: none).
+ */
+char *ctl_ask(const struct ctl_dargs *a, const char *cmd, const char *method, const char *path,
+	      const char *body, long *status);
+
+#endif
