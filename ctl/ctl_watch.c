@@ -61,6 +61,7 @@
 #define GROUP_ROWS 256		/* ranks shown in full in the condensed view */
 #define SCONTROL_OUT_MAX (1 << 20)
 #define FINDING_TEXT_MAX 1000	/* bytes of a finding's text shown */
+#define CLEAR_SCREEN "\033[H\033[2J"	/* cursor home, erase the screen */
 
 extern char **environ;
 
@@ -368,6 +369,7 @@ struct wctx {
 	bool no_cred;			/* munge made no credential: stop asking */
 	char name[128];			/* and its node name, or "" */
 	struct tried t;
+	bool tty;			/* stdout is a terminal: colours */
 };
 
 static void
@@ -1243,6 +1245,53 @@ watch_print(FILE *f, json_t *root, json_t *sel)
 	}
 }
 
+/* What one frame of this node's view needs. */
+struct local_view {
+	const struct ctl_dargs *a;
+	long job, step;
+	const char *jobarg;	/* as given, for the message */
+};
+
+/* One frame of this node's view of the job (GET /v1/watch). */
+static int
+local_frame(void *ctx, bool clear)
+{
+	struct local_view *lv = ctx;
+	long status;
+	char *body = ctl_ask(lv->a, "watch", "GET", "/v1/watch", NULL, &status);
+	json_t *root = body ? json_loads(body, 0, NULL) : NULL, *sel;
+
+	free(body);
+	sel = root ? watch_select(root, lv->job, lv->step) : NULL;
+	if (!sel) {
+		if (root)
+			ctl_error("watch: the answer is not a layoutd watch report");
+		json_decref(root);
+		return 1;
+	}
+	if (json_array_size(sel) == 0) {
+		ctl_error("watch: no step of job %s is watched on this node (or it is not yours)",
+			  lv->jobarg);
+		json_decref(sel);
+		json_decref(root);
+		return 1;
+	}
+	if (lv->a->json) {
+		char *text = json_dumps(sel, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+
+		if (text)
+			puts(text);
+		free(text);
+	} else {
+		if (clear)
+			fputs(CLEAR_SCREEN, stdout);
+		watch_print(stdout, root, sel);
+	}
+	json_decref(sel);
+	json_decref(root);
+	return 0;
+}
+
 /* ---- the command --------------------------------------------------------------- */
 
 static int watch_exec(int argc, char **argv);
@@ -1295,52 +1344,29 @@ on_stop(int sig)
 	stop_now = 1;
 }
 
-/* Show the step (live unless once); the exit status: 0 shown, 1 no view,
- * 2 usage. */
+/*
+ * The view shown once, or live: frame(ctx, clear) fetched and printed
+ * again every interval_ms until SIGINT or SIGTERM, on a terminal in place
+ * (clear: the frame wipes the screen before it prints).  A frame returns
+ * 0, or the exit status that ends the view; the last one is returned.
+ */
 static int
-watch_step(struct watch_args *a)
+live(bool once, long interval_ms, int (*frame)(void *ctx, bool clear), void *ctx)
 {
-	struct wctx c;
-	bool tty = isatty(STDOUT_FILENO);
-	int rv = 1;
+	bool clear = !once && isatty(STDOUT_FILENO);
+	int rv;
 
-	memset(&c, 0, sizeof(c));
-	c.a = a;
-	if (a->json)
-		a->once = true;
-	if (!a->once) {
+	if (!once) {
 		signal(SIGINT, on_stop);
 		signal(SIGTERM, on_stop);
 	}
 	for (;;) {
-		json_t *view = NULL;
-		char leader[128], why[PL_ERR_TEXT];
-		bool acting;
-
-		/* the leader found before first; a new search when it fails */
-		if (!c.where[0] || fetch_at(a, c.where, &view, leader, sizeof(leader), &acting, why,
-					    sizeof(why)) != GOT_VIEW) {
-			c.where[0] = '\0';
-			rv = discover(&c, &view);
-			if (rv)
-				break;
-		}
-		if (a->json) {
-			if (json_dumpf(view, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
-				       JSON_REAL_PRECISION(12)) < 0)
-				rv = 1;
-			fputc('\n', stdout);
-		} else {
-			if (!a->once && tty)
-				fputs("\033[H\033[2J", stdout);
-			print_view(stdout, view, &c, tty);
-		}
+		rv = frame(ctx, clear);
 		fflush(stdout);
-		json_decref(view);
-		if (a->once || stop_now)
+		if (rv || once || stop_now)
 			break;
 		{
-			struct timespec ts = { a->interval_ms / 1000, (a->interval_ms % 1000) * 1000000L };
+			struct timespec ts = { interval_ms / 1000, (interval_ms % 1000) * 1000000L };
 
 			while (nanosleep(&ts, &ts) < 0 && errno == EINTR && !stop_now)
 				;
@@ -1348,18 +1374,59 @@ watch_step(struct watch_args *a)
 		if (stop_now)
 			break;
 	}
-	topo_free(c.map);
-	buf_free(&c.t.b);
 	return rv;
 }
 
-static volatile sig_atomic_t watch_stop;
-
-static void
-on_interrupt(int sig)
+/* One frame of the step's view: from the leader found before, or a new
+ * search when it fails. */
+static int
+step_frame(void *ctx, bool clear)
 {
-	(void)sig;
-	watch_stop = 1;
+	struct wctx *c = ctx;
+	struct watch_args *a = c->a;
+	json_t *view = NULL;
+	char leader[128], why[PL_ERR_TEXT];
+	bool acting;
+	int rv = 0;
+
+	if (!c->where[0] || fetch_at(a, c->where, &view, leader, sizeof(leader), &acting, why,
+				     sizeof(why)) != GOT_VIEW) {
+		c->where[0] = '\0';
+		rv = discover(c, &view);
+		if (rv)
+			return rv;
+	}
+	if (a->json) {
+		if (json_dumpf(view, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+			       JSON_REAL_PRECISION(12)) < 0)
+			rv = 1;
+		fputc('\n', stdout);
+	} else {
+		if (clear)
+			fputs(CLEAR_SCREEN, stdout);
+		print_view(stdout, view, c, c->tty);
+	}
+	json_decref(view);
+	return rv;
+}
+
+/* Show the step (live unless once); the exit status: 0 shown, 1 no view,
+ * 2 usage. */
+static int
+watch_step(struct watch_args *a)
+{
+	struct wctx c;
+	int rv;
+
+	memset(&c, 0, sizeof(c));
+	c.a = a;
+	c.tty = isatty(STDOUT_FILENO);
+	if (a->json)
+		a->once = true;
+	rv = live(a->once, a->interval_ms, step_frame, &c);
+	topo_free(c.map);
+	buf_free(&c.t.b);
+	return rv;
 }
 
 /* JOBID or JOBID.STEP; *step -1 when not given.  -1 when malformed. */
@@ -1436,8 +1503,9 @@ watch_exec(int argc, char **argv)
 {
 	char **rest = NULL, jobbuf[PL_CLIP_BUF];
 	const char *jobarg = NULL;
-	long job, step, interval = 1000, status;
-	bool once = false, local = false, tty = isatty(STDOUT_FILENO);
+	long job, step, interval = 1000;
+	bool once = false, local = false;
+	struct local_view lv;
 	struct watch_args sa;
 	struct ctl_dargs a;
 	int i, n = 0, rv = 2;
@@ -1519,57 +1587,11 @@ watch_exec(int argc, char **argv)
 	}
 	if (a.json)
 		once = true;
-	if (!once) {
-		signal(SIGINT, on_interrupt);
-		signal(SIGTERM, on_interrupt);
-	}
-	for (;;) {
-		char *body = ctl_ask(&a, "watch", "GET", "/v1/watch", NULL, &status);
-		json_t *root = body ? json_loads(body, 0, NULL) : NULL, *sel;
-
-		free(body);
-		sel = root ? watch_select(root, job, step) : NULL;
-		if (!sel) {
-			if (root)
-				ctl_error("watch: the answer is not a layoutd watch report");
-			json_decref(root);
-			rv = 1;
-			goto out;
-		}
-		if (json_array_size(sel) == 0) {
-			ctl_error("watch: no step of job %s is watched on this node (or it is not yours)",
-				  jobarg);
-			json_decref(sel);
-			json_decref(root);
-			rv = 1;
-			goto out;
-		}
-		if (a.json) {
-			char *text = json_dumps(sel, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-
-			if (text)
-				puts(text);
-			free(text);
-		} else {
-			if (!once && tty)
-				fputs("\033[H\033[2J", stdout);
-			watch_print(stdout, root, sel);
-		}
-		fflush(stdout);
-		json_decref(sel);
-		json_decref(root);
-		rv = 0;
-		if (once || watch_stop)
-			break;
-		{
-			struct timespec ts = { interval / 1000, (interval % 1000) * 1000000L };
-
-			while (nanosleep(&ts, &ts) < 0 && errno == EINTR && !watch_stop)
-				;
-		}
-		if (watch_stop)
-			break;
-	}
+	lv.a = &a;
+	lv.job = job;
+	lv.step = step;
+	lv.jobarg = jobarg;
+	rv = live(once, interval, local_frame, &lv);
 out:
 	free(rest);
 	return rv;
