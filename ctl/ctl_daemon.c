@@ -22,6 +22,8 @@
 #include "proto.h"
 
 #define CTL_TIMEOUT_MS 5000L
+#define CTL_INTERVAL_MS 1000L	/* watch's redraw */
+#define CTL_INTERVAL_MIN_MS 100L	/* layoutd samples no faster */
 
 /* In the order of the enum: ctl_dparse() names an option by its code. */
 static const struct option dopts[] = {
@@ -34,6 +36,14 @@ static const struct option dopts[] = {
 	{ "view", required_argument, NULL, D_VIEW },
 	{ "job-id", required_argument, NULL, D_JOB },
 	{ "step-id", required_argument, NULL, D_STEP },
+	{ "once", no_argument, NULL, D_ONCE },
+	{ "local", no_argument, NULL, D_LOCAL },
+	{ "all-ranks", no_argument, NULL, D_ALL_RANKS },
+	{ "interval", required_argument, NULL, D_INTERVAL },
+	{ "leader", required_argument, NULL, D_LEADER },
+	{ "topology", required_argument, NULL, D_TOPOLOGY },
+	{ "munge-socket", required_argument, NULL, D_MUNGE_SOCKET },
+	{ "scontrol", required_argument, NULL, D_SCONTROL },
 	{ "help", no_argument, NULL, D_HELP },
 	{ NULL, 0, NULL, 0 }
 };
@@ -80,16 +90,24 @@ parse_id(const char *opt, const char *val)
 }
 
 int
-ctl_dparse(int argc, char **argv, unsigned allowed, struct ctl_dargs *a, void (*help)(void))
+ctl_dparse(int argc, char **argv, unsigned allowed, unsigned nonempty, struct ctl_dargs *a,
+	   void (*help)(void))
 {
 	int c;
 
 	memset(a, 0, sizeof(*a));
 	a->timeout_ms = CTL_TIMEOUT_MS;
+	a->interval_ms = CTL_INTERVAL_MS;
 	a->job_id = a->step_id = -1;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", dopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":", dopts, NULL)) != -1) {
+		/* no value at all: for an option of nonempty, as an empty one */
+		if (c == ':' && optopt >= D_SOCKET && optopt <= D_HELP &&
+		    (nonempty & D_BIT(optopt))) {
+			c = optopt;
+			optarg = NULL;
+		}
 		if (c < D_SOCKET || c > D_HELP) {
 			ctl_error("%s: unknown or incomplete option '%s' (see '" CTL_PROG " %s --help')",
 				  argv[0], ctl_clip(argv[optind - 1]), argv[0]);
@@ -100,15 +118,36 @@ ctl_dparse(int argc, char **argv, unsigned allowed, struct ctl_dargs *a, void (*
 				  argv[0], dopts[c - D_SOCKET].name, argv[0]);
 			return 2;
 		}
+		if ((nonempty & D_BIT(c)) && (!optarg || !*optarg)) {
+			ctl_error("%s: --%s needs a value (see '" CTL_PROG " %s --help')", argv[0],
+				  dopts[c - D_SOCKET].name, argv[0]);
+			return 2;
+		}
 		switch (c) {
 		case D_SOCKET: a->socket = optarg; break;
 		case D_JSON: a->json = true; break;
 		case D_LAYOUT: a->layout = optarg; break;
 		case D_NODES: a->nodes = optarg; break;
 		case D_VIEW: a->view = optarg; break;
+		case D_ONCE: a->once = true; break;
+		case D_LOCAL: a->local = true; break;
+		case D_ALL_RANKS: a->all_ranks = true; break;
+		case D_LEADER: a->leader = optarg; break;
+		case D_TOPOLOGY: a->topology = optarg; break;
+		case D_MUNGE_SOCKET: a->munge_socket = optarg; break;
+		case D_SCONTROL: a->scontrol = optarg; break;
 		case D_TIMEOUT:
 			if ((a->timeout_ms = ctl_parse_count("--timeout", optarg, 3600000)) < 0)
 				return 2;
+			break;
+		case D_INTERVAL:
+			if ((a->interval_ms = ctl_parse_count("--interval", optarg, 3600000)) < 0)
+				return 2;
+			if (a->interval_ms < CTL_INTERVAL_MIN_MS) {
+				ctl_error("--interval=%ld: at least %ld ms (layoutd samples no faster)",
+					  a->interval_ms, CTL_INTERVAL_MIN_MS);
+				return 2;
+			}
 			break;
 		case D_TPN:
 			if ((a->tpn = ctl_parse_count("--tasks-per-node", optarg, 4096)) < 0)
@@ -127,6 +166,8 @@ ctl_dparse(int argc, char **argv, unsigned allowed, struct ctl_dargs *a, void (*
 			return -1;
 		}
 	}
+	if (optind < argc && (allowed & D_ARG))
+		a->arg = argv[optind++];
 	if (optind < argc) {
 		ctl_error("%s: unexpected argument '%s'", argv[0], ctl_clip(argv[optind]));
 		return 2;
@@ -255,7 +296,7 @@ status_exec(int argc, char **argv)
 	size_t i;
 	int rv;
 
-	rv = ctl_dparse(argc, argv, D_COMMON | D_BIT(D_JSON), &a, status_help);
+	rv = ctl_dparse(argc, argv, D_COMMON | D_BIT(D_JSON), 0, &a, status_help);
 	if (rv)
 		return rv < 0 ? 0 : rv;
 	rv = 1;
@@ -315,7 +356,7 @@ topology_exec(int argc, char **argv)
 	long status;
 	int rv;
 
-	rv = ctl_dparse(argc, argv, D_COMMON, &a, topology_help);
+	rv = ctl_dparse(argc, argv, D_COMMON, 0, &a, topology_help);
 	if (rv)
 		return rv < 0 ? 0 : rv;
 	body = ctl_ask(&a, "topology", "GET", "/v1/topology", NULL, &status);
@@ -439,7 +480,8 @@ query_exec(int argc, char **argv)
 	int rv;
 
 	rv = ctl_dparse(argc, argv, D_COMMON | D_BIT(D_JSON) | D_BIT(D_LAYOUT) | D_BIT(D_NODES) |
-		    D_BIT(D_TPN) | D_BIT(D_VIEW) | D_BIT(D_JOB) | D_BIT(D_STEP), &a, query_help);
+			D_BIT(D_TPN) | D_BIT(D_VIEW) | D_BIT(D_JOB) | D_BIT(D_STEP), 0, &a,
+			query_help);
 	if (rv)
 		return rv < 0 ? 0 : rv;
 	if (!a.layout || !a.nodes) {

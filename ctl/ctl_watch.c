@@ -1410,8 +1410,8 @@ step_frame(void *ctx, bool clear)
 	return rv;
 }
 
-/* Show the step (live unless once); the exit status: 0 shown, 1 no view,
- * 2 usage. */
+/* Show the step (live unless once; json only once); the exit status: 0
+ * shown, 1 no view, 2 usage. */
 static int
 watch_step(struct watch_args *a)
 {
@@ -1421,8 +1421,6 @@ watch_step(struct watch_args *a)
 	memset(&c, 0, sizeof(c));
 	c.a = a;
 	c.tty = isatty(STDOUT_FILENO);
-	if (a->json)
-		a->once = true;
 	rv = live(a->once, a->interval_ms, step_frame, &c);
 	topo_free(c.map);
 	buf_free(&c.t.b);
@@ -1450,37 +1448,6 @@ parse_jobstep(const char *s, long *job, long *step)
 	return *end ? -1 : 0;
 }
 
-/*
- * The step view's options with a value (--NAME VALUE or --NAME=VALUE) at
- * argv[*i]: 1 taken (*i past its value), 0 not one of them, -1 no value.
- */
-static int
-watch_opt(int argc, char **argv, int *i, struct watch_args *sa)
-{
-	static const char *const names[] = { "leader", "nodes", "topology", "munge-socket",
-					      "scontrol" };
-	const char **dst[] = { &sa->leader, &sa->nodes, &sa->topology, &sa->munge_socket,
-			       &sa->scontrol };
-	const char *arg = argv[*i], *v;
-	size_t k, len;
-
-	if (strncmp(arg, "--", 2) != 0)
-		return 0;
-	for (k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
-		len = strlen(names[k]);
-		if (strncmp(arg + 2, names[k], len) != 0 || (arg[2 + len] && arg[2 + len] != '='))
-			continue;
-		v = arg[2 + len] == '=' ? arg + 3 + len : (*i + 1 < argc ? argv[++*i] : NULL);
-		if (!v || !*v) {
-			ctl_error("watch: --%s needs a value (see '" CTL_PROG " watch --help')", names[k]);
-			return -1;
-		}
-		*dst[k] = v;
-		return 1;
-	}
-	return 0;
-}
-
 /* HOST:PORT, [V6]:PORT; the port 1 to 65535. */
 static bool
 leader_ok(const char *s)
@@ -1498,101 +1465,59 @@ leader_ok(const char *s)
 	return !errno && end != colon + 1 && !*end && port >= 1 && port <= 65535;
 }
 
+/* watch's options, from the table of the commands that ask a layoutd
+ * (ctl_daemon.c); those of WATCH_VALUES are refused without a value. */
+#define WATCH_OPTS (D_COMMON | D_BIT(D_JSON) | D_BIT(D_ONCE) | D_BIT(D_LOCAL) | \
+		    D_BIT(D_ALL_RANKS) | D_BIT(D_INTERVAL) | WATCH_VALUES | D_ARG)
+#define WATCH_VALUES (D_BIT(D_LEADER) | D_BIT(D_NODES) | D_BIT(D_TOPOLOGY) | \
+		      D_BIT(D_MUNGE_SOCKET) | D_BIT(D_SCONTROL))
+
 static int
 watch_exec(int argc, char **argv)
 {
-	char **rest = NULL, jobbuf[PL_CLIP_BUF];
-	const char *jobarg = NULL;
-	long job, step, interval = 1000;
-	bool once = false, local = false;
-	struct local_view lv;
-	struct watch_args sa;
+	char jobbuf[PL_CLIP_BUF];
+	long job, step;
 	struct ctl_dargs a;
-	int i, n = 0, rv = 2;
+	int rv;
 
-	/* Our own options and the job first; the rest is dparse's. */
-	memset(&sa, 0, sizeof(sa));
-	rest = calloc((size_t)argc + 1, sizeof(*rest));
-	if (!rest) {
-		ctl_error("watch: out of memory");
-		return 1;
-	}
-	rest[n++] = argv[0];
-	for (i = 1; i < argc; i++) {
-		int k = watch_opt(argc, argv, &i, &sa);
-
-		if (k < 0)
-			goto out;
-		if (k > 0)
-			continue;
-		if (strcmp(argv[i], "--once") == 0) {
-			once = true;
-		} else if (strcmp(argv[i], "--local") == 0) {
-			local = true;
-		} else if (strcmp(argv[i], "--all-ranks") == 0) {
-			sa.all_ranks = true;
-		} else if (strcmp(argv[i], "--interval") == 0 || strncmp(argv[i], "--interval=", 11) == 0) {
-			const char *v = argv[i][10] == '=' ? argv[i] + 11 : (i + 1 < argc ? argv[++i] : NULL);
-
-			if (!v || (interval = ctl_parse_count("--interval", v, 3600000)) < 0)
-				goto out;
-			if (interval < 100) {
-				ctl_error("--interval=%ld: at least 100 ms (layoutd samples no faster)", interval);
-				goto out;
-			}
-		} else if (argv[i][0] != '-' && !jobarg) {
-			jobarg = argv[i];
-		} else {
-			rest[n++] = argv[i];
-		}
-	}
-	rv = ctl_dparse(n, rest, D_COMMON | D_BIT(D_JSON), &a, watch_help);
-	if (rv) {
-		rv = rv < 0 ? 0 : rv;
-		goto out;
-	}
-	if (!jobarg) {
+	rv = ctl_dparse(argc, argv, WATCH_OPTS, WATCH_VALUES, &a, watch_help);
+	if (rv)
+		return rv < 0 ? 0 : rv;
+	if (!a.arg) {
 		ctl_error("watch: which job? give JOBID or JOBID.STEP (see '" CTL_PROG " watch --help')");
-		rv = 2;
-		goto out;
+		return 2;
 	}
-	if (parse_jobstep(jobarg, &job, &step) < 0) {
+	if (parse_jobstep(a.arg, &job, &step) < 0) {
 		ctl_error("watch: '%s': expected JOBID or JOBID.STEP (whole numbers, e.g. 1234 or 1234.0)",
-			  pl_clip(jobarg, jobbuf, sizeof(jobbuf)));
-		rv = 2;
-		goto out;
+			  pl_clip(a.arg, jobbuf, sizeof(jobbuf)));
+		return 2;
 	}
-	if (sa.leader && !leader_ok(sa.leader)) {
+	if (a.leader && !leader_ok(a.leader)) {
 		ctl_error("watch: --leader %s: expected HOST:PORT, a layoutd's peer listener (e.g. "
-			  "gpu001:6830 or [fd00::1]:6830)", ctl_clip(sa.leader));
-		rv = 2;
-		goto out;
-	}
-	if (!local) {
-		sa.job = job;
-		sa.step = step;
-		sa.socket = a.socket;
-		sa.timeout_ms = a.timeout_ms;
-		sa.interval_ms = interval;
-		sa.once = once;
-		sa.json = a.json;
-		rv = watch_step(&sa);
-		goto out;
-	}
-	if (sa.leader || sa.nodes || sa.topology || sa.munge_socket || sa.scontrol || sa.all_ranks) {
-		ctl_error("watch: --local shows this node's view: --leader, --nodes, --topology, "
-			  "--munge-socket, --scontrol and --all-ranks do not apply");
-		rv = 2;
-		goto out;
+			  "gpu001:6830 or [fd00::1]:6830)", ctl_clip(a.leader));
+		return 2;
 	}
 	if (a.json)
-		once = true;
-	lv.a = &a;
-	lv.job = job;
-	lv.step = step;
-	lv.jobarg = jobarg;
-	rv = live(once, interval, local_frame, &lv);
-out:
-	free(rest);
-	return rv;
+		a.once = true;
+	if (!a.local) {
+		struct watch_args sa = {
+			.job = job, .step = step, .socket = a.socket, .leader = a.leader,
+			.nodes = a.nodes, .topology = a.topology, .munge_socket = a.munge_socket,
+			.scontrol = a.scontrol, .timeout_ms = a.timeout_ms,
+			.interval_ms = a.interval_ms, .once = a.once, .json = a.json,
+			.all_ranks = a.all_ranks,
+		};
+
+		return watch_step(&sa);
+	}
+	if (a.leader || a.nodes || a.topology || a.munge_socket || a.scontrol || a.all_ranks) {
+		ctl_error("watch: --local shows this node's view: --leader, --nodes, --topology, "
+			  "--munge-socket, --scontrol and --all-ranks do not apply");
+		return 2;
+	}
+	{
+		struct local_view lv = { &a, job, step, a.arg };
+
+		return live(a.once, a.interval_ms, local_frame, &lv);
+	}
 }

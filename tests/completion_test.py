@@ -63,6 +63,24 @@ is_eq(complete("layoutctl place --layout tp8,order=t"), ["layoutctl place --layo
 is_eq(complete("layoutctl topo build --slurm-topology-n"), ["layoutctl topo build --slurm-topology-name"],
       "topo build --slurm-topology-n<TAB>: the build subcommand's own options")
 ok("layoutctl topo show --svg" in complete("layoutctl topo show --"), "topo show --<TAB>: show's options")
+# watch's options come from the daemon commands' option table; its --help
+# lists them all, and each one offered is one watch's parser takes.
+wopts = sorted(c[len("layoutctl watch "):] for c in complete("layoutctl watch --"))
+is_eq(wopts, ["--all-ranks", "--interval", "--json", "--leader", "--local", "--munge-socket",
+              "--nodes", "--once", "--scontrol", "--socket", "--timeout", "--topology"],
+      "watch --<TAB>: watch's options")
+refused = []
+for o in wopts:
+    flag = subprocess.run([LAYOUTCTL, "watch", o, "--help"], capture_output=True, text=True,
+                          timeout=60)
+    value = subprocess.run([LAYOUTCTL, "watch", o + "=1000", "--help"], capture_output=True,
+                           text=True, timeout=60)
+    if not any(r.returncode == 0 and r.stdout.startswith("Usage: layoutctl watch ")
+               for r in (flag, value)):
+        refused.append((o, flag.stderr.strip(), value.stderr.strip()))
+ok(not refused, "each option offered for watch is one its parser takes")
+if refused:
+    diag("refused: %s" % refused)
 # Every key the completion offers is one the parser knows, and the reverse.
 rc = subprocess.run([LAYOUTCTL, "plan", "--layout", "tp2,frob=1", "--nodes", "1",
                      "--gpus-per-node", "8"], capture_output=True, text=True, timeout=60)
