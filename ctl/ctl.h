@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * layoutctl: the command-line face of lib/ (plan, place, topo build/show).
- * Each command returns the process exit status: 0 ok, 1 bad input or a
- * refused layout, 2 usage error.
+ * layoutctl: the command-line face of lib/ and of a running layoutd.  Its
+ * nine commands, in the order of ctl_cmd.c's table: plan, place, topo
+ * (build, show), bwtest, status, topology, query, watch and alerts.
+ * Each command returns the process exit status: 0 ok, 1 what its help
+ * names (bad input, a refused layout, a degraded or silent layoutd, no
+ * view), 2 usage error.
  */
 #ifndef PL_CTL_H
 #define PL_CTL_H
