@@ -611,9 +611,13 @@ plan_exec(int argc, char **argv)
 				print_auto(&j);
 			print_plan(&j);
 		}
-		/* The plan is shown, but the layout cannot run here. */
-		if (rv == 0 && !j.r.place_ok)
+		/* The plan is shown, but the layout cannot run here: said on
+		 * stderr too, as every refusal is. */
+		if (rv == 0 && !j.r.place_ok) {
+			ctl_error("--layout=%s: placement refused: %s", ctl_clip(a.layout),
+				  j.r.place_error);
 			rv = 1;
+		}
 	}
 	job_free(&j);
 	return rv;

@@ -77,6 +77,16 @@ ok(p["placement"] is None and any("placement refused" in w for w in p["warnings"
 rc, out, err = run("plan", "--layout", "tp16", "--nodes", "4", "--gpus-per-node", "8")
 is_eq(rc, 1, "plain plan of a refused layout exits 1")
 like(out, "placement refused: tp=16 exceeds", "and shows why")
+# The refusal is said on stderr too, one line naming the layout and why, as
+# every other refusal is; stdout keeps the plan with the refusal in it.
+why = ("layoutctl: --layout=tp16: placement refused: tp=16 exceeds the 8 GPUs per NVLink "
+       "domain of node node1")
+for extra in ((), ("--json",)):
+    rc, out, err = run("plan", "--layout", "tp16", "--nodes", "2", "--gpus-per-node", "8", *extra)
+    said = [line for line in err.splitlines() if line.startswith("layoutctl:")]
+    is_eq((rc, said), (1, [why]), "plan %s of a refused layout: exit 1, why on stderr" %
+          " ".join(("tp16",) + extra))
+    like(out, "placement refused: tp=16 exceeds the 8 GPUs", "and the plan on stdout still says it")
 
 # An assumed model never refuses a layout; pp that does not divide the
 # layers plans Megatron-Core's uneven stages (7b: 32 layers on pp3 is
