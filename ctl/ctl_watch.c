@@ -1110,7 +1110,7 @@ print_view(FILE *f, json_t *v, const struct wctx *c, bool tty)
 
 /* One task's rows: a row per communicator (or one row when it has none). */
 static void
-watch_task_rows(FILE *f, json_t *t)
+local_task_rows(FILE *f, json_t *t)
 {
 	char node[PL_CLIP_BUF], name[PL_CLIP_BUF], func[PL_CLIP_BUF], state[64];
 	json_t *co = json_object_get(t, "coords"), *comms = json_object_get(t, "comms"), *m;
@@ -1169,7 +1169,7 @@ watch_task_rows(FILE *f, json_t *t)
 }
 
 static void
-watch_verdicts(FILE *f, json_t *verd)
+local_verdicts(FILE *f, json_t *verd)
 {
 	char comm[PL_CLIP_BUF], func[PL_CLIP_BUF], kind[PL_CLIP_BUF];
 	size_t i;
@@ -1207,7 +1207,7 @@ watch_verdicts(FILE *f, json_t *verd)
 /* The job's steps of the daemon's answer (an array; caller decrefs), NULL
  * when the answer is not a watch report. */
 static json_t *
-watch_select(json_t *root, long job, long step)
+local_select(json_t *root, long job, long step)
 {
 	json_t *steps = json_object_get(root, "steps"), *out, *s;
 	size_t i;
@@ -1223,7 +1223,7 @@ watch_select(json_t *root, long job, long step)
 }
 
 static void
-watch_print(FILE *f, json_t *root, json_t *sel)
+local_print(FILE *f, json_t *root, json_t *sel)
 {
 	json_t *s, *t;
 	size_t i, k;
@@ -1240,8 +1240,8 @@ watch_print(FILE *f, json_t *root, json_t *sel)
 			"NODE", "PID", "TP", "CP", "EP", "DP", "PP", "COMM", "COLLECTIVE", "SEQ",
 			"STATE", "FOR");
 		json_array_foreach(json_object_get(s, "tasks"), k, t)
-			watch_task_rows(f, t);
-		watch_verdicts(f, json_object_get(s, "verdicts"));
+			local_task_rows(f, t);
+		local_verdicts(f, json_object_get(s, "verdicts"));
 	}
 }
 
@@ -1262,7 +1262,7 @@ local_frame(void *ctx, bool clear)
 	json_t *root = body ? json_loads(body, 0, NULL) : NULL, *sel;
 
 	free(body);
-	sel = root ? watch_select(root, lv->job, lv->step) : NULL;
+	sel = root ? local_select(root, lv->job, lv->step) : NULL;
 	if (!sel) {
 		if (root)
 			ctl_error("watch: the answer is not a layoutd watch report");
@@ -1285,7 +1285,7 @@ local_frame(void *ctx, bool clear)
 	} else {
 		if (clear)
 			fputs(CLEAR_SCREEN, stdout);
-		watch_print(stdout, root, sel);
+		local_print(stdout, root, sel);
 	}
 	json_decref(sel);
 	json_decref(root);
