@@ -29,6 +29,7 @@
 #define PL_LAYOUTD_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
 #include <time.h>
@@ -148,6 +149,16 @@ const char *ld_conf_keys(void);
 
 /* The name of a tcp_access value, as the config file spells it. */
 const char *ld_tcp_access_name(enum ld_tcp_access a);
+
+struct judge_params;
+
+/*
+ * The watch's parameters from the config: the judge's (its defaults, with
+ * the hang threshold and the bubble window from c) and the node
+ * detector's hang threshold, in ns.  Either pointer may be NULL.
+ */
+void ld_conf_watch_params(const struct ld_conf *c, struct judge_params *jp,
+			  uint64_t *detect_threshold_ns);
 
 /* What a load of config + map gives; swapped whole on reload. */
 struct ld_load {

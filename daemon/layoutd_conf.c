@@ -23,6 +23,7 @@
 
 #define CONF_MAX_FILE (1L << 20)
 #define CONF_MAX_LINES 10000
+#define NS_PER_S UINT64_C(1000000000)
 
 /* How a value is read: one small function per kind (set_* below). */
 enum kind {
@@ -588,6 +589,21 @@ ld_conf_set(struct ld_conf *c, const char *key, const char *value, pl_err_t *err
 	if (check_value(value, err) < 0)
 		return -1;
 	return set_row(c, r, value, err);
+}
+
+void
+ld_conf_watch_params(const struct ld_conf *c, struct judge_params *jp,
+		     uint64_t *detect_threshold_ns)
+{
+	uint64_t hang_ns = (uint64_t)c->hang_threshold_s * NS_PER_S;
+
+	if (jp) {
+		judge_params_default(jp);
+		jp->hang_threshold_ns = hang_ns;
+		jp->bubble_window_ns = (uint64_t)c->bubble_window_s * NS_PER_S;
+	}
+	if (detect_threshold_ns)
+		*detect_threshold_ns = hang_ns;
 }
 
 static char *

@@ -2,7 +2,8 @@
 /*
  * layoutd's config parser on its own: the defaults, the values each key
  * accepts (and what they set), the bounds of every number, and a refusal
- * for each kind of value naming file, line, key and what is accepted.
+ * for each kind of value naming file, line, key and what is accepted; the
+ * watch's parameters from it.
  */
 #include "config.h"
 
@@ -12,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "judge.h"
 #include "layoutd.h"
 #include "tap.h"
 
@@ -441,6 +443,39 @@ test_file(void)
 	   "already set at line 1"), "a key set twice is refused naming both lines");
 }
 
+/* The judge's and the detector's parameters from the config: the lib's
+ * defaults from the config's defaults, the two thresholds from the keys,
+ * converted to ns in one place. */
+static void
+test_watch_params(void)
+{
+	struct judge_params got, want;
+	struct ld_conf c;
+	uint64_t det = 0;
+	pl_err_t err;
+
+	ld_conf_defaults(&c);
+	memset(&got, 0xa5, sizeof(got));
+	ld_conf_watch_params(&c, &got, &det);
+	judge_params_default(&want);
+	ok(memcmp(&got, &want, sizeof(got)) == 0, "the config's defaults give the judge's own");
+	is_int(det, want.hang_threshold_ns, "and the detector the same hang threshold");
+	is_int(det, (uint64_t)JUDGE_HANG_THRESHOLD_S * 1000000000u, "of %d s",
+	       JUDGE_HANG_THRESHOLD_S);
+	pl_err_clear(&err);
+	ld_conf_set(&c, "hang_threshold_s", "17", &err);
+	ld_conf_set(&c, "bubble_window_s", "5", &err);
+	ok(!err.text[0], "hang_threshold_s = 17, bubble_window_s = 5");
+	ld_conf_watch_params(&c, &got, &det);
+	want.hang_threshold_ns = UINT64_C(17000000000);
+	want.bubble_window_ns = UINT64_C(5000000000);
+	ok(memcmp(&got, &want, sizeof(got)) == 0, "the judge takes both, the rest its defaults");
+	is_int(det, UINT64_C(17000000000), "the detector takes the hang threshold");
+	c.hang_threshold_s = 86400;
+	ld_conf_watch_params(&c, NULL, &det);
+	is_int(det, UINT64_C(86400000000000), "86400 s, without overflow (judge_params NULL)");
+}
+
 int
 main(void)
 {
@@ -455,6 +490,7 @@ main(void)
 	test_refused();
 	test_lengths();
 	test_file();
+	test_watch_params();
 	unlink(conf_path);
 	rmdir(tmpdir);
 	return done_testing();
