@@ -79,7 +79,8 @@ static const struct choice tcp_access_names[] = {
 		 .size = sizeof(((struct ld_conf *)0)->field)
 #define NUM(field, l, h, d) F(field), .lo = (l), .hi = (h), .def = (d)
 
-/* The keys, in the order --help and messages list them. */
+/* The keys, in the order --help and messages list them.  layoutd(8) and
+ * etc/layoutd.conf describe each (layoutd_conf_test checks). */
 static const struct row rows[] = {
 	{ "map", K_TEXT, F(map) },
 	{ "socket", K_SOCKET, F(socket), .sdef = LD_DEFAULT_SOCKET },

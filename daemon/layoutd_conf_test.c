@@ -3,7 +3,8 @@
  * layoutd's config parser on its own: the defaults, the values each key
  * accepts (and what they set), the bounds of every number, and a refusal
  * for each kind of value naming file, line, key and what is accepted; the
- * watch's parameters from it.
+ * watch's parameters from it; and that layoutd(8) and etc/layoutd.conf
+ * describe the same keys.
  */
 #include "config.h"
 
@@ -443,6 +444,147 @@ test_file(void)
 	   "already set at line 1"), "a key set twice is refused naming both lines");
 }
 
+/* Whether key is in the comma-separated list of keys. */
+static bool
+in_keys(const char *keys, const char *key)
+{
+	size_t n = strlen(key);
+	const char *p;
+
+	for (p = keys; (p = strstr(p, key)) != NULL; p += n)
+		if ((p == keys || p[-1] == ' ') && (p[n] == ',' || p[n] == '\0'))
+			return true;
+	return false;
+}
+
+/* Into out, " key" for each key of the list from that the list in lacks. */
+static void
+list_missing(const char *from, const char *in, char *out, size_t size)
+{
+	const char *p;
+
+	out[0] = '\0';
+	for (p = from; *p; ) {
+		char key[64];
+		size_t len = strcspn(p, ",");
+
+		snprintf(key, sizeof(key), "%.*s", (int)len, p);
+		if (!in_keys(in, key) && strlen(out) + strlen(key) + 2 < size)
+			snprintf(out + strlen(out), size - strlen(out), " %s", key);
+		p += len;
+		p += strspn(p, ", ");
+	}
+}
+
+/* The file at PL_TOP_SRCDIR/rel, opened for reading; NULL when absent. */
+static FILE *
+open_src(const char *rel, char *path, size_t size)
+{
+	const char *top = getenv("PL_TOP_SRCDIR");
+
+	snprintf(path, size, "%s/%s", top && *top ? top : "..", rel);
+	return fopen(path, "r");
+}
+
+/* Every key layoutd(8) describes under CONFIGURATION (a .TP whose next
+ * line is ".BI key" or ".BR key") is a row, and every row is described. */
+static void
+test_man_page(void)
+{
+	char path[LD_PATH], line[512], seen[2048] = "", bad[512] = "";
+	const char *keys = ld_conf_keys();
+	bool in_section = false, after_tp = false;
+	FILE *f = open_src("daemon/layoutd.8", path, sizeof(path));
+	int n = 0;
+
+	if (!ok(f != NULL, "layoutd(8) is at %s", path)) {
+		ok(0, "its keys are rows");
+		ok(0, "every row is in it");
+		return;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char key[64];
+
+		if (strncmp(line, ".SH", 3) == 0) {
+			in_section = strncmp(line, ".SH CONFIGURATION", 17) == 0;
+			continue;
+		}
+		if (!in_section)
+			continue;
+		if (after_tp && (sscanf(line, ".BI %63[a-z_]", key) == 1 ||
+				 sscanf(line, ".BR %63[a-z_]", key) == 1)) {
+			n++;
+			if (strlen(seen) + strlen(key) + 3 < sizeof(seen))
+				snprintf(seen + strlen(seen), sizeof(seen) - strlen(seen), "%s%s",
+					 seen[0] ? ", " : "", key);
+			if (!in_keys(keys, key) && strlen(bad) + strlen(key) + 2 < sizeof(bad))
+				snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad), " %s", key);
+		}
+		after_tp = strncmp(line, ".TP", 3) == 0;
+	}
+	fclose(f);
+	if (!ok(n > 0 && !bad[0], "the %d keys layoutd(8) describes are rows", n))
+		diag("  not rows:%s", bad);
+	list_missing(keys, seen, bad, sizeof(bad));
+	if (!ok(!bad[0], "every row is described in layoutd(8)"))
+		diag("  missing:%s", bad);
+}
+
+/*
+ * etc/layoutd.conf: every `key = value` line, commented out or not, is a
+ * row and is accepted; every row has one; and a commented-out line shows
+ * the default, but for the keys whose line is an example.
+ */
+static void
+test_example_conf(void)
+{
+	static const char *const examples =
+		"socket_group, slurm_user, tcp, port_file, node_name, log, pidfile, "
+		"peer_listen, munge_socket, alertmanager_url, webhook_url";
+	char path[LD_PATH], line[512], seen[2048] = "", bad[1024] = "", notdef[512] = "";
+	const char *keys = ld_conf_keys();
+	struct ld_conf c, dflt;
+	FILE *f = open_src("etc/layoutd.conf", path, sizeof(path));
+	pl_err_t err;
+	int n = 0;
+
+	if (!ok(f != NULL, "the example config is at %s", path)) {
+		ok(0, "its lines are accepted");
+		ok(0, "its commented-out lines show the defaults");
+		ok(0, "every row has a line");
+		return;
+	}
+	ld_conf_defaults(&dflt);
+	while (fgets(line, sizeof(line), f)) {
+		char key[64], value[LD_PATH];
+		bool commented = line[0] == '#';
+
+		if (sscanf(line + commented, "%63[a-z_] = %1023[^\n]", key, value) != 2)
+			continue;
+		n++;
+		if (strlen(seen) + strlen(key) + 3 < sizeof(seen))
+			snprintf(seen + strlen(seen), sizeof(seen) - strlen(seen), "%s%s",
+				 seen[0] ? ", " : "", key);
+		if (set1(&c, key, value, &err) < 0) {
+			if (strlen(bad) + strlen(key) + strlen(err.text) + 8 < sizeof(bad))
+				snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad), " %s (%s)",
+					 key, err.text);
+			continue;
+		}
+		if (commented && !in_keys(examples, key) && memcmp(&c, &dflt, sizeof(c)) != 0 &&
+		    strlen(notdef) + strlen(key) + 2 < sizeof(notdef))
+			snprintf(notdef + strlen(notdef), sizeof(notdef) - strlen(notdef), " %s", key);
+	}
+	fclose(f);
+	if (!ok(n > 0 && !bad[0], "the example config's %d key lines are accepted", n))
+		diag("  refused:%s", bad);
+	if (!ok(!notdef[0], "its commented-out lines show the defaults"))
+		diag("  not the default:%s", notdef);
+	list_missing(keys, seen, bad, sizeof(bad));
+	if (!ok(!bad[0], "every row has a line in the example config"))
+		diag("  missing:%s", bad);
+}
+
 /* The judge's and the detector's parameters from the config: the lib's
  * defaults from the config's defaults, the two thresholds from the keys,
  * converted to ns in one place. */
@@ -491,6 +633,8 @@ main(void)
 	test_lengths();
 	test_file();
 	test_watch_params();
+	test_man_page();
+	test_example_conf();
 	unlink(conf_path);
 	rmdir(tmpdir);
 	return done_testing();
