@@ -29,6 +29,7 @@
 #define PL_LAYOUTD_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
 #include <time.h>
@@ -43,31 +44,15 @@
 #define LD_MAX_DISCREPANCIES 16
 #define LD_DISCREPANCY_LEN 400
 
+/* The defaults are in the config's rows (layoutd_conf.c); these few are
+ * named elsewhere too (--help, the connections before a config applies,
+ * the plugin's test of its request size). */
 #define LD_DEFAULT_SOCKET CLIENT_DEFAULT_SOCKET
-#define LD_DEFAULT_SOCKET_MODE 0660
 #define LD_DEFAULT_TIMEOUT_MS 5000L
 #define LD_DEFAULT_MAX_BODY (64L << 20)
-#define LD_DEFAULT_MAX_HEADER (16L << 10)
 #define LD_DEFAULT_MAX_CONNECTIONS 512L
-#define LD_DEFAULT_WATCH_INTERVAL_MS 1000L
-#define LD_DEFAULT_HANG_THRESHOLD_S 60L
-#define LD_DEFAULT_BUBBLE_WINDOW_S 60L
-#define LD_DEFAULT_WATCH_MAX_STEPS 64L
-#define LD_DEFAULT_WATCH_MAX_TASKS 256L
-#define LD_DEFAULT_PEER_PORT 6830
-#define LD_DEFAULT_PEER_FAIL_INTERVALS 3L
 #define LD_PEER_FANIN_AUTO (-1L)	/* peer_fanin = auto */
 #define LD_PEER_FANIN_MAX 1024L
-#define LD_DEFAULT_PEER_TIMEOUT_MS 2000L
-#define LD_DEFAULT_PEER_MAX_CONNECTIONS 4096L
-#define LD_DEFAULT_PEER_MAX_RANKS 65536L
-#define LD_DEFAULT_MUNGE_TTL_S 10L
-#define LD_DEFAULT_ALERT_RESEND_S 60L
-#define LD_DEFAULT_ALERT_RETRIES 10L
-#define LD_DEFAULT_ALERT_QUEUE_MAX 1024L
-#define LD_DEFAULT_ALERT_TIMEOUT_MS 5000L
-#define LD_DEFAULT_DRAIN_MAX_PER_HOUR 1L
-#define LD_DEFAULT_SCONTROL "/usr/bin/scontrol"
 
 /* peer_listen besides a port. */
 #define LD_PEER_LISTEN_NO (-1)		/* no peer listener, no summaries sent */
@@ -137,7 +122,8 @@ struct ld_override {
 	const char *value;
 };
 
-/* Built defaults (socket pattern, mode, timeouts, limits, hwloc_check live). */
+/* Every key's default, from its row (socket pattern, mode, timeouts,
+ * limits, hwloc_check live, ...). */
 void ld_conf_defaults(struct ld_conf *c);
 
 /*
@@ -163,6 +149,16 @@ const char *ld_conf_keys(void);
 
 /* The name of a tcp_access value, as the config file spells it. */
 const char *ld_tcp_access_name(enum ld_tcp_access a);
+
+struct judge_params;
+
+/*
+ * The watch's parameters from the config: the judge's (its defaults, with
+ * the hang threshold and the bubble window from c) and the node
+ * detector's hang threshold, in ns.  Either pointer may be NULL.
+ */
+void ld_conf_watch_params(const struct ld_conf *c, struct judge_params *jp,
+			  uint64_t *detect_threshold_ns);
 
 /* What a load of config + map gives; swapped whole on reload. */
 struct ld_load {

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * layoutd's config file: `key = value` lines, `#` comments, parsed strictly
- * with a key table.  A misspelt key is an error, not a silent default,
- * because a daemon that quietly ignores `sokcet = ...` listens where
- * nobody looks.
+ * with a table of rows (name, field, kind, bounds, default), as the SPANK
+ * plugin parses its arguments.  A misspelt key is an error, not a silent
+ * default, because a daemon that quietly ignores `sokcet = ...` listens
+ * where nobody looks.  Each default is written once, in its row.
  */
 #include "config.h"
 
@@ -17,135 +18,202 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "judge.h"
 #include "layoutd.h"
 
 #define CONF_MAX_FILE (1L << 20)
 #define CONF_MAX_LINES 10000
-/* The SPANK plugin's default watch_dir: layoutd sweeps where it writes. */
-#define DEFAULT_WATCH_DIR "/dev/shm/parallel-layout"
-#define DEFAULT_WATCH_LEFTOVER_S 300L
+#define NS_PER_S UINT64_C(1000000000)
 
+/* How a value is read: one small function per kind (set_* below). */
 enum kind {
-	K_PATH, K_SOCKET, K_MODE, K_GROUP, K_TCP, K_TCP_ACCESS, K_NODE, K_LOG, K_HWLOC, K_USER,
-	K_MS, K_SIZE, K_HEADER, K_COUNT, K_WATCH_MS, K_HANG, K_BUBBLE, K_WSTEPS, K_WTASKS, K_WDIR, K_LEFTOVER,
-	K_PEER_PORT, K_PEER_LISTEN, K_MUNGE_SOCKET, K_MUNGE_TTL, K_PEER_FAIL, K_PEER_LOST,
-	K_PEER_TIMEOUT, K_PEER_CONNS, K_PEER_RANKS, K_PEER_FANIN,
-	K_URLS, K_RESEND, K_RETRIES, K_AQUEUE, K_ATIMEOUT, K_DRAIN, K_DRAIN_MAX, K_SCONTROL
+	K_TEXT,		/* any text that fits; .word sets "" */
+	K_NAME,		/* a plain name (.what says of what) */
+	K_PATH,		/* an absolute path (.what; .eg, else the default) */
+	K_DIR,		/* the same, a directory written plainly, not / */
+	K_SOCKET,	/* an absolute path pattern: %n node name, %% a % */
+	K_URLS,		/* up to 8 http(s) URLs, ','-separated; .word sets "" */
+	K_MODE,		/* octal permissions */
+	K_COUNT,	/* a whole number; .word (.what says it) sets .word_val */
+	K_SECONDS,	/* the same, in seconds */
+	K_MS,		/* the same, in milliseconds */
+	K_BYTES,	/* bytes, with an optional K, M or G */
+	K_BOOL,		/* yes (.what says what it does) or no */
+	K_ENUM,		/* one of .names */
+	K_OWN,		/* its own setter (.set), which also takes the default */
 };
 
-struct key {
+/* An enum's values, in the order of its C enum. */
+struct choice {
+	const char *name;
+	const char *means;	/* for messages */
+};
+
+struct row {
 	const char *name;
 	enum kind kind;
-	size_t off;		/* of the field in struct ld_conf */
-	size_t size;		/* of a string field */
+	size_t off, size;		/* the field in struct ld_conf */
+	long lo, hi;			/* a number's bounds */
+	long def;			/* a number's, yes/no's or an enum's default */
+	const char *sdef;		/* a text's default, or K_OWN's; NULL none */
+	const char *word;		/* accepted besides (see the kind) */
+	long word_val;
+	const char *what;		/* what is accepted, for messages */
+	const char *eg;			/* an example, for messages */
+	const struct choice *names;	/* K_ENUM's, up to a NULL name */
+	int (*set)(struct ld_conf *c, const char *value, pl_err_t *err);
 };
 
-#define STR(field) offsetof(struct ld_conf, field), sizeof(((struct ld_conf *)0)->field)
+static int set_tcp(struct ld_conf *c, const char *value, pl_err_t *err);
+static int set_peer_listen(struct ld_conf *c, const char *value, pl_err_t *err);
+static int set_peer_fanin(struct ld_conf *c, const char *value, pl_err_t *err);
 
-static const struct key keys[] = {
-	{ "map", K_PATH, STR(map) },
-	{ "socket", K_SOCKET, STR(socket) },
-	{ "socket_mode", K_MODE, offsetof(struct ld_conf, socket_mode), 0 },
-	{ "socket_group", K_GROUP, STR(socket_group) },
-	{ "tcp", K_TCP, 0, 0 },
-	{ "tcp_access", K_TCP_ACCESS, 0, 0 },
-	{ "port_file", K_PATH, STR(port_file) },
-	{ "node_name", K_NODE, STR(node_name) },
-	{ "log", K_LOG, STR(log) },
-	{ "pidfile", K_PATH, STR(pidfile) },
-	{ "hwloc_check", K_HWLOC, STR(hwloc_check) },
-	{ "slurm_user", K_USER, STR(slurm_user) },
-	{ "request_timeout_ms", K_MS, offsetof(struct ld_conf, request_timeout_ms), 0 },
-	{ "max_body", K_SIZE, offsetof(struct ld_conf, max_body), 0 },
-	{ "max_header", K_HEADER, offsetof(struct ld_conf, max_header), 0 },
-	{ "max_connections", K_COUNT, offsetof(struct ld_conf, max_connections), 0 },
-	{ "watch_interval_ms", K_WATCH_MS, 0, 0 },
-	{ "hang_threshold_s", K_HANG, 0, 0 },
-	{ "bubble_window_s", K_BUBBLE, 0, 0 },
-	{ "watch_max_steps", K_WSTEPS, 0, 0 },
-	{ "watch_max_tasks", K_WTASKS, 0, 0 },
-	{ "watch_dir", K_WDIR, STR(watch_dir) },
-	{ "watch_leftover_s", K_LEFTOVER, 0, 0 },
-	{ "peer_port", K_PEER_PORT, 0, 0 },
-	{ "peer_listen", K_PEER_LISTEN, 0, 0 },
-	{ "munge_socket", K_MUNGE_SOCKET, STR(munge_socket) },
-	{ "munge_ttl_s", K_MUNGE_TTL, 0, 0 },
-	{ "peer_fail_intervals", K_PEER_FAIL, 0, 0 },
-	{ "peer_lost_s", K_PEER_LOST, 0, 0 },
-	{ "peer_timeout_ms", K_PEER_TIMEOUT, 0, 0 },
-	{ "peer_max_connections", K_PEER_CONNS, 0, 0 },
-	{ "peer_max_ranks", K_PEER_RANKS, 0, 0 },
-	{ "peer_fanin", K_PEER_FANIN, 0, 0 },
-	{ "alertmanager_url", K_URLS, STR(alertmanager_url) },
-	{ "webhook_url", K_URLS, STR(webhook_url) },
-	{ "alert_resend_s", K_RESEND, 0, 0 },
-	{ "alert_retries", K_RETRIES, 0, 0 },
-	{ "alert_queue_max", K_AQUEUE, 0, 0 },
-	{ "alert_timeout_ms", K_ATIMEOUT, 0, 0 },
-	{ "drain", K_DRAIN, 0, 0 },
-	{ "drain_max_per_hour", K_DRAIN_MAX, 0, 0 },
-	{ "scontrol", K_SCONTROL, STR(scontrol) },
+static const struct choice tcp_access_names[] = {
+	[LD_TCP_READ_ONLY] = { "read-only", "health and topology only" },
+	[LD_TCP_QUERY] = { "query", "placements too, nothing recorded" },
+	[LD_TCP_TRUSTED] = { "trusted", "everything, as root" },
+	{ NULL, NULL }
 };
 
-static const char *const tcp_access_names[] = { "read-only", "query", "trusted" };
+#define F(field) .off = offsetof(struct ld_conf, field), \
+		 .size = sizeof(((struct ld_conf *)0)->field)
+#define NUM(field, l, h, d) F(field), .lo = (l), .hi = (h), .def = (d)
 
-#define NKEYS (sizeof(keys) / sizeof(keys[0]))
+/* The keys, in the order --help and messages list them.  layoutd(8) and
+ * etc/layoutd.conf describe each (layoutd_conf_test checks). */
+static const struct row rows[] = {
+	{ "map", K_TEXT, F(map) },
+	{ "socket", K_SOCKET, F(socket), .sdef = LD_DEFAULT_SOCKET },
+	{ "socket_mode", K_MODE, NUM(socket_mode, 0, 0777, 0660) },
+	{ "socket_group", K_NAME, F(socket_group), .what = "a group name" },
+	{ "tcp", K_OWN, .set = set_tcp },
+	{ "tcp_access", K_ENUM, F(tcp_access), .def = LD_TCP_READ_ONLY,
+	  .names = tcp_access_names },
+	{ "port_file", K_TEXT, F(port_file) },
+	{ "node_name", K_NAME, F(node_name), .what = "a node name" },
+	{ "log", K_TEXT, F(log), .word = "stderr" },
+	{ "pidfile", K_TEXT, F(pidfile) },
+	{ "hwloc_check", K_TEXT, F(hwloc_check), .sdef = "live" },
+	{ "slurm_user", K_NAME, F(slurm_user), .what = "a user name or uid" },
+	{ "request_timeout_ms", K_MS, NUM(request_timeout_ms, 1, 3600000, LD_DEFAULT_TIMEOUT_MS) },
+	{ "max_body", K_BYTES, NUM(max_body, 1024, 1L << 30, LD_DEFAULT_MAX_BODY) },
+	{ "max_header", K_BYTES, NUM(max_header, 1024, 1L << 20, 16L << 10) },
+	{ "max_connections", K_COUNT, NUM(max_connections, 1, 1000000, LD_DEFAULT_MAX_CONNECTIONS) },
+	{ "watch_interval_ms", K_MS, NUM(watch_interval_ms, 100, 3600000, 1000) },
+	{ "hang_threshold_s", K_SECONDS, NUM(hang_threshold_s, 5, 86400, JUDGE_HANG_THRESHOLD_S) },
+	{ "bubble_window_s", K_SECONDS, NUM(bubble_window_s, 1, 86400, JUDGE_BUBBLE_WINDOW_S) },
+	{ "watch_max_steps", K_COUNT, NUM(watch_max_steps, 1, 4096, 64) },
+	{ "watch_max_tasks", K_COUNT, NUM(watch_max_tasks, 1, 4096, 256) },
+	/* The SPANK plugin's default watch_dir: layoutd sweeps where it writes. */
+	{ "watch_dir", K_DIR, F(watch_dir), .sdef = "/dev/shm/parallel-layout",
+	  .what = "an absolute directory path other than /, without '.', '..' or empty parts" },
+	{ "watch_leftover_s", K_SECONDS, NUM(watch_leftover_s, 10, 604800, 300) },
+	{ "peer_port", K_COUNT, NUM(peer_port, 1, 65535, 6830) },
+	{ "peer_listen", K_OWN, .set = set_peer_listen, .sdef = "no" },
+	{ "munge_socket", K_PATH, F(munge_socket), .what = "the absolute path of munged's socket",
+	  .eg = "/run/munge/munge.socket.2" },
+	{ "munge_ttl_s", K_SECONDS, NUM(munge_ttl_s, 1, 3600, 10) },
+	{ "peer_fail_intervals", K_COUNT, NUM(peer_fail_intervals, 1, 100, 3) },
+	{ "peer_lost_s", K_SECONDS, NUM(peer_lost_s, 1, 86400, 0), .word = "auto", .word_val = 0,
+	  .what = "auto (3 watch intervals, at least 5 s)" },
+	{ "peer_timeout_ms", K_MS, NUM(peer_timeout_ms, 100, 60000, 2000) },
+	{ "peer_max_connections", K_COUNT, NUM(peer_max_connections, 1, 1000000, 4096) },
+	{ "peer_max_ranks", K_COUNT, NUM(peer_max_ranks, 1, 16777216, 65536) },
+	{ "peer_fanin", K_OWN, .set = set_peer_fanin, .sdef = "auto" },
+	{ "alertmanager_url", K_URLS, F(alertmanager_url), .word = "no" },
+	{ "webhook_url", K_URLS, F(webhook_url), .word = "no" },
+	{ "alert_resend_s", K_SECONDS, NUM(alert_resend_s, 1, 86400, 60) },
+	{ "alert_retries", K_COUNT, NUM(alert_retries, 0, 100, 10) },
+	{ "alert_queue_max", K_COUNT, NUM(alert_queue_max, 1, 65536, 1024) },
+	{ "alert_timeout_ms", K_MS, NUM(alert_timeout_ms, 100, 600000, 5000) },
+	{ "drain", K_BOOL, F(drain), .def = false,
+	  .what = "drain the node of a hung, stuck or exited rank" },
+	{ "drain_max_per_hour", K_COUNT, NUM(drain_max_per_hour, 0, 1000, 1) },
+	{ "scontrol", K_PATH, F(scontrol), .sdef = "/usr/bin/scontrol",
+	  .what = "the absolute path of scontrol" },
+};
+
+#undef NUM
+#undef F
+
+#define NROWS (sizeof(rows) / sizeof(rows[0]))
 
 const char *
 ld_conf_keys(void)
 {
-	return "map, socket, socket_mode, socket_group, tcp, tcp_access, port_file, node_name, "
-	       "log, pidfile, hwloc_check, slurm_user, request_timeout_ms, max_body, max_header, "
-	       "max_connections, watch_interval_ms, hang_threshold_s, bubble_window_s, watch_max_steps, "
-	       "watch_max_tasks, "
-	       "watch_dir, watch_leftover_s, peer_port, peer_listen, munge_socket, munge_ttl_s, "
-	       "peer_fail_intervals, peer_lost_s, peer_timeout_ms, peer_max_connections, peer_max_ranks, "
-	       "peer_fanin, "
-	       "alertmanager_url, webhook_url, alert_resend_s, alert_retries, alert_queue_max, "
-	       "alert_timeout_ms, drain, drain_max_per_hour, scontrol";
+	static char list[NROWS * 24];
+	size_t i, o = 0;
+
+	if (list[0])
+		return list;
+	for (i = 0; i < NROWS && o < sizeof(list); i++)
+		o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%s", i ? ", " : "",
+				      rows[i].name);
+	return list;
 }
 
 const char *
 ld_tcp_access_name(enum ld_tcp_access a)
 {
-	return (size_t)a < sizeof(tcp_access_names) / sizeof(tcp_access_names[0]) ?
-	       tcp_access_names[a] : "?";
+	return (size_t)a < sizeof(tcp_access_names) / sizeof(tcp_access_names[0]) - 1 ?
+	       tcp_access_names[a].name : "?";
+}
+
+/* r's field in c. */
+static char *
+field_of(struct ld_conf *c, const struct row *r)
+{
+	return (char *)c + r->off;
+}
+
+/* A number into its field, an int or a long (an enum or unsigned one is
+ * stored as its int). */
+static void
+store_number(struct ld_conf *c, const struct row *r, long v)
+{
+	void *f = (char *)c + r->off;
+
+	if (r->size == sizeof(long))
+		*(long *)f = v;
+	else
+		*(int *)f = (int)v;
 }
 
 void
 ld_conf_defaults(struct ld_conf *c)
 {
+	pl_err_t unused;
+	size_t i;
+
+	pl_err_clear(&unused);
 	memset(c, 0, sizeof(*c));
-	snprintf(c->socket, sizeof(c->socket), "%s", LD_DEFAULT_SOCKET);
-	c->socket_mode = LD_DEFAULT_SOCKET_MODE;
-	snprintf(c->hwloc_check, sizeof(c->hwloc_check), "live");
-	c->request_timeout_ms = LD_DEFAULT_TIMEOUT_MS;
-	c->max_body = LD_DEFAULT_MAX_BODY;
-	c->max_header = LD_DEFAULT_MAX_HEADER;
-	c->max_connections = LD_DEFAULT_MAX_CONNECTIONS;
-	c->watch_interval_ms = LD_DEFAULT_WATCH_INTERVAL_MS;
-	c->hang_threshold_s = LD_DEFAULT_HANG_THRESHOLD_S;
-	c->bubble_window_s = LD_DEFAULT_BUBBLE_WINDOW_S;
-	c->watch_max_steps = LD_DEFAULT_WATCH_MAX_STEPS;
-	c->watch_max_tasks = LD_DEFAULT_WATCH_MAX_TASKS;
-	snprintf(c->watch_dir, sizeof(c->watch_dir), "%s", DEFAULT_WATCH_DIR);
-	c->watch_leftover_s = DEFAULT_WATCH_LEFTOVER_S;
-	c->peer_port = LD_DEFAULT_PEER_PORT;
-	c->peer_listen = LD_PEER_LISTEN_NO;
-	c->munge_ttl_s = LD_DEFAULT_MUNGE_TTL_S;
-	c->peer_fail_intervals = LD_DEFAULT_PEER_FAIL_INTERVALS;
-	c->peer_lost_s = 0;
-	c->peer_timeout_ms = LD_DEFAULT_PEER_TIMEOUT_MS;
-	c->peer_max_connections = LD_DEFAULT_PEER_MAX_CONNECTIONS;
-	c->peer_max_ranks = LD_DEFAULT_PEER_MAX_RANKS;
-	c->peer_fanin = LD_PEER_FANIN_AUTO;
-	c->alert_resend_s = LD_DEFAULT_ALERT_RESEND_S;
-	c->alert_retries = LD_DEFAULT_ALERT_RETRIES;
-	c->alert_queue_max = LD_DEFAULT_ALERT_QUEUE_MAX;
-	c->alert_timeout_ms = LD_DEFAULT_ALERT_TIMEOUT_MS;
-	c->drain_max_per_hour = LD_DEFAULT_DRAIN_MAX_PER_HOUR;
-	snprintf(c->scontrol, sizeof(c->scontrol), "%s", LD_DEFAULT_SCONTROL);
-	c->tcp_access = LD_TCP_READ_ONLY;
+	for (i = 0; i < NROWS; i++) {
+		const struct row *r = &rows[i];
+
+		switch (r->kind) {
+		case K_OWN:
+			/* A default the row's own setter refuses is a bug the
+			 * unit test catches. */
+			if (r->sdef)
+				r->set(c, r->sdef, &unused);
+			break;
+		case K_BOOL:
+			*(bool *)(void *)field_of(c, r) = r->def != 0;
+			break;
+		case K_MODE:
+		case K_COUNT:
+		case K_SECONDS:
+		case K_MS:
+		case K_BYTES:
+		case K_ENUM:
+			store_number(c, r, r->def);
+			break;
+		default:
+			if (r->sdef)
+				snprintf(field_of(c, r), r->size, "%s", r->sdef);
+			break;
+		}
+	}
 	c->slurm_uid = -1;
 }
 
@@ -285,9 +353,10 @@ set_urls(char *dst, size_t size, const char *value, pl_err_t *err)
 	return set_string(dst, size, value, err);
 }
 
-static int
-set_number(long *dst, const char *value, bool size_suffix, long min, long max,
-	   pl_err_t *err)
+/* A whole number from min to max, with K, M or G (binary) when
+ * size_suffix; no sign, no blank.  false when it is not. */
+static bool
+parse_number(const char *value, bool size_suffix, long min, long max, long *out)
 {
 	char *end = NULL;
 	long long v, mul = 1;
@@ -295,197 +364,247 @@ set_number(long *dst, const char *value, bool size_suffix, long min, long max,
 	errno = 0;
 	v = strtoll(value, &end, 10);
 	if (end == value || !isdigit((unsigned char)*value) || errno)
-		goto bad;
+		return false;
 	if (size_suffix && *end) {
 		switch (*end) {
 		case 'k': case 'K': mul = 1LL << 10; break;
 		case 'm': case 'M': mul = 1LL << 20; break;
 		case 'g': case 'G': mul = 1LL << 30; break;
-		default: goto bad;
+		default: return false;
 		}
 		end++;
 	}
 	if (*end || v > max / mul || v * mul < min)
-		goto bad;
-	*dst = (long)(v * mul);
-	return 0;
-bad:
-	if (size_suffix)
-		return pl_err_set(err, "expected bytes from %ld to %ld, optionally with K, M or G (KiB, MiB, GiB)",
-				  min, max);
-	return pl_err_set(err, "expected a whole number from %ld to %ld", min, max);
+		return false;
+	*out = (long)(v * mul);
+	return true;
 }
 
-int
-ld_conf_set(struct ld_conf *c, const char *key, const char *value, pl_err_t *err)
+/* peer_fanin: auto, 0 (none) or a relay width from 2. */
+static int
+set_peer_fanin(struct ld_conf *c, const char *value, pl_err_t *err)
 {
-	const struct key *k = NULL;
+	long v;
+
+	if (strcmp(value, "auto") == 0) {
+		c->peer_fanin = LD_PEER_FANIN_AUTO;
+		return 0;
+	}
+	if (!parse_number(value, false, 0, LD_PEER_FANIN_MAX, &v) || v == 1)
+		return pl_err_set(err, "expected auto (none up to 64 nodes, else the square "
+				  "root of the step's nodes), 0 (none: every node sends to "
+				  "the leader) or a relay width from 2 to %ld", LD_PEER_FANIN_MAX);
+	c->peer_fanin = v;
+	return 0;
+}
+
+/* ---- one function per kind ---- */
+
+static int
+set_text(struct ld_conf *c, const struct row *r, const char *value, pl_err_t *err)
+{
+	if (r->word && strcmp(value, r->word) == 0) {
+		field_of(c, r)[0] = '\0';
+		return 0;
+	}
+	return set_string(field_of(c, r), r->size, value, err);
+}
+
+static int
+set_name(struct ld_conf *c, const struct row *r, const char *value, pl_err_t *err)
+{
+	if (!plain_name(value))
+		return pl_err_set(err, "expected %s (letters, digits, '.', '_', '-')", r->what);
+	return set_string(field_of(c, r), r->size, value, err);
+}
+
+static int
+set_path(struct ld_conf *c, const struct row *r, const char *value, pl_err_t *err)
+{
+	if (r->kind == K_DIR ? !plain_dir(value) : value[0] != '/')
+		return pl_err_set(err, "expected %s, e.g. %s", r->what, r->eg ? r->eg : r->sdef);
+	return set_string(field_of(c, r), r->size, value, err);
+}
+
+static int
+set_socket(struct ld_conf *c, const struct row *r, const char *value, pl_err_t *err)
+{
 	char check[LD_PATH];
-	const char *p;
-	pl_err_t verr;
+
+	if (value[0] != '/')
+		return pl_err_set(err, "expected an absolute path (%%n = node name)");
+	if (client_socket_path(value, "n", check, sizeof(check)) < 0)
+		return pl_err_set(err, "bad %% sequence or too long (accepted: %%n node name, %%%% a %%)");
+	return set_string(field_of(c, r), r->size, value, err);
+}
+
+static int
+set_url_list(struct ld_conf *c, const struct row *r, const char *value, pl_err_t *err)
+{
+	if (strcmp(value, r->word) == 0) {
+		field_of(c, r)[0] = '\0';
+		return 0;
+	}
+	return set_urls(field_of(c, r), r->size, value, err);
+}
+
+/* Octal, up to 4 digits (0777 or 777). */
+static int
+set_mode(struct ld_conf *c, const struct row *r, const char *value, pl_err_t *err)
+{
+	char *end = NULL;
+	unsigned long m;
+
+	errno = 0;
+	m = strtoul(value, &end, 8);
+	if (!isdigit((unsigned char)*value) || errno || *end || m > (unsigned long)r->hi ||
+	    strlen(value) > 4)
+		return pl_err_set(err, "expected an octal mode from %#lo to %#lo, e.g. %#lo",
+				  (unsigned long)r->lo, (unsigned long)r->hi, (unsigned long)r->def);
+	store_number(c, r, (long)m);
+	return 0;
+}
+
+/* K_COUNT, K_SECONDS, K_MS and K_BYTES. */
+static int
+set_num(struct ld_conf *c, const struct row *r, const char *value, pl_err_t *err)
+{
+	const char *unit = r->kind == K_SECONDS ? "seconds" :
+			   r->kind == K_MS ? "milliseconds" : NULL;
+	long v;
+
+	if (r->word && strcmp(value, r->word) == 0) {
+		store_number(c, r, r->word_val);
+		return 0;
+	}
+	if (parse_number(value, r->kind == K_BYTES, r->lo, r->hi, &v)) {
+		store_number(c, r, v);
+		return 0;
+	}
+	if (r->kind == K_BYTES)
+		return pl_err_set(err, "expected bytes from %ld to %ld, optionally with K, M or G "
+				  "(KiB, MiB, GiB)", r->lo, r->hi);
+	if (r->word)
+		return pl_err_set(err, "expected %s or %s from %ld to %ld", r->what,
+				  unit ? unit : "a whole number", r->lo, r->hi);
+	return pl_err_set(err, "expected a whole number from %ld to %ld%s%s%s", r->lo, r->hi,
+			  unit ? " (" : "", unit ? unit : "", unit ? ")" : "");
+}
+
+static int
+set_bool(struct ld_conf *c, const struct row *r, const char *value, pl_err_t *err)
+{
+	if (strcmp(value, "yes") == 0 || strcmp(value, "no") == 0) {
+		*(bool *)(void *)field_of(c, r) = value[0] == 'y';
+		return 0;
+	}
+	return pl_err_set(err, "expected yes (%s) or no", r->what);
+}
+
+/* "expected a (x), b (y) or c (z)", from the choices. */
+static int
+set_enum(struct ld_conf *c, const struct row *r, const char *value, pl_err_t *err)
+{
+	char list[PL_ERR_TEXT];
+	size_t i, n, o = 0;
+
+	for (n = 0; r->names[n].name; n++)
+		if (strcmp(value, r->names[n].name) == 0) {
+			store_number(c, r, (long)n);
+			return 0;
+		}
+	list[0] = '\0';
+	for (i = 0; i < n && o < sizeof(list); i++)
+		o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%s (%s)",
+				      i == 0 ? "" : i + 1 == n ? " or " : ", ",
+				      r->names[i].name, r->names[i].means);
+	return pl_err_set(err, "expected %s", list);
+}
+
+/* value (not empty, no control byte) into r's field. */
+static int
+set_row(struct ld_conf *c, const struct row *r, const char *value, pl_err_t *err)
+{
+	switch (r->kind) {
+	case K_TEXT:
+		return set_text(c, r, value, err);
+	case K_NAME:
+		return set_name(c, r, value, err);
+	case K_PATH:
+	case K_DIR:
+		return set_path(c, r, value, err);
+	case K_SOCKET:
+		return set_socket(c, r, value, err);
+	case K_URLS:
+		return set_url_list(c, r, value, err);
+	case K_MODE:
+		return set_mode(c, r, value, err);
+	case K_COUNT:
+	case K_SECONDS:
+	case K_MS:
+	case K_BYTES:
+		return set_num(c, r, value, err);
+	case K_BOOL:
+		return set_bool(c, r, value, err);
+	case K_ENUM:
+		return set_enum(c, r, value, err);
+	case K_OWN:
+		return r->set(c, value, err);
+	}
+	return pl_err_set(err, "internal: key %s of kind %d", r->name, (int)r->kind);
+}
+
+/* The row of key; NULL when there is none. */
+static const struct row *
+find_row(const char *key)
+{
 	size_t i;
 
-	for (i = 0; i < NKEYS; i++)
-		if (strcmp(keys[i].name, key) == 0)
-			k = &keys[i];
-	if (!k)
-		return pl_err_set(err, "unknown key '%.64s' (accepted: %s)", key, ld_conf_keys());
-	pl_err_clear(&verr);
+	for (i = 0; i < NROWS; i++)
+		if (strcmp(rows[i].name, key) == 0)
+			return &rows[i];
+	return NULL;
+}
+
+static int
+check_value(const char *value, pl_err_t *err)
+{
+	const char *p;
+
 	if (!*value)
 		return pl_err_set(err, "empty value");
 	for (p = value; *p; p++)
 		if ((unsigned char)*p < 0x20 || *p == 0x7f)
 			return pl_err_set(err, "control byte 0x%02x at position %td",
 					  (unsigned char)*p, p - value + 1);
-	switch (k->kind) {
-	case K_PATH:
-		return set_string((char *)c + k->off, k->size, value, err);
-	case K_SOCKET:
-		if (value[0] != '/')
-			return pl_err_set(err, "expected an absolute path (%%n = node name)");
-		if (client_socket_path(value, "n", check, sizeof(check)) < 0)
-			return pl_err_set(err, "bad %% sequence or too long (accepted: %%n node name, %%%% a %%)");
-		return set_string(c->socket, sizeof(c->socket), value, err);
-	case K_MODE: {
-		char *end = NULL;
-		unsigned long m;
+	return 0;
+}
 
-		errno = 0;
-		m = strtoul(value, &end, 8);
-		if (!isdigit((unsigned char)*value) || errno || *end || m > 0777 ||
-		    strlen(value) > 4)
-			return pl_err_set(err, "expected an octal mode from 0 to 0777, e.g. 0660");
-		c->socket_mode = (unsigned)m;
-		return 0;
-	}
-	case K_GROUP:
-		if (!plain_name(value))
-			return pl_err_set(err, "expected a group name (letters, digits, '.', '_', '-')");
-		return set_string(c->socket_group, sizeof(c->socket_group), value, err);
-	case K_TCP:
-		return set_tcp(c, value, err);
-	case K_TCP_ACCESS:
-		for (i = 0; i < sizeof(tcp_access_names) / sizeof(tcp_access_names[0]); i++)
-			if (strcmp(value, tcp_access_names[i]) == 0) {
-				c->tcp_access = (enum ld_tcp_access)i;
-				return 0;
-			}
-		return pl_err_set(err, "expected read-only (health and topology only), query (placements too, nothing recorded) or trusted (everything, as root)");
-	case K_USER:
-		if (!plain_name(value))
-			return pl_err_set(err, "expected a user name or uid (letters, digits, '.', '_', '-')");
-		return set_string(c->slurm_user, sizeof(c->slurm_user), value, err);
-	case K_NODE:
-		if (!plain_name(value))
-			return pl_err_set(err, "expected a node name (letters, digits, '.', '_', '-')");
-		return set_string(c->node_name, sizeof(c->node_name), value, err);
-	case K_LOG:
-		if (strcmp(value, "stderr") == 0) {
-			c->log[0] = '\0';
-			return 0;
-		}
-		return set_string(c->log, sizeof(c->log), value, err);
-	case K_HWLOC:
-		return set_string(c->hwloc_check, sizeof(c->hwloc_check), value, err);
-	case K_MS:
-		return set_number(&c->request_timeout_ms, value, false, 1, 3600000, err);
-	case K_SIZE:
-		return set_number(&c->max_body, value, true, 1024, 1L << 30, err);
-	case K_HEADER:
-		return set_number(&c->max_header, value, true, 1024, 1L << 20, err);
-	case K_COUNT:
-		return set_number(&c->max_connections, value, false, 1, 1000000, err);
-	case K_WATCH_MS:
-		return set_number(&c->watch_interval_ms, value, false, 100, 3600000, err);
-	case K_HANG:
-		return set_number(&c->hang_threshold_s, value, false, 5, 86400, err);
-	case K_BUBBLE:
-		return set_number(&c->bubble_window_s, value, false, 1, 86400, err);
-	case K_WSTEPS:
-		return set_number(&c->watch_max_steps, value, false, 1, 4096, err);
-	case K_WTASKS:
-		return set_number(&c->watch_max_tasks, value, false, 1, 4096, err);
-	case K_WDIR:
-		if (!plain_dir(value))
-			return pl_err_set(err, "expected an absolute directory path other than /, "
-					  "without '.', '..' or empty parts, e.g. %s", DEFAULT_WATCH_DIR);
-		return set_string(c->watch_dir, sizeof(c->watch_dir), value, err);
-	case K_LEFTOVER:
-		return set_number(&c->watch_leftover_s, value, false, 10, 604800, err);
-	case K_PEER_PORT: {
-		long port;
+int
+ld_conf_set(struct ld_conf *c, const char *key, const char *value, pl_err_t *err)
+{
+	const struct row *r = find_row(key);
 
-		if (set_number(&port, value, false, 1, 65535, err) < 0)
-			return -1;
-		c->peer_port = (int)port;
-		return 0;
+	if (!r)
+		return pl_err_set(err, "unknown key '%.64s' (accepted: %s)", key, ld_conf_keys());
+	if (check_value(value, err) < 0)
+		return -1;
+	return set_row(c, r, value, err);
+}
+
+void
+ld_conf_watch_params(const struct ld_conf *c, struct judge_params *jp,
+		     uint64_t *detect_threshold_ns)
+{
+	uint64_t hang_ns = (uint64_t)c->hang_threshold_s * NS_PER_S;
+
+	if (jp) {
+		judge_params_default(jp);
+		jp->hang_threshold_ns = hang_ns;
+		jp->bubble_window_ns = (uint64_t)c->bubble_window_s * NS_PER_S;
 	}
-	case K_PEER_LISTEN:
-		return set_peer_listen(c, value, err);
-	case K_MUNGE_SOCKET:
-		if (value[0] != '/')
-			return pl_err_set(err, "expected the absolute path of munged's socket, e.g. "
-					  "/run/munge/munge.socket.2");
-		return set_string(c->munge_socket, sizeof(c->munge_socket), value, err);
-	case K_MUNGE_TTL:
-		return set_number(&c->munge_ttl_s, value, false, 1, 3600, err);
-	case K_PEER_FAIL:
-		return set_number(&c->peer_fail_intervals, value, false, 1, 100, err);
-	case K_PEER_LOST:
-		if (strcmp(value, "auto") == 0) {
-			c->peer_lost_s = 0;
-			return 0;
-		}
-		if (set_number(&c->peer_lost_s, value, false, 1, 86400, &verr) < 0)
-			return pl_err_set(err, "expected auto (3 watch intervals, at least 5 s) or "
-					  "seconds from 1 to 86400");
-		return 0;
-	case K_PEER_TIMEOUT:
-		return set_number(&c->peer_timeout_ms, value, false, 100, 60000, err);
-	case K_PEER_CONNS:
-		return set_number(&c->peer_max_connections, value, false, 1, 1000000, err);
-	case K_PEER_RANKS:
-		return set_number(&c->peer_max_ranks, value, false, 1, 16777216, err);
-	case K_PEER_FANIN:
-		if (strcmp(value, "auto") == 0) {
-			c->peer_fanin = LD_PEER_FANIN_AUTO;
-			return 0;
-		}
-		if (set_number(&c->peer_fanin, value, false, 0, LD_PEER_FANIN_MAX, &verr) < 0 ||
-		    c->peer_fanin == 1)
-			return pl_err_set(err, "expected auto (none up to 64 nodes, else the square "
-					  "root of the step's nodes), 0 (none: every node sends to "
-					  "the leader) or a relay width from 2 to %ld", LD_PEER_FANIN_MAX);
-		return 0;
-	case K_URLS:
-		if (strcmp(value, "no") == 0) {
-			((char *)c + k->off)[0] = '\0';
-			return 0;
-		}
-		return set_urls((char *)c + k->off, k->size, value, err);
-	case K_RESEND:
-		return set_number(&c->alert_resend_s, value, false, 1, 86400, err);
-	case K_RETRIES:
-		return set_number(&c->alert_retries, value, false, 0, 100, err);
-	case K_AQUEUE:
-		return set_number(&c->alert_queue_max, value, false, 1, 65536, err);
-	case K_ATIMEOUT:
-		return set_number(&c->alert_timeout_ms, value, false, 100, 600000, err);
-	case K_DRAIN:
-		if (strcmp(value, "yes") == 0 || strcmp(value, "no") == 0) {
-			c->drain = value[0] == 'y';
-			return 0;
-		}
-		return pl_err_set(err, "expected yes (drain the node of a hung, stuck or exited rank) or no");
-	case K_DRAIN_MAX:
-		return set_number(&c->drain_max_per_hour, value, false, 0, 1000, err);
-	case K_SCONTROL:
-		if (value[0] != '/')
-			return pl_err_set(err, "expected the absolute path of scontrol, e.g. %s",
-					  LD_DEFAULT_SCONTROL);
-		return set_string(c->scontrol, sizeof(c->scontrol), value, err);
-	}
-	return pl_err_set(err, "unhandled key '%s'", key);
+	if (detect_threshold_ns)
+		*detect_threshold_ns = hang_ns;
 }
 
 static char *
@@ -508,6 +627,7 @@ parse_line(struct ld_conf *c, char *line, const char *path, long lineno, long *s
 	   pl_err_t *err)
 {
 	char *hash, *eq, *key, *value;
+	const struct row *r;
 	pl_err_t verr;
 	size_t i;
 
@@ -529,17 +649,16 @@ parse_line(struct ld_conf *c, char *line, const char *path, long lineno, long *s
 	key = trim(line);
 	value = trim(eq + 1);
 	pl_err_clear(&verr);
-	for (i = 0; i < NKEYS; i++)
-		if (strcmp(keys[i].name, key) == 0)
-			break;
-	if (i == NKEYS)
+	r = find_row(key);
+	if (!r)
 		return pl_err_set(err, "%s:%ld: unknown key '%.64s' (accepted: %s)", path, lineno,
 				  key, ld_conf_keys());
+	i = (size_t)(r - rows);
 	if (seen[i])
 		return pl_err_set(err, "%s:%ld: '%s' is already set at line %ld", path, lineno, key,
 				  seen[i]);
 	seen[i] = lineno;
-	if (ld_conf_set(c, key, value, &verr) < 0)
+	if (check_value(value, &verr) < 0 || set_row(c, r, value, &verr) < 0)
 		return pl_err_set(err, "%s:%ld: %s = %.200s: %s", path, lineno, key, value,
 				  verr.text);
 	return 0;
@@ -548,7 +667,7 @@ parse_line(struct ld_conf *c, char *line, const char *path, long lineno, long *s
 int
 ld_conf_read(struct ld_conf *c, const char *path, bool must_exist, pl_err_t *err)
 {
-	long seen[NKEYS] = { 0 }, lineno = 0;
+	long seen[NROWS] = { 0 }, lineno = 0;
 	char *buf = NULL, *line, *next;
 	size_t len = 0, n;
 	FILE *f;

@@ -667,9 +667,7 @@ lead_round(struct ld_peers *p, struct ld_lead *l, uint64_t now)
 	lead_order(p, l);
 	lead_liveness(p, l, now);
 	lead_step(l, &js);
-	judge_params_default(&jp);
-	jp.hang_threshold_ns = (uint64_t)c->hang_threshold_s * NS;
-	jp.bubble_window_ns = (uint64_t)c->bubble_window_s * NS;
+	ld_conf_watch_params(c, &jp, NULL);
 	jp.end_grace_ns = end_grace_ns(c, l, jp.end_grace_ns);
 	l->nfind_total = judge_run(&js, l->rk, l->nrk, now, &jp, l->js, l->find, LEAD_MAX_FINDINGS);
 	l->nfind = l->nfind_total < LEAD_MAX_FINDINGS ? l->nfind_total : LEAD_MAX_FINDINGS;

@@ -1059,6 +1059,7 @@ ld_watch_sample(struct ld_watch *w)
 {
 	const struct ld_conf *c = &w->d->cur->conf;
 	size_t n = 0, total = 0;
+	uint64_t hang_ns;
 	long i, k;
 
 	w->samples++;
@@ -1085,9 +1086,8 @@ ld_watch_sample(struct ld_watch *w)
 			task_rank(s, s->tasks[k], &w->ranks[n++]);
 	}
 	w->now_ns = mono_ns();
-	w->verd_total = detect_run(w->ranks, n, w->now_ns,
-				   (uint64_t)c->hang_threshold_s * UINT64_C(1000000000), w->verd,
-				   LD_MAX_VERDICTS);
+	ld_conf_watch_params(c, NULL, &hang_ns);
+	w->verd_total = detect_run(w->ranks, n, w->now_ns, hang_ns, w->verd, LD_MAX_VERDICTS);
 	w->nverd = w->verd_total < LD_MAX_VERDICTS ? w->verd_total : LD_MAX_VERDICTS;
 	log_changes(w);
 	if (w->d->peers)

@@ -38,7 +38,7 @@ void
 judge_params_default(struct judge_params *p)
 {
 	memset(p, 0, sizeof(*p));
-	p->hang_threshold_ns = 60 * NS;
+	p->hang_threshold_ns = JUDGE_HANG_THRESHOLD_S * NS;
 	p->stall_threshold_ns = 300 * NS;
 	p->slow_window = 16;
 	p->slow_rounds = 20;
@@ -47,7 +47,7 @@ judge_params_default(struct judge_params *p)
 	p->slow_margin_off = 0.01;
 	p->slow_smooth = 0.3;
 	p->end_grace_ns = 2 * NS;
-	p->bubble_window_ns = 60 * NS;
+	p->bubble_window_ns = JUDGE_BUBBLE_WINDOW_S * NS;
 	p->bubble_margin = 0.10;
 	p->bubble_microbatches = 0;
 }

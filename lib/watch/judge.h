@@ -378,8 +378,13 @@ struct judge_finding {
 
 struct judge_state;
 
-/* The defaults: hang 60 s, stall 300 s, the slow-rank rule's values
- * measured above, an end grace of 2 s. */
+/* The default hang threshold and pipeline-bubble window, in seconds
+ * (layoutd's hang_threshold_s and bubble_window_s default to them). */
+#define JUDGE_HANG_THRESHOLD_S 60
+#define JUDGE_BUBBLE_WINDOW_S 60
+
+/* The defaults: the hang threshold and bubble window above, stall 300 s,
+ * the slow-rank rule's values measured above, an end grace of 2 s. */
 void judge_params_default(struct judge_params *p);
 
 /*
