@@ -5,8 +5,8 @@
  * libevent's sample/http-server.c: main builds config, base, http,
  * listeners and signals, dispatches, then frees in reverse under one label.
  *
- * It never forks into the background: systemd (Type=simple) or a shell
- * supervises it, and a daemon that stays in the foreground cannot lose its
+ * It never daemonizes (the only children it forks are scontrol for a drain
+ * and the hwloc check): systemd (Type=simple) or a shell supervises it, and a daemon that stays in the foreground cannot lose its
  * log or its pid file in a double fork.
  */
 #include "config.h"
