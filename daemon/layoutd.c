@@ -25,12 +25,12 @@
 
 #include "client.h"
 #include "layoutd.h"
-#include "layoutd_alert.h"
+#include "watch/alert.h"
 #include "layoutd_conn.h"
 #include "layoutd_curl.h"
-#include "layoutd_peer.h"
+#include "watch/peer.h"
 #include "layoutd_steps.h"
-#include "layoutd_watch.h"
+#include "watch/view.h"
 
 #define LD_MAX_OVERRIDES 32
 

@@ -11,14 +11,14 @@
  *   layoutd_conn.c    connections: cap, whole-request deadline, EMFILE
  *                     back-off, the caller's credentials (layoutd_conn.h)
  *   layoutd_steps.c   the ring of recorded steps (layoutd_steps.h)
- *   layoutd_watch.c   the node's watched ranks: records, detection
- *                     (layoutd_watch.h)
- *   layoutd_peer.c    the job-wide view: node summaries to each step's
- *                     leader over TCP with munge, the leader's view, the
- *                     judge, failover (layoutd_peer.h)
  *   layoutd_curl.c    non-blocking HTTP POSTs on the loop (layoutd_curl.h)
- *   layoutd_alert.c   alerts out of the judge's findings, optional drain
- *                     (layoutd_alert.h)
+ *   watch/            the watch's room:
+ *     view.c          the node's watched ranks: records, detection (view.h)
+ *     peer.c          the job-wide view: node summaries to each step's
+ *                     leader over TCP with munge, failover (peer.h)
+ *     lead.c          the steps led here: their ranks, the judge (peer_int.h)
+ *     alert.c         alerts out of the judge's findings, optional drain
+ *                     (alert.h)
  *   layoutd_metrics.c GET /metrics (Prometheus text format)
  *   layoutd_http.c    routing, replies and the handlers
  *
@@ -298,10 +298,10 @@ struct ld {
 	struct evhttp *http;
 	struct ld_conns *conns;		/* layoutd_conn.c */
 	struct ld_steps *steps;		/* layoutd_steps.c */
-	struct ld_watch *watch;		/* layoutd_watch.c */
-	struct ld_peers *peers;		/* layoutd_peer.c */
+	struct ld_watch *watch;		/* watch/view.c */
+	struct ld_peers *peers;		/* watch/peer.c */
 	struct ld_curl *curl;		/* layoutd_curl.c: the loop's HTTP client */
-	struct ld_alerts *alerts;	/* layoutd_alert.c */
+	struct ld_alerts *alerts;	/* watch/alert.c */
 	struct timespec start;		/* CLOCK_MONOTONIC */
 	unsigned long requests;
 	unsigned long reloads;

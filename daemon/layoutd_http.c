@@ -20,11 +20,11 @@
 
 #include "buf.h"
 #include "layoutd.h"
-#include "layoutd_alert.h"
+#include "watch/alert.h"
 #include "layoutd_conn.h"
-#include "layoutd_peer.h"
+#include "watch/peer.h"
 #include "layoutd_steps.h"
-#include "layoutd_watch.h"
+#include "watch/view.h"
 
 #define CT_JSON LD_CT_JSON
 #define OOM_BODY "{\"error\":\"out of memory\"}\n"
@@ -364,7 +364,7 @@ do_watch(struct ld *d, struct evhttp_request *req, const struct caller *who)
 	reply_json(req, 200, ld_watch_json(d->watch, who->trusted, who->peer.uid));
 }
 
-/* GET /v1/watch/step: the whole step, on its leader (layoutd_peer.c). */
+/* GET /v1/watch/step: the whole step, on its leader (watch/peer.c). */
 static void
 do_watch_step(struct ld *d, struct evhttp_request *req, const struct caller *who)
 {

@@ -9,8 +9,8 @@
  * connections), its own watched ranks (per step, per rank and per
  * communicator: collectives entered and completed, the last one's seq,
  * how long since the rank last entered one), the watch's counters, and
- * the links to the other nodes' daemons (layoutd_peer.h), the alerts and
- * the steps it leads (layoutd_alert.c).  Cardinality is
+ * the links to the other nodes' daemons (watch/peer.h), the alerts and
+ * the steps it leads (watch/alert.c).  Cardinality is
  * bounded by the configuration: at most watch_max_steps steps of
  * watch_max_tasks ranks with PLW_MAX_COMMS communicators each, labelled
  * by job, step, rank and communicator, never by collective.  The node
@@ -28,10 +28,10 @@
 
 #include "buf.h"
 #include "layoutd.h"
-#include "layoutd_alert.h"
+#include "watch/alert.h"
 #include "layoutd_conn.h"
-#include "layoutd_peer.h"
-#include "layoutd_watch.h"
+#include "watch/peer.h"
+#include "watch/view.h"
 
 /* A label value or a HELP text as the format wants it. */
 static void

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * What the two halves of layoutd's peers share: layoutd_peer.c (munge on
+ * What the two halves of layoutd's peers share: watch/peer.c (munge on
  * its worker thread, the peer listener, the relays, delivering this
- * node's summaries) and layoutd_lead.c (the steps this node leads: their
+ * node's summaries) and watch/lead.c (the steps this node leads: their
  * ranks, the judge's rounds, the step's view).  Private to them.
  */
 #ifndef PL_LAYOUTD_PEER_INT_H
@@ -18,7 +18,7 @@
 #include <jansson.h>
 
 #include "layoutd.h"
-#include "layoutd_peer.h"
+#include "peer.h"
 #include "pl_err.h"
 #include "summary.h"
 
@@ -114,7 +114,7 @@ copy_str(char *dst, size_t n, const char *src)
 	dst[len] = '\0';
 }
 
-/* ---- layoutd_lead.c ---- */
+/* ---- watch/lead.c ---- */
 
 /* The step job.step led here, or NULL. */
 struct ld_lead *ld_lead_find(const struct ld_peers *p, uint64_t job, uint64_t step);
@@ -141,7 +141,7 @@ json_t *ld_lead_json(const struct ld_peers *p);
 /* Nodes lost now over the steps led here. */
 long ld_lead_nodes_lost(const struct ld_peers *p);
 
-/* ---- layoutd_peer.c ---- */
+/* ---- watch/peer.c ---- */
 
 /* Where this node's summaries of job.step go now (the node's name, its
  * place in the order in *k, whether it is this node's relay in *relay), or

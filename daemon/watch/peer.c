@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The peers (layoutd_peer.h): node summaries to each step's leader, the
+ * The peers (watch/peer.h): node summaries to each step's leader, the
  * leader's view of the whole step, the judge over it.
  *
  * munge on a worker thread.  munge_encode() and munge_decode() talk to the
@@ -30,14 +30,14 @@
  * (its own included while it is its own target): nodes[0] normally, the
  * next reachable node when followers cannot reach it.  That one lets go
  * as soon as its own summaries go to a node before it again, and hands
- * its alerts over (layoutd_alert.c) unless the step ended.
+ * its alerts over (watch/alert.c) unless the step ended.
  *
  * The fan-in (peer_fanin): the first node of each group of the order (the
  * second in the leader's) relays for its group (POST /v1/peer/relay: held
  * per member, the newest) and sends them on with its own in one batch a
  * round (POST /v1/peer/batch); see fanin_width() and docs/ARCHITECTURE.md.
  *
- * The steps this node leads, their judge and their view: layoutd_lead.c.
+ * The steps this node leads, their judge and their view: watch/lead.c.
  */
 #define _GNU_SOURCE		/* pipe2 */
 #include "config.h"
@@ -73,9 +73,9 @@
 #include "layoutd.h"
 #include "layoutd_conn.h"
 #include "layoutd_curl.h"
-#include "layoutd_peer.h"
-#include "layoutd_peer_int.h"
-#include "layoutd_watch.h"
+#include "peer.h"
+#include "peer_int.h"
+#include "view.h"
 #include "sha256.h"
 #include "summary.h"
 #include "topo.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * layoutd's alerts (layoutd_alert.h).
+ * layoutd's alerts (watch/alert.h).
  *
  * The state machine is lib/watch/alerts.c; this file gives its events a
  * face and a way out.  An alert's labels are made once, when it fires,
@@ -58,9 +58,9 @@
 #include "buf.h"
 #include "judge.h"
 #include "layoutd.h"
-#include "layoutd_alert.h"
+#include "alert.h"
 #include "layoutd_curl.h"
-#include "layoutd_peer.h"
+#include "peer.h"
 
 #define NS 1000000000ULL
 #define MAX_TARGETS 8

@@ -16,7 +16,7 @@
  * the leader lost.  GET /v1/watch/step?job=J&step=S shows the whole step.
  *
  * Everything runs on the event loop but the munge calls, which block on
- * the local munged and go to one worker thread (layoutd_peer.c says why).
+ * the local munged and go to one worker thread (watch/peer.c says why).
  */
 #ifndef PL_LAYOUTD_PEER_H
 #define PL_LAYOUTD_PEER_H

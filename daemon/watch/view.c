@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The node's watched ranks (layoutd_watch.h).  The records are the users'
+ * The node's watched ranks (watch/view.h).  The records are the users'
  * files: reader_read() checks each one, and a SIGBUS raised by a record
  * shrunk under its mapping is caught around that one call.
  *
@@ -55,8 +55,8 @@
 #include "buf.h"
 #include "detect.h"
 #include "layoutd.h"
-#include "layoutd_peer.h"
-#include "layoutd_watch.h"
+#include "peer.h"
+#include "view.h"
 #include "procstat.h"
 #include "reader.h"
 #include "summary.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The steps this node leads (layoutd_peer_int.h): per step the nodes and
+ * The steps this node leads (peer_int.h): per step the nodes and
  * every rank heard of, taken from the summaries as they come (over the
  * network, in relays' batches, or this node's own), the judge's rounds
  * over them each interval, the findings to the alerts, and the step's
@@ -30,10 +30,10 @@
 #include "detect.h"
 #include "judge.h"
 #include "layoutd.h"
-#include "layoutd_alert.h"
-#include "layoutd_peer.h"
-#include "layoutd_peer_int.h"
-#include "layoutd_watch.h"
+#include "alert.h"
+#include "peer.h"
+#include "peer_int.h"
+#include "view.h"
 #include "summary.h"
 #include "topo_ix.h"
 
