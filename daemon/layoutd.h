@@ -311,19 +311,6 @@ struct ld {
 	unsigned long placement_errors;	/* placement requests refused */
 };
 
-struct evhttp_request;
-
-#define LD_CT_JSON "application/json"
-#define LD_CT_PROMETHEUS "text/plain; version=0.0.4; charset=utf-8"
-
-/*
- * The one reply of a request: len bytes of body with its content type
- * (LD_CT_JSON, LD_CT_PROMETHEUS, ...).  body NULL means out of memory and
- * is answered as a JSON 500.
- */
-void ld_reply(struct evhttp_request *req, int status, const char *content_type,
-	      const char *body, size_t len);
-
 /* Route every request of http to the handlers; d outlives http. */
 void ld_http_setup(struct ld *d, struct evhttp *http);
 

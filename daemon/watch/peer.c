@@ -73,6 +73,7 @@
 #include "layoutd.h"
 #include "layoutd_conn.h"
 #include "layoutd_curl.h"
+#include "layoutd_reply.h"
 #include "peer.h"
 #include "peer_int.h"
 #include "view.h"
@@ -373,28 +374,6 @@ mjob_new(struct ld_peers *p, enum mj_kind kind, const char *in)
 
 /* ---- replies on the peer listener ------------------------------------------ */
 
-static void
-reply_json(struct evhttp_request *req, int status, json_t *o)
-{
-	char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
-	struct buf b = BUF_INIT;
-
-	if (text) {
-		buf_adds(&b, text);
-		buf_adds(&b, "\n");
-	}
-	ld_reply(req, status, LD_CT_JSON, b.bad ? NULL : b.s, b.len);
-	buf_free(&b);
-	free(text);
-	json_decref(o);
-}
-
-static void
-reply_error(struct evhttp_request *req, int status, const char *msg)
-{
-	reply_json(req, status, json_pack("{s:s}", "error", msg));
-}
-
 /* Where req came from, for the log. */
 static void
 req_from(struct evhttp_request *req, char *out, size_t n)
@@ -428,7 +407,7 @@ refuse(struct ld_peers *p, struct evhttp_request *req, const char *from,
 		   refusal_names[r], status, from, ld_escape(&eb, msg, 300), p->st.refused[r]);
 	buf_free(&eb);
 	if (req)
-		reply_error(req, status, msg);
+		ld_reply_error(req, status, msg);
 }
 
 /* ---- the peer listener: POST /v1/peer/summary, GET /v1/watch/step ---------- */
@@ -479,7 +458,7 @@ summary_checked(struct ld_peers *p, struct mjob *j)
 		return;
 	}
 	p->st.accepted++;
-	reply_json(j->req, 200, json_pack("{s:s}", "status", "ok"));
+	ld_reply_json(j->req, 200, json_pack("{s:s}", "status", "ok"));
 }
 
 static struct sstep *sstep_get(struct ld_peers *p, uint64_t job, uint64_t step);
@@ -616,7 +595,7 @@ relay_checked(struct ld_peers *p, struct mjob *j)
 		refuse(p, j->req, j->from, r, status, "POST /v1/peer/relay: %s", err.text);
 		return;
 	}
-	reply_json(j->req, 200, json_pack("{s:s}", "status", "ok"));
+	ld_reply_json(j->req, 200, json_pack("{s:s}", "status", "ok"));
 }
 
 /*
@@ -683,7 +662,7 @@ batch_checked(struct ld_peers *p, struct mjob *j)
 		refuse(p, j->req, j->from, r, status, "POST /v1/peer/batch: %s", err.text);
 		return;
 	}
-	reply_json(j->req, 200, json_pack("{s:s, s:I, s:I}", "status", "ok",
+	ld_reply_json(j->req, 200, json_pack("{s:s, s:I, s:I}", "status", "ok",
 					  "taken", (json_int_t)taken, "refused", (json_int_t)refused));
 }
 
@@ -712,9 +691,9 @@ step_checked(struct ld_peers *p, struct mjob *j)
 	status = ld_peer_step_json(p, j->sq.job, j->sq.step, j->sq.from, j->sq.count, all, j->uid,
 				   &o, &err);
 	if (o)
-		reply_json(j->req, status, o);
+		ld_reply_json(j->req, status, o);
 	else
-		reply_error(j->req, status, err.text);
+		ld_reply_error(j->req, status, err.text);
 }
 
 /* The worker's answers, on the loop. */
@@ -808,7 +787,7 @@ do_post(struct ld_peers *p, struct evhttp_request *req, const char *from, enum m
 	}
 	if (!j || !j->body || !j->expect) {
 		mjob_free(j);
-		reply_error(req, 500, "out of memory");
+		ld_reply_error(req, 500, "out of memory");
 		return;
 	}
 	j->what = what;
@@ -869,7 +848,7 @@ do_step_get(struct ld_peers *p, struct evhttp_request *req, const char *from)
 	struct mjob *j;
 
 	if (step_query(uri ? evhttp_uri_get_query(uri) : NULL, &sq) < 0) {
-		reply_error(req, 400, "GET /v1/watch/step: " STEP_QUERY_HELP);
+		ld_reply_error(req, 400, "GET /v1/watch/step: " STEP_QUERY_HELP);
 		return;
 	}
 	if (!cred) {
@@ -883,7 +862,7 @@ do_step_get(struct ld_peers *p, struct evhttp_request *req, const char *from)
 	if (!j || line.bad || !(j->expect = buf_take(&line))) {
 		buf_free(&line);
 		mjob_free(j);
-		reply_error(req, 500, "out of memory");
+		ld_reply_error(req, 500, "out of memory");
 		return;
 	}
 	j->what = MJ_STEP;
@@ -1508,15 +1487,15 @@ ld_peer_step_reply(const struct ld_peers *p, struct evhttp_request *req, bool al
 	int status;
 
 	if (step_query(uri ? evhttp_uri_get_query(uri) : NULL, &sq) < 0) {
-		reply_error(req, 400, "GET /v1/watch/step: " STEP_QUERY_HELP);
+		ld_reply_error(req, 400, "GET /v1/watch/step: " STEP_QUERY_HELP);
 		return;
 	}
 	pl_err_clear(&err);
 	status = ld_peer_step_json(p, sq.job, sq.step, sq.from, sq.count, all, uid, &o, &err);
 	if (o)
-		reply_json(req, status, o);
+		ld_reply_json(req, status, o);
 	else
-		reply_error(req, status, err.text);
+		ld_reply_error(req, status, err.text);
 }
 
 void
@@ -1644,7 +1623,7 @@ answer_pending(struct ld_peers *p, struct mjob *j)
 	for (; j; j = next) {
 		next = j->next;
 		if (j->kind == MJ_DECODE && j->req)
-			reply_error(j->req, 503, "layoutd is stopping");
+			ld_reply_error(j->req, 503, "layoutd is stopping");
 		mjob_free(j);
 	}
 }
