@@ -227,6 +227,14 @@ check_fd_limit(struct ld *d)
 		       d->cur->conf.max_connections, (unsigned long long)rl.rlim_cur, LD_FD_RESERVE);
 }
 
+/* After each watch sample: the peers send this node's summaries and judge
+ * the steps led here. */
+static void
+peer_tick(void *arg)
+{
+	ld_peer_tick(arg);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -302,6 +310,7 @@ main(int argc, char **argv)
 		goto out;
 	}
 	ld_peer_set_findings_cb(d.peers, ld_alert_findings);
+	ld_watch_on_sample(d.watch, peer_tick, d.peers);
 	ld_http_apply(&d);
 	ld_http_setup(&d, d.http);
 	if (ld_listen_unix(&d, &ls, &err) < 0 || ld_listen_tcp(&d, &ls, &err) < 0 ||
@@ -352,6 +361,8 @@ out:
 		evhttp_free(d.http);
 	ld_conns_free(d.conns);
 	/* Before the HTTP client: it cancels its deliveries there. */
+	if (d.watch)
+		ld_watch_on_sample(d.watch, NULL, NULL);
 	ld_peer_free(d.peers);
 	d.peers = NULL;
 	/* The HTTP client first: no delivery callback runs after it. */

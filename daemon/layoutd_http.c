@@ -282,7 +282,13 @@ do_watch_exit(struct ld *d, struct evhttp_request *req, const struct caller *who
 static void
 do_watch(struct ld *d, struct evhttp_request *req, const struct caller *who)
 {
-	ld_reply_json(req, 200, ld_watch_json(d->watch, who->trusted, who->peer.uid));
+	json_t *o = ld_watch_json(d->watch, who->trusted, who->peer.uid);
+
+	if (o && json_object_set_new(o, "peer", d->peers ? ld_peer_json(d->peers) : json_null()) < 0) {
+		json_decref(o);
+		o = NULL;
+	}
+	ld_reply_json(req, 200, o);
 }
 
 /* GET /v1/watch/step: the whole step, on its leader (watch/peer.c). */

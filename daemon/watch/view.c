@@ -55,7 +55,6 @@
 #include "buf.h"
 #include "detect.h"
 #include "layoutd.h"
-#include "peer.h"
 #include "view.h"
 #include "procstat.h"
 #include "reader.h"
@@ -127,6 +126,8 @@ struct wstep {
 struct ld_watch {
 	struct ld *d;
 	struct event *timer;
+	ld_watch_sampled_cb sampled;	/* after each sample, or NULL */
+	void *sampled_arg;
 	long nsteps;
 	struct wstep **steps;		/* allocated per step, nsteps used */
 	long cap_steps;
@@ -1090,8 +1091,15 @@ ld_watch_sample(struct ld_watch *w)
 				   LD_MAX_VERDICTS);
 	w->nverd = w->verd_total < LD_MAX_VERDICTS ? w->verd_total : LD_MAX_VERDICTS;
 	log_changes(w);
-	if (w->d->peers)
-		ld_peer_tick(w->d->peers);
+	if (w->sampled)
+		w->sampled(w->sampled_arg);
+}
+
+void
+ld_watch_on_sample(struct ld_watch *w, ld_watch_sampled_cb cb, void *arg)
+{
+	w->sampled = cb;
+	w->sampled_arg = arg;
 }
 
 /* ---- what the peers take of the watch --------------------------------------- */
@@ -1622,7 +1630,7 @@ ld_watch_json(const struct ld_watch *w, bool all, long uid)
 						       "tasks", tasks, "verdicts", verd,
 						       "step", decl_json(s->decl)));
 	}
-	return steps ? json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:I, s:I, s:I, s:o, s:o}",
+	return steps ? json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:I, s:I, s:I, s:o}",
 				 "interval_ms", (json_int_t)c->watch_interval_ms,
 				 "hang_threshold_s", (json_int_t)c->hang_threshold_s,
 				 "samples", (json_int_t)w->samples,
@@ -1633,6 +1641,5 @@ ld_watch_json(const struct ld_watch *w, bool all, long uid)
 				 "leftover_s", (json_int_t)c->watch_leftover_s,
 				 "sweeps", (json_int_t)w->sweeps,
 				 "leftovers_removed", (json_int_t)w->leftovers,
-				 "steps", steps,
-				 "peer", w->d->peers ? ld_peer_json(w->d->peers) : json_null()) : NULL;
+				 "steps", steps) : NULL;
 }

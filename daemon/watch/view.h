@@ -52,6 +52,11 @@ int ld_watch_exit(struct ld_watch *w, const char *body, pl_err_t *err);
 /* One sample now (what the timer does). */
 void ld_watch_sample(struct ld_watch *w);
 
+/* What runs after each sample (the peers send and judge then); NULL
+ * none.  arg is the caller's and must outlive the registration. */
+typedef void (*ld_watch_sampled_cb)(void *arg);
+void ld_watch_on_sample(struct ld_watch *w, ld_watch_sampled_cb cb, void *arg);
+
 /*
  * One pass of the sweep now (at start, at each reload, and every 60 s):
  * removes from watch_dir each step directory JOB.STEP that is not a
@@ -104,8 +109,8 @@ struct detect_comm;
  * against now).  NULL when out of memory. */
 json_t *ld_watch_comm_json(const struct detect_comm *m, uint64_t now);
 
-/* GET /v1/watch: every step when all, else those of uid.  NULL when out of
- * memory. */
+/* GET /v1/watch without its "peer" part (the route adds ld_peer_json()):
+ * every step when all, else those of uid.  NULL when out of memory. */
 json_t *ld_watch_json(const struct ld_watch *w, bool all, long uid);
 
 #endif
