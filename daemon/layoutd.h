@@ -16,7 +16,7 @@
  *     view.c          the node's watched ranks: records, detection (view.h)
  *     peer.c          the job-wide view: node summaries to each step's
  *                     leader over TCP with munge, failover (peer.h)
- *     lead.c          the steps led here: their ranks, the judge (peer_int.h)
+ *     lead.c          the steps led here: their ranks, the judge (lead.h)
  *     alert.c         alerts out of the judge's findings, optional drain
  *                     (alert.h)
  *   layoutd_metrics.c GET /metrics (Prometheus text format)

@@ -74,8 +74,9 @@
 #include "layoutd_conn.h"
 #include "layoutd_curl.h"
 #include "layoutd_reply.h"
+#include "lead.h"
 #include "peer.h"
-#include "peer_int.h"
+#include "util.h"
 #include "view.h"
 #include "sha256.h"
 #include "summary.h"
@@ -109,6 +110,41 @@ static const char *const link_paths[3] = {
 };
 
 /* The deliveries of one step's summaries to one node. */
+struct mjob;
+struct sstep;
+
+struct ld_peers {
+	struct ld *d;
+	uint64_t boot_id;
+	/* the worker */
+	pthread_t th;
+	bool th_started;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct mjob *todo, *todo_tail, *done, *done_tail;
+	size_t ntodo;
+	bool stop;
+	unsigned long wake_failed;
+	int wake[2];
+	struct event *wake_ev;
+	/* the listener */
+	struct evhttp *http;
+	struct ld_conns *conns;
+	char listen_host[LD_PATH];
+	int listen_port;		/* -1 none */
+	/* the state */
+	struct sstep *sends;
+	struct ld_leads *leads;		/* the steps led here (watch/lead.c) */
+	uint64_t next_link_id;
+	unsigned long tick;
+	struct detect_rank *scratch;
+	struct sum_rank_info *scratch_info;
+	size_t cap_scratch;
+	struct ld_peer_stats st;
+	struct ld_ratelog rl[LD_NREFUSE];
+	struct ld_ratelog rl_send;
+};
+
 struct plink {
 	uint64_t id;			/* for the worker's answer */
 	size_t k;			/* the node's place in the step's order */
@@ -452,7 +488,7 @@ summary_checked(struct ld_peers *p, struct mjob *j)
 	if (!post_credential_ok(p, j, "/v1/peer/summary"))
 		return;
 	pl_err_clear(&err);
-	status = ld_lead_take(p, j->body, j->len, j->recv_ns, false, false, &r, &err);
+	status = ld_lead_take(p->leads, j->body, j->len, j->recv_ns, false, false, &r, &err);
 	if (status != 200) {
 		refuse(p, j->req, j->from, r, status, "POST /v1/peer/summary: %s", err.text);
 		return;
@@ -523,7 +559,7 @@ relay_take(struct ld_peers *p, struct mjob *j, enum ld_peer_refusal *r, pl_err_t
 		return fail(err, 500, "out of memory");
 	if (ss->target == me) {
 		/* this node leads the step now: no node before it answers */
-		status = ld_lead_take(p, j->body, j->len, j->recv_ns, false, false, r, err);
+		status = ld_lead_take(p->leads, j->body, j->len, j->recv_ns, false, false, r, err);
 		if (status == 200)
 			p->st.accepted++;
 		return status;
@@ -622,7 +658,7 @@ batch_take(struct ld_peers *p, const void *data, size_t len, uint64_t recv_ns, s
 	pl_err_clear(&ferr);
 	while (sum_batch_next(data, len, &off, &s, &sl, &hold, err) == 1) {
 		pl_err_clear(&ierr);
-		status = ld_lead_take(p, s, sl, hold < recv_ns ? recv_ns - hold : 1, false, false,
+		status = ld_lead_take(p->leads, s, sl, hold < recv_ns ? recv_ns - hold : 1, false, false,
 				      &ir, &ierr);
 		p->st.batch_items++;
 		if (status == 200) {
@@ -1176,7 +1212,7 @@ sstep_get(struct ld_peers *p, uint64_t job, uint64_t step)
 	return ss;
 }
 
-const char *
+static const char *
 ld_peer_target(const struct ld_peers *p, uint64_t job, uint64_t step, size_t *k, bool *relay)
 {
 	const struct sstep *ss;
@@ -1190,6 +1226,16 @@ ld_peer_target(const struct ld_peers *p, uint64_t job, uint64_t step, size_t *k,
 			return ss->target_name;
 		}
 	return NULL;
+}
+
+/* What the leader asks: where this node's own summaries of job.step go. */
+static const char *
+lead_target(void *arg, uint64_t job, uint64_t step)
+{
+	size_t k;
+	bool relay;
+
+	return ld_peer_target(arg, job, step, &k, &relay);
 }
 
 /* This node's summary of watch step wi into out.  0, or -1 (logged). */
@@ -1368,9 +1414,9 @@ route_summary(struct ld_peers *p, size_t wi, const struct ld_watch_step *ws, str
 		ss->target_relay = to == relay;
 		snprintf(ss->target_name, sizeof(ss->target_name), "%s", name);
 	}
-	if (sum && (self || ld_lead_find(p, ws->job_id, ws->step_id))) {
+	if (sum && (self || ld_lead_find(p->leads, ws->job_id, ws->step_id))) {
 		pl_err_clear(&err);
-		if (ld_lead_take(p, sum->s, sum->len, now, true, self, &r, &err) == 200)
+		if (ld_lead_take(p->leads, sum->s, sum->len, now, true, self, &r, &err) == 200)
 			p->st.handed_in++;
 		else
 			ld_ratelog(&p->d->log, &p->rl_send, "peer: job %" PRIu64 ".%" PRIu64 ": this "
@@ -1383,7 +1429,7 @@ route_summary(struct ld_peers *p, size_t wi, const struct ld_watch_step *ws, str
 			if (!ss->held[i].full)
 				continue;
 			pl_err_clear(&err);
-			if (ld_lead_take(p, ss->held[i].body.s, ss->held[i].body.len,
+			if (ld_lead_take(p->leads, ss->held[i].body.s, ss->held[i].body.len,
 					 ss->held[i].recv_ns, false, false, &r, &err) == 200)
 				p->st.accepted++;
 			else
@@ -1451,7 +1497,7 @@ ld_peer_tick(struct ld_peers *p)
 	uint64_t now = mono_ns();
 
 	send_all(p, now);
-	ld_lead_all(p, now);
+	ld_lead_all(p->leads, now);
 }
 
 /*
@@ -1459,7 +1505,7 @@ ld_peer_tick(struct ld_peers *p)
  * its summaries (the leader, or the node acting for it), so a client
  * follows one hop instead of asking every node.
  */
-int
+static int
 ld_peer_elsewhere(const struct ld_peers *p, uint64_t job, uint64_t step, const char *self,
 	       const char *leader, json_t **out, pl_err_t *err)
 {
@@ -1475,6 +1521,37 @@ ld_peer_elsewhere(const struct ld_peers *p, uint64_t job, uint64_t step, const c
 	*out = json_pack("{s:s, s:s, s:b}", "error", err->text, "leader", target, "acting",
 			 acting);
 	return *out ? 421 : fail(err, 500, "out of memory");
+}
+
+int
+ld_peer_step_json(const struct ld_peers *p, uint64_t job, uint64_t step, uint64_t from,
+		  size_t count, bool all, long uid, json_t **out, pl_err_t *err)
+{
+	struct ld_watch_step ws;
+	const char *leader;
+	int status;
+	long wi;
+
+	status = ld_lead_step_json(p->leads, job, step, from, count, all, uid, out, err);
+	if (status != 0)
+		return status;
+	wi = ld_watch_step_find(p->d->watch, job, step);
+	leader = wi >= 0 ? ld_watch_step_node(p->d->watch, (size_t)wi, 0) : NULL;
+	if (wi >= 0)
+		ld_watch_step_at(p->d->watch, (size_t)wi, &ws);
+	if (leader && strcmp(leader, ws.node) == 0)
+		return fail(err, 404, "job %" PRIu64 ".%" PRIu64 ": this node (%s) is its leader "
+			    "but leads it not (yet): %s", job, step, ws.node,
+			    p->d->cur->conf.peer_listen == LD_PEER_LISTEN_NO ?
+			    "peer_listen = no, and the step spans several nodes" :
+			    "no summary of it has come");
+	if (leader && (all || (long)ws.uid == uid))
+		return ld_peer_elsewhere(p, job, step, ws.node, leader, out, err);
+	if (leader)
+		return fail(err, 404, "job %" PRIu64 ".%" PRIu64 ": not led here for uid %ld",
+			    job, step, uid);
+	return fail(err, 404, "job %" PRIu64 ".%" PRIu64 ": not led here (%s): ask the layoutd "
+		    "of the node of its rank 0", job, step, p->d->cur->conf.node_name);
 }
 
 void
@@ -1502,8 +1579,8 @@ void
 ld_peer_stats(const struct ld_peers *p, struct ld_peer_stats *st)
 {
 	*st = p->st;
-	st->led_steps = p->nleads;
-	st->nodes_lost = ld_lead_nodes_lost(p);
+	st->led_steps = ld_lead_count(p->leads);
+	st->nodes_lost = ld_lead_nodes_lost(p->leads);
 }
 
 static const char *
@@ -1516,7 +1593,7 @@ json_t *
 ld_peer_json(const struct ld_peers *p)
 {
 	const struct ld_conf *c = &p->d->cur->conf;
-	json_t *ref = json_object(), *sends = json_array(), *leads = ld_lead_json(p);
+	json_t *ref = json_object(), *sends = json_array(), *leads = ld_lead_json(p->leads);
 	const struct sstep *ss;
 	struct ld_peer_stats st;
 	uint64_t now = mono_ns();
@@ -1579,7 +1656,7 @@ ld_peer_json(const struct ld_peers *p)
 void
 ld_peer_set_findings_cb(struct ld_peers *p, ld_findings_cb cb)
 {
-	p->cb = cb;
+	ld_leads_set_findings_cb(p->leads, cb);
 }
 
 struct ld_peers *
@@ -1600,6 +1677,9 @@ ld_peer_new(struct ld *d)
 		p->boot_id = mono_ns() ^ ((uint64_t)getpid() << 32) ^ real_ns();
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->cv, NULL);
+	p->leads = ld_leads_new(d, lead_target, p);
+	if (!p->leads)
+		goto fail;
 	if (pipe2(p->wake, O_NONBLOCK | O_CLOEXEC) < 0)
 		goto fail;
 	p->wake_ev = event_new(d->base, p->wake[0], EV_READ | EV_PERSIST, on_wake, p);
@@ -1654,7 +1734,7 @@ ld_peer_free(struct ld_peers *p)
 		p->sends = ss->next;
 		sstep_free(p, ss);
 	}
-	ld_lead_free_all(p);
+	ld_leads_free(p->leads);
 	if (p->wake_ev)
 		event_free(p->wake_ev);
 	if (p->wake[0] >= 0)
@@ -1665,7 +1745,6 @@ ld_peer_free(struct ld_peers *p)
 	pthread_mutex_destroy(&p->mu);
 	free(p->scratch);
 	free(p->scratch_info);
-	sum_space_free(&p->dec);
 	free(p);
 }
 
