@@ -75,6 +75,7 @@
 enum receiver { RCV_AM, RCV_HOOK, NRCV };
 
 static const char *const rcv_names[NRCV] = { "alertmanager", "webhook" };
+_Static_assert(NRCV == LD_ALERT_NRCV, "alert.h counts the receivers");
 
 struct target {
 	enum receiver rcv;
@@ -1486,176 +1487,85 @@ ld_alert_json(const struct ld_alerts *a, bool all, long uid)
 	return root;
 }
 
-/* ---- GET /metrics ----------------------------------------------------------------------- */
+/* ---- the numbers, for GET /metrics --------------------------------------------------- */
 
-/* The gauges of each led step, one family each, in the order of the values
- * ld_alert_metrics takes from a step. */
-static const struct {
-	const char *name, *help;
-} step_gauges[] = {
-	{ "parallel_layout_led_step_ranks",
-	  "Ranks known (from any node's summary) of each step this node leads." },
-	{ "parallel_layout_led_step_world", "World size of each step this node leads." },
-	{ "parallel_layout_led_step_nodes_lost", "Nodes of each led step whose summaries stopped." },
-	{ "parallel_layout_led_step_lag_max_seconds",
-	  "Of each led step: the longest any live rank has not entered a collective." },
-};
-#define NSTEP_GAUGES (sizeof(step_gauges) / sizeof(step_gauges[0]))
+size_t
+ld_alert_kinds(const enum judge_kind **kinds)
+{
+	*kinds = all_kinds;
+	return NKINDS;
+}
 
-/* Of each open advice finding (one alert each), one gauge of its size. */
-static double adv_nodes(const struct judge_finding *f) { return (double)f->nspan; }
-static double adv_bytes(const struct judge_finding *f) { return (double)f->bytes; }
-static double adv_idle(const struct judge_finding *f) { return f->cost_frac; }
-static double adv_planned(const struct judge_finding *f) { return f->plan_frac; }
-
-static const struct advice_gauge {
-	const char *name, *help;
-	enum judge_kind kind;
-	bool per_comm;		/* labelled with the communicator's hash */
-	double (*value)(const struct judge_finding *f);
-} advice_gauges[] = {
-	{ "parallel_layout_tp_network_nodes",
-	  "Of each TP group whose collectives cross the network now: the nodes it spans.",
-	  JUDGE_TP_NETWORK, true, adv_nodes },
-	{ "parallel_layout_fsdp_root_gather_bytes",
-	  "Of each step whose FSDP wraps only the root module: the bytes its one large "
-	  "AllGather gathers.",
-	  JUDGE_FSDP_ROOT, true, adv_bytes },
-	{ "parallel_layout_pipeline_idle_ratio",
-	  "Of each step whose pipeline idles more than planned: the share of its time its "
-	  "worst PP stage waits in p2p transfers.",
-	  JUDGE_PP_BUBBLE, false, adv_idle },
-	{ "parallel_layout_pipeline_planned_idle_ratio",
-	  "Of the same steps: the idle share planned, (pp - 1) / (m + pp - 1).",
-	  JUDGE_PP_BUBBLE, false, adv_planned },
-};
-#define NADVICE_GAUGES (sizeof(advice_gauges) / sizeof(advice_gauges[0]))
+const char *
+ld_alert_receiver_name(int r)
+{
+	return r >= 0 && r < NRCV ? rcv_names[r] : "?";
+}
 
 void
-ld_alert_metrics(const struct ld_alerts *a, struct buf *b)
+ld_alert_stats(const struct ld_alerts *a, struct ld_alert_stats *st)
 {
-	char job[24], step[24], rank[24], hash[20];
-	const struct lstep *s;
-	size_t i, k, g, nopen[JUDGE_KIND_MAX + 1] = { 0 };
+	size_t i;
 	int r;
 
+	memset(st, 0, sizeof(*st));
 	for (i = 0; i < alerts_nopen(a->t); i++) {
 		const struct alert *al = alerts_open(a->t, i);
 
 		if ((size_t)al->f.kind <= JUDGE_KIND_MAX)
-			nopen[al->f.kind]++;
+			st->open[al->f.kind]++;
 	}
-	ld_metric_family(b, "parallel_layout_alerts_open", "gauge",
-			 "Alerts open now on this node (it leads their steps), by alertname.");
-	for (k = 0; k < NKINDS; k++)
-		ld_metric(b, "parallel_layout_alerts_open", (double)nopen[all_kinds[k]], "alertname",
-			  alert_name(all_kinds[k]), "severity", alert_severity(all_kinds[k]), NULL);
-	ld_metric_family(b, "parallel_layout_alerts_fired_total", "counter",
-			 "Alerts that fired here, by alertname.");
-	for (k = 0; k < NKINDS; k++)
-		ld_metric(b, "parallel_layout_alerts_fired_total", (double)a->fired[all_kinds[k]],
-			  "alertname", alert_name(all_kinds[k]), NULL);
-	ld_metric_family(b, "parallel_layout_alerts_resolved_total", "counter",
-			 "Alerts that resolved here, by alertname.");
-	for (k = 0; k < NKINDS; k++)
-		ld_metric(b, "parallel_layout_alerts_resolved_total",
-			  (double)a->resolved[all_kinds[k]], "alertname", alert_name(all_kinds[k]),
-			  NULL);
-	ld_metric_family(b, "parallel_layout_alerts_not_kept_total", "counter",
-			 "Findings not made alerts because the open-alert table was full.");
-	ld_metric(b, "parallel_layout_alerts_not_kept_total", (double)a->overflow, NULL);
-	ld_metric_family(b, "parallel_layout_alert_notifications_total", "counter",
-			 "Alert messages by receiver and result: sent (accepted), failed (given up "
-			 "after the retries, or refused), dropped (the queue was full).");
+	memcpy(st->fired, a->fired, sizeof(st->fired));
+	memcpy(st->resolved, a->resolved, sizeof(st->resolved));
+	st->overflow = a->overflow;
 	for (r = 0; r < NRCV; r++) {
-		ld_metric(b, "parallel_layout_alert_notifications_total", (double)a->sent[r],
-			  "receiver", rcv_names[r], "result", "sent", NULL);
-		ld_metric(b, "parallel_layout_alert_notifications_total", (double)a->failed[r],
-			  "receiver", rcv_names[r], "result", "failed", NULL);
-		ld_metric(b, "parallel_layout_alert_notifications_total", (double)a->dropped[r],
-			  "receiver", rcv_names[r], "result", "dropped", NULL);
+		st->sent[r] = a->sent[r];
+		st->failed[r] = a->failed[r];
+		st->dropped[r] = a->dropped[r];
+		st->retried[r] = a->retried[r];
 	}
-	ld_metric_family(b, "parallel_layout_alert_notification_retries_total", "counter",
-			 "Alert messages tried again after a failure, by receiver.");
-	for (r = 0; r < NRCV; r++)
-		ld_metric(b, "parallel_layout_alert_notification_retries_total", (double)a->retried[r],
-			  "receiver", rcv_names[r], NULL);
-	ld_metric_family(b, "parallel_layout_alert_queue_length", "gauge",
-			 "Alert messages queued or in flight.");
-	ld_metric(b, "parallel_layout_alert_queue_length", (double)a->qlen, NULL);
-	ld_metric_family(b, "parallel_layout_alert_queue_capacity", "gauge",
-			 "alert_queue_max: queued alert messages at most.");
-	ld_metric(b, "parallel_layout_alert_queue_capacity",
-		  (double)a->d->cur->conf.alert_queue_max, NULL);
-	ld_metric_family(b, "parallel_layout_drains_total", "counter",
-			 "Node drains (drain = yes), by result: ok, failed, rate_limited "
-			 "(drain_max_per_hour reached), skipped (culprits not on one node).");
-	ld_metric(b, "parallel_layout_drains_total", (double)a->drains_ok, "result", "ok", NULL);
-	ld_metric(b, "parallel_layout_drains_total", (double)a->drains_failed, "result", "failed",
-		  NULL);
-	ld_metric(b, "parallel_layout_drains_total", (double)a->drains_limited, "result",
-		  "rate_limited", NULL);
-	ld_metric(b, "parallel_layout_drains_total", (double)a->drains_skipped, "result",
-		  "skipped", NULL);
+	st->qlen = a->qlen;
+	st->queue_max = a->d->cur->conf.alert_queue_max;
+	st->drains_ok = a->drains_ok;
+	st->drains_failed = a->drains_failed;
+	st->drains_limited = a->drains_limited;
+	st->drains_skipped = a->drains_skipped;
+}
 
-	for (g = 0; g < NSTEP_GAUGES; g++) {
-		ld_metric_family(b, step_gauges[g].name, "gauge", step_gauges[g].help);
-		for (s = a->steps; s; s = s->next) {
-			const double v[] = { (double)s->nranks, (double)s->world, (double)s->nlost,
-					     s->lag_max_s };
+const struct alerts *
+ld_alert_table(const struct ld_alerts *a)
+{
+	return a->t;
+}
 
-			snprintf(job, sizeof(job), "%" PRIu64, s->job);
-			snprintf(step, sizeof(step), "%" PRIu64, s->step);
-			ld_metric(b, step_gauges[g].name, v[g], "job_id", job, "step", step, NULL);
-		}
-	}
-	ld_metric_family(b, "parallel_layout_led_step_findings", "gauge",
-			 "The judge's findings of each led step in its last round, by kind.");
-	for (s = a->steps; s; s = s->next) {
-		snprintf(job, sizeof(job), "%" PRIu64, s->job);
-		snprintf(step, sizeof(step), "%" PRIu64, s->step);
-		for (k = 0; k < NKINDS; k++)
-			ld_metric(b, "parallel_layout_led_step_findings",
-				  (double)s->findings[all_kinds[k]], "job_id", job, "step", step,
-				  "kind", judge_kind_name(all_kinds[k]), NULL);
-	}
-	ld_metric_family(b, "parallel_layout_rank_slowness_ratio", "gauge",
-			 "Of each rank named slow now: the share of their step time its peers "
-			 "lose waiting for it (the judge's lead).");
-	for (i = 0; i < alerts_nopen(a->t); i++) {
-		const struct alert *al = alerts_open(a->t, i);
+size_t
+ld_alert_nsteps(const struct ld_alerts *a)
+{
+	const struct lstep *s;
+	size_t n = 0;
 
-		if (al->f.kind != JUDGE_SLOW)
-			continue;
-		snprintf(job, sizeof(job), "%" PRIu64, al->key.job_id);
-		snprintf(step, sizeof(step), "%" PRIu64, al->key.step_id);
-		snprintf(hash, sizeof(hash), "%016" PRIx64, al->key.comm_hash);
-		for (k = 0; k < al->key.nranks; k++) {
-			snprintf(rank, sizeof(rank), "%" PRId64, al->key.ranks[k]);
-			ld_metric(b, "parallel_layout_rank_slowness_ratio", al->f.cost_frac,
-				  "job_id", job, "step", step, "rank", rank, "comm_hash", hash, NULL);
-		}
-	}
-	for (g = 0; g < NADVICE_GAUGES; g++) {
-		const struct advice_gauge *ag = &advice_gauges[g];
+	for (s = a->steps; s; s = s->next)
+		n++;
+	return n;
+}
 
-		ld_metric_family(b, ag->name, "gauge", ag->help);
-		for (i = 0; i < alerts_nopen(a->t); i++) {
-			const struct alert *al = alerts_open(a->t, i);
+void
+ld_alert_step_at(const struct ld_alerts *a, size_t i, struct ld_alert_step *out)
+{
+	const struct lstep *s = a->steps;
 
-			if (al->f.kind != ag->kind)
-				continue;
-			snprintf(job, sizeof(job), "%" PRIu64, al->key.job_id);
-			snprintf(step, sizeof(step), "%" PRIu64, al->key.step_id);
-			snprintf(hash, sizeof(hash), "%016" PRIx64, al->key.comm_hash);
-			if (ag->per_comm)
-				ld_metric(b, ag->name, ag->value(&al->f), "job_id", job, "step",
-					  step, "comm_hash", hash, NULL);
-			else
-				ld_metric(b, ag->name, ag->value(&al->f), "job_id", job, "step",
-					  step, NULL);
-		}
-	}
+	while (s && i--)
+		s = s->next;
+	memset(out, 0, sizeof(*out));
+	if (!s)
+		return;
+	out->job = s->job;
+	out->step = s->step;
+	out->world = s->world;
+	out->nranks = s->nranks;
+	out->nlost = s->nlost;
+	out->lag_max_s = s->lag_max_s;
+	memcpy(out->findings, s->findings, sizeof(out->findings));
 }
 
 /* ---- life ---------------------------------------------------------------------------------- */

@@ -1514,6 +1514,85 @@ rec_state_name(enum rec_state s)
 	}
 }
 
+/* ---- the watch's numbers ---------------------------------------------------- */
+
+static const char *const wrec_names[LD_WREC_N] = { "ok", "busy", "refused", "unread" };
+static const char *const wverd_names[LD_WVERD_N] = { "exited", "not-entered", "gpu-stuck" };
+
+const char *
+ld_watch_rec_name(enum ld_watch_rec r)
+{
+	return r < LD_WREC_N ? wrec_names[r] : "?";
+}
+
+const char *
+ld_watch_verd_name(enum ld_watch_verd v)
+{
+	return v < LD_WVERD_N ? wverd_names[v] : "?";
+}
+
+void
+ld_watch_stats(const struct ld_watch *w, struct ld_watch_stats *st)
+{
+	size_t j, k;
+	long i, t;
+
+	memset(st, 0, sizeof(*st));
+	st->samples = w->samples;
+	st->records_shrunk = w->sigbus;
+	st->pids_reused = w->reused;
+	st->sweeps = w->sweeps;
+	st->leftovers_removed = w->leftovers;
+	for (i = 0; i < w->nsteps; i++) {
+		const struct wstep *s = w->steps[i];
+
+		if (step_ended(s))
+			st->steps_ended++;
+		else
+			st->steps_running++;
+		for (t = 0; t < s->ntasks; t++) {
+			const char *r = rec_state_name(s->tasks[t]->rs);
+
+			for (k = 0; k < LD_WREC_N; k++)
+				if (strcmp(r, wrec_names[k]) == 0)
+					st->records[k]++;
+		}
+		for (j = 0; j < w->nverd; j++) {
+			const char *kind = detect_kind_name(w->verd[j].kind);
+
+			if (w->verd[j].job_id != (uint64_t)s->job ||
+			    w->verd[j].step_id != (uint64_t)s->step)
+				continue;
+			for (k = 0; k < LD_WVERD_N; k++)
+				if (strcmp(kind, wverd_names[k]) == 0)
+					st->verdicts[k]++;
+		}
+	}
+}
+
+void
+ld_watch_task_at(const struct ld_watch *w, size_t i, size_t k, struct ld_watch_task *out)
+{
+	const struct wtask *t = w->steps[i]->tasks[k];
+	uint32_t c;
+
+	memset(out, 0, sizeof(*out));
+	out->rank = t->rank;
+	out->exited = t->exited;
+	out->lag_s = -1;
+	if (t->rs != REC_OK && t->rs != REC_BUSY)
+		return;
+	out->ncomms = t->sum.ncomm;
+	out->comms = t->sum.comm;
+	for (c = 0; c < t->sum.ncomm; c++) {
+		const struct detect_comm *m = &t->sum.comm[c];
+		double age = age_s(w->now_ns, m->enter_ns);
+
+		if ((int64_t)m->colls > 0 && (out->lag_s < 0 || age < out->lag_s))
+			out->lag_s = age;
+	}
+}
+
 json_t *
 ld_watch_comm_json(const struct detect_comm *m, uint64_t now)
 {
