@@ -34,6 +34,7 @@
 #include <time.h>
 
 #include "client.h"
+#include "peerwire.h"
 #include "pl_err.h"
 #include "proto.h"
 #include "topo.h"
@@ -54,7 +55,7 @@
 #define LD_DEFAULT_BUBBLE_WINDOW_S 60L
 #define LD_DEFAULT_WATCH_MAX_STEPS 64L
 #define LD_DEFAULT_WATCH_MAX_TASKS 256L
-#define LD_DEFAULT_PEER_PORT 6830
+#define LD_DEFAULT_PEER_PORT PEERWIRE_PORT
 #define LD_DEFAULT_PEER_FAIL_INTERVALS 3L
 #define LD_PEER_FANIN_AUTO (-1L)	/* peer_fanin = auto */
 #define LD_PEER_FANIN_MAX 1024L

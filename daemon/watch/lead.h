@@ -15,6 +15,7 @@
 
 #include <jansson.h>
 
+#include "peerwire.h"
 #include "pl_err.h"
 
 struct ld;
@@ -67,20 +68,21 @@ const char *ld_step_view_node(const struct ld_step_view *v, int32_t i);
 typedef void (*ld_findings_cb)(struct ld *d, const struct ld_step_view *v,
 			       const struct judge_finding *f, size_t n, uint64_t now_ns);
 
-/* Why a summary (or a request on the peer listener) was refused. */
+/* Why a summary (or a request on the peer listener) was refused: the peer
+ * wire's reasons (lib/watch/peerwire.h). */
 enum ld_peer_refusal {
-	LD_REFUSE_REQUEST,	/* not POST /v1/peer/summary, or an empty body */
-	LD_REFUSE_UNAUTH,	/* no X-PL-Munge credential */
-	LD_REFUSE_REPLAYED,	/* munge: the credential was used before */
-	LD_REFUSE_EXPIRED,	/* munge: expired, or from the future */
-	LD_REFUSE_CRED,		/* munge: any other decode error */
-	LD_REFUSE_UID,		/* the credential's uid is neither root nor slurm_user */
-	LD_REFUSE_CHECKSUM,	/* its payload is not the SHA-256 of the body */
-	LD_REFUSE_SUMMARY,	/* the body is not a valid summary (sum_decode) */
-	LD_REFUSE_STEP,		/* not a step this node may lead, or not its shape */
-	LD_REFUSE_STALE,	/* older than the one held from the same daemon start */
-	LD_REFUSE_BUSY,		/* the credential queue is full */
-	LD_NREFUSE
+	LD_REFUSE_REQUEST = PEERWIRE_REFUSE_REQUEST,
+	LD_REFUSE_UNAUTH = PEERWIRE_REFUSE_UNAUTH,
+	LD_REFUSE_REPLAYED = PEERWIRE_REFUSE_REPLAYED,
+	LD_REFUSE_EXPIRED = PEERWIRE_REFUSE_EXPIRED,
+	LD_REFUSE_CRED = PEERWIRE_REFUSE_CRED,
+	LD_REFUSE_UID = PEERWIRE_REFUSE_UID,
+	LD_REFUSE_CHECKSUM = PEERWIRE_REFUSE_CHECKSUM,
+	LD_REFUSE_SUMMARY = PEERWIRE_REFUSE_SUMMARY,
+	LD_REFUSE_STEP = PEERWIRE_REFUSE_STEP,
+	LD_REFUSE_STALE = PEERWIRE_REFUSE_STALE,
+	LD_REFUSE_BUSY = PEERWIRE_REFUSE_BUSY,
+	LD_NREFUSE = PEERWIRE_NREFUSE
 };
 
 /* Where this node's own summaries of job.step go now (a node's name), or

@@ -78,12 +78,12 @@
 #include "peer.h"
 #include "util.h"
 #include "view.h"
+#include "peerwire.h"
 #include "sha256.h"
 #include "summary.h"
 #include "topo.h"
 
 #define MJ_QUEUE_MAX 4096		/* munge jobs waiting for the worker */
-#define CRED_MAX 4096			/* the longest credential taken */
 #define REFUSAL_LOG_MS 10000.0		/* one line per reason this often */
 #define PEER_CONNECT_MS 1000L		/* connecting to a peer, at most */
 /* GET /v1/watch/step gives at most this many ranks an answer: building a
@@ -91,11 +91,6 @@
 #define STEP_PAGE 1024
 #define STEP_QUERY_HELP "want the query job=JOBID&step=STEPID, optionally &from=RANK&count=N " \
 	"(a page of at most 1024 ranks)"
-
-static const char *const refusal_names[LD_NREFUSE] = {
-	"request", "unauthenticated", "replayed", "expired", "credential", "uid", "checksum",
-	"summary", "step", "stale", "busy",
-};
 
 /* ---- the state ----------------------------------------------------------- */
 
@@ -106,7 +101,7 @@ enum link_state { LINK_IDLE, LINK_ENCODING, LINK_POSTING };
  * members' summaries to a leader. */
 enum link_kind { LINK_SUMMARY, LINK_RELAY, LINK_BATCH };
 static const char *const link_paths[3] = {
-	"/v1/peer/summary", "/v1/peer/relay", "/v1/peer/batch"
+	PEERWIRE_PATH_SUMMARY, PEERWIRE_PATH_RELAY, PEERWIRE_PATH_BATCH
 };
 
 /* The deliveries of one step's summaries to one node. */
@@ -230,7 +225,7 @@ struct mjob {
 const char *
 ld_peer_refusal_name(enum ld_peer_refusal r)
 {
-	return (unsigned)r < LD_NREFUSE ? refusal_names[r] : "?";
+	return peerwire_refusal_name((enum peerwire_refusal)r);
 }
 
 /*
@@ -440,7 +435,7 @@ refuse(struct ld_peers *p, struct evhttp_request *req, const char *from,
 	va_end(ap);
 	p->st.refused[r]++;
 	ld_ratelog(&p->d->log, &p->rl[r], "peer: refused (%s, %d) from %s: %s (%lu so far)",
-		   refusal_names[r], status, from, ld_escape(&eb, msg, 300), p->st.refused[r]);
+		   ld_peer_refusal_name(r), status, from, ld_escape(&eb, msg, 300), p->st.refused[r]);
 	buf_free(&eb);
 	if (req)
 		ld_reply_error(req, status, msg);
@@ -781,9 +776,9 @@ defer_to_worker(struct ld_peers *p, struct evhttp_request *req, struct mjob *j, 
 static const char *
 credential(struct evhttp_request *req)
 {
-	const char *v = evhttp_find_header(evhttp_request_get_input_headers(req), "X-PL-Munge");
+	const char *v = evhttp_find_header(evhttp_request_get_input_headers(req), PEERWIRE_HEADER);
 
-	return v && *v && strlen(v) <= CRED_MAX ? v : NULL;
+	return v && *v && strlen(v) <= PEERWIRE_CRED_MAX ? v : NULL;
 }
 
 /* POST path (a summary, a member's summary for its relay, or a batch):
@@ -803,7 +798,7 @@ do_post(struct ld_peers *p, struct evhttp_request *req, const char *from, enum m
 	if (!cred) {
 		refuse(p, req, from, LD_REFUSE_UNAUTH, 401, "POST %s: no X-PL-Munge header of at most "
 		       "%d bytes: want a munge credential of root or slurm_user whose payload is the "
-		       "SHA-256 of the body, in lowercase hex", path, CRED_MAX);
+		       "SHA-256 of the body, in lowercase hex", path, PEERWIRE_CRED_MAX);
 		return;
 	}
 	if (len == 0 || (what != MJ_BATCH && len > SUM_MAX_BYTES)) {
@@ -819,7 +814,7 @@ do_post(struct ld_peers *p, struct evhttp_request *req, const char *from, enum m
 			j->body = NULL;
 		}
 		if (j->body)
-			j->expect = strdup(sha256_hex_of(j->body, len, hex));
+			j->expect = strdup(peerwire_post_payload(j->body, len, hex));
 	}
 	if (!j || !j->body || !j->expect) {
 		mjob_free(j);
@@ -893,7 +888,7 @@ do_step_get(struct ld_peers *p, struct evhttp_request *req, const char *from)
 		       "line, 'GET %s'", evhttp_request_get_uri(req));
 		return;
 	}
-	buf_printf(&line, "GET %s", evhttp_request_get_uri(req));
+	peerwire_get_payload(&line, evhttp_request_get_uri(req));
 	j = mjob_new(p, MJ_DECODE, cred);
 	if (!j || line.bad || !(j->expect = buf_take(&line))) {
 		buf_free(&line);
@@ -933,7 +928,7 @@ on_peer_request(struct evhttp_request *req, void *arg)
 			refuse(p, req, from, LD_REFUSE_REQUEST, 405, "%s: method not allowed (allowed: "
 			       "POST)", link_paths[k]);
 		}
-	} else if (path && strcmp(path, "/v1/watch/step") == 0) {
+	} else if (path && strcmp(path, PEERWIRE_PATH_STEP) == 0) {
 		if (m == EVHTTP_REQ_GET) {
 			do_step_get(p, req, from);
 		} else {
@@ -1083,30 +1078,6 @@ on_posted(void *arg, const struct ld_http_result *r)
 	link_ended(k->peers, k, false, why);
 }
 
-/* Where node `name`'s layoutd listens for peers: the map's address and
- * peer port for it when the map has them, else the name and peer_port. */
-static void
-peer_url(const struct ld_peers *p, const char *name, const char *path, struct buf *url)
-{
-	const struct ld_conf *c = &p->d->cur->conf;
-	const char *host = name;
-	int port = c->peer_port;
-	const char *a = NULL;
-	int pp = 0;
-	long i = topo_find_node(p->d->cur->map, name);
-
-	if (i >= 0 && topo_node_peer(p->d->cur->map, i, &a, &pp) == 0) {
-		if (a && *a)
-			host = a;
-		if (pp > 0)
-			port = pp;
-	}
-	if (strchr(host, ':'))
-		buf_printf(url, "http://[%s]:%d%s", host, port, path);
-	else
-		buf_printf(url, "http://%s:%d%s", host, port, path);
-}
-
 /* Deliver k->body: its credential first (the worker), then the POST. */
 static void
 link_start(struct ld_peers *p, struct plink *k)
@@ -1114,7 +1085,7 @@ link_start(struct ld_peers *p, struct plink *k)
 	char hex[SHA256_HEX_LEN];
 	struct mjob *j;
 
-	j = mjob_new(p, MJ_ENCODE, sha256_hex_of(k->body.s, k->body.len, hex));
+	j = mjob_new(p, MJ_ENCODE, peerwire_post_payload(k->body.s, k->body.len, hex));
 	if (!j) {
 		link_ended(p, k, false, "out of memory");
 		return;
@@ -1147,8 +1118,8 @@ link_encoded(struct ld_peers *p, struct mjob *j)
 		link_ended(p, k, false, why);
 		return;
 	}
-	peer_url(p, k->node, link_paths[k->kind], &url);
-	buf_printf(&hdr, "X-PL-Munge: %s", j->out);
+	peerwire_url(&url, p->d->cur->map, k->node, c->peer_port, link_paths[k->kind]);
+	buf_printf(&hdr, PEERWIRE_HEADER ": %s", j->out);
 	headers[0] = buf_str(&hdr);
 	headers[1] = NULL;
 	memset(&rq, 0, sizeof(rq));
@@ -1421,7 +1392,7 @@ route_summary(struct ld_peers *p, size_t wi, const struct ld_watch_step *ws, str
 		else
 			ld_ratelog(&p->d->log, &p->rl_send, "peer: job %" PRIu64 ".%" PRIu64 ": this "
 				   "node's own summary refused (%s): %s", ws->job_id, ws->step_id,
-				   refusal_names[r], err.text);
+				   ld_peer_refusal_name(r), err.text);
 	}
 	if (self && kind == LINK_BATCH) {
 		/* this relay leads: its members' summaries are taken in here */
@@ -1516,10 +1487,7 @@ ld_peer_elsewhere(const struct ld_peers *p, uint64_t job, uint64_t step, const c
 
 	/* a relay leads or names where it sends in turn: one hop more */
 	acting = to && !relay && k > 0;
-	fail(err, 421, "job %" PRIu64 ".%" PRIu64 ": not led here (%s): ask its %s, %s", job,
-	     step, self, relay ? "relay" : acting ? "acting leader" : "leader", target);
-	*out = json_pack("{s:s, s:s, s:b}", "error", err->text, "leader", target, "acting",
-			 acting);
+	*out = peerwire_misdirected(job, step, self, target, relay, acting, err);
 	return *out ? 421 : fail(err, 500, "out of memory");
 }
 
@@ -1602,7 +1570,7 @@ ld_peer_json(const struct ld_peers *p)
 
 	ld_peer_stats(p, &st);
 	for (r = 0; ref && r < LD_NREFUSE; r++)
-		json_object_set_new(ref, refusal_names[r], json_integer((json_int_t)st.refused[r]));
+		json_object_set_new(ref, ld_peer_refusal_name(r), json_integer((json_int_t)st.refused[r]));
 	for (ss = p->sends; sends && ss; ss = ss->next) {
 		json_t *links = json_array();
 
