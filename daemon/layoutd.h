@@ -17,8 +17,8 @@
  *     peer.c          the job-wide view: node summaries to each step's
  *                     leader over TCP with munge, failover (peer.h)
  *     lead.c          the steps led here: their ranks, the judge (lead.h)
- *     alert.c         alerts out of the judge's findings, optional drain
- *                     (alert.h)
+ *     alert.c         alerts out of the judge's findings (alert.h)
+ *     drain.c         draining a node through scontrol (drain.h)
  *   layoutd_metrics.c GET /metrics (Prometheus text format)
  *   layoutd_http.c    routing, replies and the handlers
  *
