@@ -3,20 +3,12 @@
  * The peers (watch/peer.h): node summaries to each step's leader, the
  * leader's view of the whole step, the judge over it.
  *
- * munge on a worker thread.  munge_encode() and munge_decode() talk to the
- * local munged over its unix socket and take tens of microseconds when it
- * answers; but libmunge has no timeout of its own and retries with sleeps
- * when munged is busy or gone (a refused connect is retried for about two
- * seconds, a failed exchange up to five times), all inside the call.  On
- * the event loop that would stall placements and every peer for seconds
- * at a time, so every munge call goes to one worker thread: the loop
- * queues a job (a bounded queue: MJ_QUEUE_MAX jobs, a summary past it is
- * refused as busy) and the worker's answers come back through a pipe the
- * loop watches.  A request whose credential is being checked is answered
- * from there (ld_conns_request_defer).  The credentials made here live
- * munge_ttl_s (default 10 s): enough for a delivery and clock skew between
- * nodes, short enough that munged's replay cache stays small at 2,048
- * summaries a second.
+ * munge runs on a worker thread (watch/munge_worker.c says why): a request whose
+ * credential is being checked is answered from there
+ * (ld_conns_request_defer), and a summary past its queue is refused as
+ * busy.  The credentials made here live munge_ttl_s (default 10 s): enough
+ * for a delivery and clock skew between nodes, short enough that munged's
+ * replay cache stays small at 2,048 summaries a second.
  *
  * Delivery.  Per step and peer there is one link with at most one
  * delivery in flight (the credential being made, then the POST through
@@ -39,7 +31,6 @@
  *
  * The steps this node leads, their judge and their view: watch/lead.c.
  */
-#define _GNU_SOURCE		/* pipe2 */
 #include "config.h"
 
 #include <errno.h>
@@ -75,6 +66,7 @@
 #include "layoutd_curl.h"
 #include "layoutd_reply.h"
 #include "lead.h"
+#include "munge_worker.h"
 #include "peer.h"
 #include "util.h"
 #include "view.h"
@@ -83,7 +75,6 @@
 #include "summary.h"
 #include "topo.h"
 
-#define MJ_QUEUE_MAX 4096		/* munge jobs waiting for the worker */
 #define REFUSAL_LOG_MS 10000.0		/* one line per reason this often */
 #define PEER_CONNECT_MS 1000L		/* connecting to a peer, at most */
 /* GET /v1/watch/step gives at most this many ranks an answer: building a
@@ -111,17 +102,7 @@ struct sstep;
 struct ld_peers {
 	struct ld *d;
 	uint64_t boot_id;
-	/* the worker */
-	pthread_t th;
-	bool th_started;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	struct mjob *todo, *todo_tail, *done, *done_tail;
-	size_t ntodo;
-	bool stop;
-	unsigned long wake_failed;
-	int wake[2];
-	struct event *wake_ev;
+	struct ld_munge *munge;		/* the worker (watch/munge_worker.c) */
 	/* the listener */
 	struct evhttp *http;
 	struct ld_conns *conns;
@@ -196,21 +177,11 @@ struct step_query {
 	size_t count;			/* ranks shown at most */
 };
 
-enum mj_kind { MJ_ENCODE, MJ_DECODE };
 enum mj_what { MJ_SUMMARY, MJ_RELAY, MJ_BATCH, MJ_STEP };
 
+/* A munge job and what the loop does with its answer. */
 struct mjob {
-	struct mjob *next;
-	enum mj_kind kind;
-	char socket[LD_PATH];
-	int ttl;
-	char *in;			/* ENCODE: the payload; DECODE: the credential */
-	int merr;			/* munge_err_t */
-	char why[WHY_LEN];
-	char *out;			/* ENCODE: the credential; DECODE: the payload */
-	size_t outlen;
-	long uid;
-	/* the loop's */
+	struct ld_munge_job mj;		/* first: the worker's part */
 	uint64_t link_id;		/* ENCODE */
 	enum mj_what what;		/* DECODE */
 	struct evhttp_request *req;
@@ -270,136 +241,33 @@ is_relay(size_t w, size_t me)
 	return w >= 2 && ((me >= w && me % w == 0) || (me == 1 && w >= 3));
 }
 
-/* ---- the worker: munge off the loop --------------------------------------- */
+/* ---- munge jobs ---------------------------------------------------------- */
 
 static void
 mjob_free(struct mjob *j)
 {
 	if (j) {
-		free(j->in);
-		free(j->out);
+		free(j->mj.in);
+		free(j->mj.out);
 		free(j->expect);
 		free(j->body);
 		free(j);
 	}
 }
 
-static void
-munge_run(struct mjob *j)
-{
-	munge_ctx_t ctx = munge_ctx_create();
-	munge_err_t e;
-	const char *why;
-	void *buf = NULL;
-	int len = 0;
-	uid_t uid = (uid_t)-1;
-	gid_t gid = (gid_t)-1;
-
-	if (!ctx) {
-		j->merr = EMUNGE_NO_MEMORY;
-		snprintf(j->why, sizeof(j->why), "out of memory");
-		return;
-	}
-	e = EMUNGE_SUCCESS;
-	if (j->socket[0])
-		e = munge_ctx_set(ctx, MUNGE_OPT_SOCKET, j->socket);
-	if (e == EMUNGE_SUCCESS && j->kind == MJ_ENCODE) {
-		char *cred = NULL;
-
-		e = munge_ctx_set(ctx, MUNGE_OPT_TTL, j->ttl);
-		if (e == EMUNGE_SUCCESS)
-			e = munge_encode(&cred, ctx, j->in, (int)strlen(j->in));
-		j->out = cred;
-	} else if (e == EMUNGE_SUCCESS) {
-		e = munge_decode(j->in, ctx, &buf, &len, &uid, &gid);
-		if (buf && len >= 0 && (j->out = malloc((size_t)len + 1)) != NULL) {
-			memcpy(j->out, buf, (size_t)len);
-			j->out[len] = '\0';
-			j->outlen = (size_t)len;
-		}
-		free(buf);
-		j->uid = (long)uid;
-	}
-	j->merr = (int)e;
-	if (e != EMUNGE_SUCCESS) {
-		why = munge_ctx_strerror(ctx);
-		snprintf(j->why, sizeof(j->why), "%s", why ? why : munge_strerror(e));
-	}
-	munge_ctx_destroy(ctx);
-}
-
-static void *
-worker_main(void *arg)
-{
-	struct ld_peers *p = arg;
-	struct mjob *j;
-
-	pthread_mutex_lock(&p->mu);
-	for (;;) {
-		while (!p->stop && !p->todo)
-			pthread_cond_wait(&p->cv, &p->mu);
-		if (p->stop)
-			break;
-		j = p->todo;
-		p->todo = j->next;
-		if (!p->todo)
-			p->todo_tail = NULL;
-		p->ntodo--;
-		pthread_mutex_unlock(&p->mu);
-		munge_run(j);
-		pthread_mutex_lock(&p->mu);
-		j->next = NULL;
-		if (p->done_tail) {
-			p->done_tail->next = j;	/* the loop is woken already */
-		} else {
-			p->done = j;
-			/* A full pipe wakes the loop already; nothing else fails. */
-			if (write(p->wake[1], "", 1) < 0)
-				p->wake_failed++;
-		}
-		p->done_tail = j;
-	}
-	pthread_mutex_unlock(&p->mu);
-	return NULL;
-}
-
-/* Queue j for the worker (which owns it then).  -1 when the queue is full
- * or the worker is gone: j stays the caller's. */
-static int
-worker_submit(struct ld_peers *p, struct mjob *j)
-{
-	int rv = -1;
-
-	pthread_mutex_lock(&p->mu);
-	if (p->th_started && !p->stop && p->ntodo < MJ_QUEUE_MAX) {
-		j->next = NULL;
-		if (p->todo_tail)
-			p->todo_tail->next = j;
-		else
-			p->todo = j;
-		p->todo_tail = j;
-		/* The worker waits only when the queue was empty. */
-		if (p->ntodo++ == 0)
-			pthread_cond_signal(&p->cv);
-		rv = 0;
-	}
-	pthread_mutex_unlock(&p->mu);
-	return rv;
-}
-
 static struct mjob *
-mjob_new(struct ld_peers *p, enum mj_kind kind, const char *in)
+mjob_new(struct ld_peers *p, enum ld_munge_kind kind, const char *in)
 {
 	const struct ld_conf *c = &p->d->cur->conf;
 	struct mjob *j = calloc(1, sizeof(*j));
 
-	if (!j || !(j->in = strdup(in))) {
+	if (!j || !(j->mj.in = strdup(in))) {
 		free(j);
 		return NULL;
 	}
-	j->kind = kind;
-	copy_str(j->socket, sizeof(j->socket), c->munge_socket);
-	j->ttl = (int)c->munge_ttl_s;
+	j->mj.kind = kind;
+	copy_str(j->mj.socket, sizeof(j->mj.socket), c->munge_socket);
+	j->mj.ttl = (int)c->munge_ttl_s;
 	return j;
 }
 
@@ -451,21 +319,21 @@ post_credential_ok(struct ld_peers *p, struct mjob *j, const char *path)
 	const struct ld_conf *c = &p->d->cur->conf;
 	enum ld_peer_refusal r;
 
-	if (j->merr != EMUNGE_SUCCESS) {
-		r = j->merr == EMUNGE_CRED_REPLAYED ? LD_REFUSE_REPLAYED :
-		    j->merr == EMUNGE_CRED_EXPIRED || j->merr == EMUNGE_CRED_REWOUND ?
+	if (j->mj.merr != EMUNGE_SUCCESS) {
+		r = j->mj.merr == EMUNGE_CRED_REPLAYED ? LD_REFUSE_REPLAYED :
+		    j->mj.merr == EMUNGE_CRED_EXPIRED || j->mj.merr == EMUNGE_CRED_REWOUND ?
 		    LD_REFUSE_EXPIRED : LD_REFUSE_CRED;
 		refuse(p, j->req, j->from, r, 403, "POST %s: the munge credential is refused: %s",
-		       path, j->why);
+		       path, j->mj.why);
 		return false;
 	}
-	if (j->uid != 0 && (c->slurm_uid < 0 || j->uid != c->slurm_uid)) {
+	if (j->mj.uid != 0 && (c->slurm_uid < 0 || j->mj.uid != c->slurm_uid)) {
 		refuse(p, j->req, j->from, LD_REFUSE_UID, 403, "POST %s: the credential is uid %ld's: "
-		       "want root's or slurm_user's (%s)", path, j->uid,
+		       "want root's or slurm_user's (%s)", path, j->mj.uid,
 		       c->slurm_user[0] ? c->slurm_user : "none set");
 		return false;
 	}
-	if (!j->out || j->outlen != strlen(j->expect) || memcmp(j->out, j->expect, j->outlen) != 0) {
+	if (!j->mj.out || j->mj.outlen != strlen(j->expect) || memcmp(j->mj.out, j->expect, j->mj.outlen) != 0) {
 		refuse(p, j->req, j->from, LD_REFUSE_CHECKSUM, 403, "POST %s: the credential's "
 		       "payload is not the SHA-256 of the body (%s)", path, j->expect);
 		return false;
@@ -706,20 +574,20 @@ step_checked(struct ld_peers *p, struct mjob *j)
 	pl_err_t err;
 	int status;
 
-	if (j->merr != EMUNGE_SUCCESS) {
-		refuse(p, j->req, j->from, j->merr == EMUNGE_CRED_REPLAYED ? LD_REFUSE_REPLAYED :
+	if (j->mj.merr != EMUNGE_SUCCESS) {
+		refuse(p, j->req, j->from, j->mj.merr == EMUNGE_CRED_REPLAYED ? LD_REFUSE_REPLAYED :
 		       LD_REFUSE_CRED, 403, "GET /v1/watch/step: the munge credential is refused: %s",
-		       j->why);
+		       j->mj.why);
 		return;
 	}
-	if (!j->out || j->outlen != strlen(j->expect) || memcmp(j->out, j->expect, j->outlen) != 0) {
+	if (!j->mj.out || j->mj.outlen != strlen(j->expect) || memcmp(j->mj.out, j->expect, j->mj.outlen) != 0) {
 		refuse(p, j->req, j->from, LD_REFUSE_CHECKSUM, 403, "GET /v1/watch/step: the "
 		       "credential's payload is not the request line '%s'", j->expect);
 		return;
 	}
-	all = j->uid == 0 || (c->slurm_uid >= 0 && j->uid == c->slurm_uid);
+	all = j->mj.uid == 0 || (c->slurm_uid >= 0 && j->mj.uid == c->slurm_uid);
 	pl_err_clear(&err);
-	status = ld_peer_step_json(p, j->sq.job, j->sq.step, j->sq.from, j->sq.count, all, j->uid,
+	status = ld_peer_step_json(p, j->sq.job, j->sq.step, j->sq.from, j->sq.count, all, j->mj.uid,
 				   &o, &err);
 	if (o)
 		ld_reply_json(j->req, status, o);
@@ -731,42 +599,31 @@ step_checked(struct ld_peers *p, struct mjob *j)
 static void link_encoded(struct ld_peers *p, struct mjob *j);
 
 static void
-on_wake(evutil_socket_t fd, short what, void *arg)
+on_munged(void *arg, struct ld_munge_job *mj)
 {
 	struct ld_peers *p = arg;
-	struct mjob *j, *next;
-	char drain[256];
+	struct mjob *j = (struct mjob *)mj;
 
-	(void)what;
-	while (read(fd, drain, sizeof(drain)) > 0)
-		;
-	pthread_mutex_lock(&p->mu);
-	j = p->done;
-	p->done = p->done_tail = NULL;
-	pthread_mutex_unlock(&p->mu);
-	for (; j; j = next) {
-		next = j->next;
-		if (j->kind == MJ_ENCODE)
-			link_encoded(p, j);
-		else if (j->what == MJ_SUMMARY)
-			summary_checked(p, j);
-		else if (j->what == MJ_RELAY)
-			relay_checked(p, j);
-		else if (j->what == MJ_BATCH)
-			batch_checked(p, j);
-		else
-			step_checked(p, j);
-		mjob_free(j);
-	}
+	if (j->mj.kind == LD_MUNGE_ENCODE)
+		link_encoded(p, j);
+	else if (j->what == MJ_SUMMARY)
+		summary_checked(p, j);
+	else if (j->what == MJ_RELAY)
+		relay_checked(p, j);
+	else if (j->what == MJ_BATCH)
+		batch_checked(p, j);
+	else
+		step_checked(p, j);
+	mjob_free(j);
 }
 
 /* Hand a checked request's job to the worker: answered from there. */
 static void
 defer_to_worker(struct ld_peers *p, struct evhttp_request *req, struct mjob *j, const char *what)
 {
-	if (worker_submit(p, j) < 0) {
+	if (ld_munge_submit(p->munge, &j->mj) < 0) {
 		refuse(p, req, j->from, LD_REFUSE_BUSY, 503, "%s: %d credentials are waiting to be "
-		       "checked already: try again", what, MJ_QUEUE_MAX);
+		       "checked already: try again", what, LD_MUNGE_QUEUE_MAX);
 		mjob_free(j);
 		return;
 	}
@@ -806,7 +663,7 @@ do_post(struct ld_peers *p, struct evhttp_request *req, const char *from, enum m
 		       "bytes: want %s", path, len ? "a" : "an empty", len, want);
 		return;
 	}
-	j = mjob_new(p, MJ_DECODE, cred);
+	j = mjob_new(p, LD_MUNGE_DECODE, cred);
 	if (j) {
 		j->body = malloc(len);
 		if (j->body && evbuffer_copyout(in, j->body, len) != (ev_ssize_t)len) {
@@ -889,7 +746,7 @@ do_step_get(struct ld_peers *p, struct evhttp_request *req, const char *from)
 		return;
 	}
 	peerwire_get_payload(&line, evhttp_request_get_uri(req));
-	j = mjob_new(p, MJ_DECODE, cred);
+	j = mjob_new(p, LD_MUNGE_DECODE, cred);
 	if (!j || line.bad || !(j->expect = buf_take(&line))) {
 		buf_free(&line);
 		mjob_free(j);
@@ -1085,13 +942,13 @@ link_start(struct ld_peers *p, struct plink *k)
 	char hex[SHA256_HEX_LEN];
 	struct mjob *j;
 
-	j = mjob_new(p, MJ_ENCODE, peerwire_post_payload(k->body.s, k->body.len, hex));
+	j = mjob_new(p, LD_MUNGE_ENCODE, peerwire_post_payload(k->body.s, k->body.len, hex));
 	if (!j) {
 		link_ended(p, k, false, "out of memory");
 		return;
 	}
 	j->link_id = k->id;
-	if (worker_submit(p, j) < 0) {
+	if (ld_munge_submit(p->munge, &j->mj) < 0) {
 		mjob_free(j);
 		link_ended(p, k, false, "the munge queue is full");
 		return;
@@ -1113,13 +970,13 @@ link_encoded(struct ld_peers *p, struct mjob *j)
 
 	if (!k || k->state != LINK_ENCODING)
 		return;		/* the step went meanwhile */
-	if (j->merr != EMUNGE_SUCCESS || !j->out) {
-		snprintf(why, sizeof(why), "munge_encode: %.180s", j->why);
+	if (j->mj.merr != EMUNGE_SUCCESS || !j->mj.out) {
+		snprintf(why, sizeof(why), "munge_encode: %.180s", j->mj.why);
 		link_ended(p, k, false, why);
 		return;
 	}
 	peerwire_url(&url, p->d->cur->map, k->node, c->peer_port, link_paths[k->kind]);
-	buf_printf(&hdr, PEERWIRE_HEADER ": %s", j->out);
+	buf_printf(&hdr, PEERWIRE_HEADER ": %s", j->mj.out);
 	headers[0] = buf_str(&hdr);
 	headers[1] = NULL;
 	memset(&rq, 0, sizeof(rq));
@@ -1636,26 +1493,18 @@ ld_peer_new(struct ld *d)
 	if (!p)
 		return NULL;
 	p->d = d;
-	p->wake[0] = p->wake[1] = -1;
 	p->listen_port = -1;
 	for (i = 0; i < LD_NREFUSE; i++)
 		p->rl[i].interval_ms = REFUSAL_LOG_MS;
 	p->rl_send.interval_ms = REFUSAL_LOG_MS;
 	if (getrandom(&p->boot_id, sizeof(p->boot_id), 0) != (ssize_t)sizeof(p->boot_id))
 		p->boot_id = mono_ns() ^ ((uint64_t)getpid() << 32) ^ real_ns();
-	pthread_mutex_init(&p->mu, NULL);
-	pthread_cond_init(&p->cv, NULL);
 	p->leads = ld_leads_new(d, lead_target, p);
 	if (!p->leads)
 		goto fail;
-	if (pipe2(p->wake, O_NONBLOCK | O_CLOEXEC) < 0)
+	p->munge = ld_munge_new(d->base, on_munged, p);
+	if (!p->munge)
 		goto fail;
-	p->wake_ev = event_new(d->base, p->wake[0], EV_READ | EV_PERSIST, on_wake, p);
-	if (!p->wake_ev || event_add(p->wake_ev, NULL) < 0)
-		goto fail;
-	if (pthread_create(&p->th, NULL, worker_main, p) != 0)
-		goto fail;
-	p->th_started = true;
 	return p;
 fail:
 	ld_peer_free(p);
@@ -1669,8 +1518,8 @@ answer_pending(struct ld_peers *p, struct mjob *j)
 	struct mjob *next;
 
 	for (; j; j = next) {
-		next = j->next;
-		if (j->kind == MJ_DECODE && j->req)
+		next = (struct mjob *)j->mj.next;
+		if (j->mj.kind == LD_MUNGE_DECODE && j->req)
 			ld_reply_error(j->req, 503, "layoutd is stopping");
 		mjob_free(j);
 	}
@@ -1683,16 +1532,8 @@ ld_peer_free(struct ld_peers *p)
 
 	if (!p)
 		return;
-	if (p->th_started) {
-		pthread_mutex_lock(&p->mu);
-		p->stop = true;
-		pthread_cond_signal(&p->cv);
-		pthread_mutex_unlock(&p->mu);
-		pthread_join(p->th, NULL);
-	}
-	answer_pending(p, p->todo);
-	answer_pending(p, p->done);
-	p->todo = p->done = NULL;
+	if (p->munge)
+		answer_pending(p, (struct mjob *)ld_munge_stop(p->munge));
 	if (p->conns)
 		ld_conns_shutdown(p->conns);
 	if (p->http)
@@ -1703,14 +1544,7 @@ ld_peer_free(struct ld_peers *p)
 		sstep_free(p, ss);
 	}
 	ld_leads_free(p->leads);
-	if (p->wake_ev)
-		event_free(p->wake_ev);
-	if (p->wake[0] >= 0)
-		close(p->wake[0]);
-	if (p->wake[1] >= 0)
-		close(p->wake[1]);
-	pthread_cond_destroy(&p->cv);
-	pthread_mutex_destroy(&p->mu);
+	ld_munge_free(p->munge);
 	free(p->scratch);
 	free(p->scratch_info);
 	free(p);
