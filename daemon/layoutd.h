@@ -12,15 +12,25 @@
  *                     back-off, the caller's credentials (layoutd_conn.h)
  *   layoutd_steps.c   the ring of recorded steps (layoutd_steps.h)
  *   layoutd_curl.c    non-blocking HTTP POSTs on the loop (layoutd_curl.h)
+ *   layoutd_reply.c   the one reply of every listener (layoutd_reply.h)
  *   watch/            the watch's room:
  *     view.c          the node's watched ranks: records, detection (view.h)
  *     peer.c          the job-wide view: node summaries to each step's
- *                     leader over TCP with munge, failover (peer.h)
+ *                     leader over TCP with munge, relays, failover, the
+ *                     peer listener (peer.h)
+ *     munge_worker.c  munge off the loop, on a thread (munge_worker.h)
  *     lead.c          the steps led here: their ranks, the judge (lead.h)
  *     alert.c         alerts out of the judge's findings (alert.h)
  *     drain.c         draining a node through scontrol (drain.h)
- *   layoutd_metrics.c GET /metrics (Prometheus text format)
- *   layoutd_http.c    routing, replies and the handlers
+ *   layoutd_metrics.c GET /metrics (Prometheus text format), from the
+ *                     rooms' *_stats()
+ *   layoutd_http.c    routing and the handlers
+ *
+ * Calls run down only (scripts/daemon-layers checks a build): layoutd.c
+ * and the reload, then the listeners and routes (layoutd_http.c,
+ * layoutd_listen.c, layoutd_metrics.c), then the rooms (watch/, the steps),
+ * then config and node check, then reply, connections, curl and the log.
+ * A room that must tell one above it something takes a callback.
  *
  * Each subsystem keeps its state in its own struct; struct ld only holds
  * them together.
