@@ -57,7 +57,7 @@
 #include "alert.h"
 #include "drain.h"
 #include "layoutd_curl.h"
-#include "peer.h"
+#include "lead.h"
 #include "text.h"
 
 #define NS 1000000000ULL

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * layoutd's alerts: the judge's findings on the steps this node leads
- * (watch/peer.h's findings callback) become alerts (lib/watch/alerts.h:
+ * (watch/lead.h's findings callback) become alerts (lib/watch/alerts.h:
  * fire, re-send every alert_resend_s while firing, resolve when the
  * finding is gone or the step ends), delivered without blocking the loop
  * (layoutd_curl.h) to every alertmanager_url (Alertmanager API v2, POST
@@ -42,7 +42,7 @@ void ld_alert_free(struct ld_alerts *a);
 
 /*
  * The findings of one judge round of a step this node leads (the
- * signature of watch/peer.h's ld_findings_cb; register it with
+ * signature of watch/lead.h's ld_findings_cb; register it with
  * ld_peer_set_findings_cb).  v->final resolves every open alert of the
  * step.  Uses d->alerts.
  */
