@@ -6,8 +6,9 @@
  * listeners and signals, dispatches, then frees in reverse under one label.
  *
  * It never daemonizes (the only children it forks are scontrol for a drain
- * and the hwloc check): systemd (Type=simple) or a shell supervises it, and a daemon that stays in the foreground cannot lose its
- * log or its pid file in a double fork.
+ * and the hwloc check): systemd (Type=simple) or a shell supervises it,
+ * and a daemon that stays in the foreground cannot lose its log or its pid
+ * file in a double fork.
  */
 #include "config.h"
 
