@@ -15,6 +15,7 @@
  *   layoutd_reply.c   the one reply of every listener (layoutd_reply.h)
  *   watch/            the watch's room:
  *     view.c          the node's watched ranks: records, detection (view.h)
+ *     sweep.c         the step directories left in watch_dir (sweep.h)
  *     peer.c          the job-wide view: node summaries to each step's
  *                     leader over TCP with munge, relays, failover, the
  *                     peer listener (peer.h)
