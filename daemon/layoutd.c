@@ -5,9 +5,10 @@
  * libevent's sample/http-server.c: main builds config, base, http,
  * listeners and signals, dispatches, then frees in reverse under one label.
  *
- * It never forks into the background: systemd (Type=simple) or a shell
- * supervises it, and a daemon that stays in the foreground cannot lose its
- * log or its pid file in a double fork.
+ * It never daemonizes (the only children it forks are scontrol for a drain
+ * and the hwloc check): systemd (Type=simple) or a shell supervises it,
+ * and a daemon that stays in the foreground cannot lose its log or its pid
+ * file in a double fork.
  */
 #include "config.h"
 
@@ -25,12 +26,12 @@
 
 #include "client.h"
 #include "layoutd.h"
-#include "layoutd_alert.h"
+#include "watch/alert.h"
 #include "layoutd_conn.h"
 #include "layoutd_curl.h"
-#include "layoutd_peer.h"
+#include "watch/peer.h"
 #include "layoutd_steps.h"
-#include "layoutd_watch.h"
+#include "watch/view.h"
 
 #define LD_MAX_OVERRIDES 32
 
@@ -227,6 +228,14 @@ check_fd_limit(struct ld *d)
 		       d->cur->conf.max_connections, (unsigned long long)rl.rlim_cur, LD_FD_RESERVE);
 }
 
+/* After each watch sample: the peers send this node's summaries and judge
+ * the steps led here. */
+static void
+peer_tick(void *arg)
+{
+	ld_peer_tick(arg);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -302,6 +311,7 @@ main(int argc, char **argv)
 		goto out;
 	}
 	ld_peer_set_findings_cb(d.peers, ld_alert_findings);
+	ld_watch_on_sample(d.watch, peer_tick, d.peers);
 	ld_http_apply(&d);
 	ld_http_setup(&d, d.http);
 	if (ld_listen_unix(&d, &ls, &err) < 0 || ld_listen_tcp(&d, &ls, &err) < 0 ||
@@ -352,6 +362,8 @@ out:
 		evhttp_free(d.http);
 	ld_conns_free(d.conns);
 	/* Before the HTTP client: it cancels its deliveries there. */
+	if (d.watch)
+		ld_watch_on_sample(d.watch, NULL, NULL);
 	ld_peer_free(d.peers);
 	d.peers = NULL;
 	/* The HTTP client first: no delivery callback runs after it. */

@@ -11,16 +11,27 @@
  *   layoutd_conn.c    connections: cap, whole-request deadline, EMFILE
  *                     back-off, the caller's credentials (layoutd_conn.h)
  *   layoutd_steps.c   the ring of recorded steps (layoutd_steps.h)
- *   layoutd_watch.c   the node's watched ranks: records, detection
- *                     (layoutd_watch.h)
- *   layoutd_peer.c    the job-wide view: node summaries to each step's
- *                     leader over TCP with munge, the leader's view, the
- *                     judge, failover (layoutd_peer.h)
  *   layoutd_curl.c    non-blocking HTTP POSTs on the loop (layoutd_curl.h)
- *   layoutd_alert.c   alerts out of the judge's findings, optional drain
- *                     (layoutd_alert.h)
- *   layoutd_metrics.c GET /metrics (Prometheus text format)
- *   layoutd_http.c    routing, replies and the handlers
+ *   layoutd_reply.c   the one reply of every listener (layoutd_reply.h)
+ *   watch/            the watch's room:
+ *     view.c          the node's watched ranks: records, detection (view.h)
+ *     sweep.c         the step directories left in watch_dir (sweep.h)
+ *     peer.c          the job-wide view: node summaries to each step's
+ *                     leader over TCP with munge, relays, failover, the
+ *                     peer listener (peer.h)
+ *     munge_worker.c  munge off the loop, on a thread (munge_worker.h)
+ *     lead.c          the steps led here: their ranks, the judge (lead.h)
+ *     alert.c         alerts out of the judge's findings (alert.h)
+ *     drain.c         draining a node through scontrol (drain.h)
+ *   layoutd_metrics.c GET /metrics (Prometheus text format), from the
+ *                     rooms' *_stats()
+ *   layoutd_http.c    routing and the handlers
+ *
+ * Calls run down only (scripts/daemon-layers checks a build): layoutd.c
+ * and the reload, then the listeners and routes (layoutd_http.c,
+ * layoutd_listen.c, layoutd_metrics.c), then the rooms (watch/, the steps),
+ * then config and node check, then reply, connections, curl and the log.
+ * A room that must tell one above it something takes a callback.
  *
  * Each subsystem keeps its state in its own struct; struct ld only holds
  * them together.
@@ -35,6 +46,7 @@
 #include <time.h>
 
 #include "client.h"
+#include "peerwire.h"
 #include "pl_err.h"
 #include "proto.h"
 #include "topo.h"
@@ -294,10 +306,10 @@ struct ld {
 	struct evhttp *http;
 	struct ld_conns *conns;		/* layoutd_conn.c */
 	struct ld_steps *steps;		/* layoutd_steps.c */
-	struct ld_watch *watch;		/* layoutd_watch.c */
-	struct ld_peers *peers;		/* layoutd_peer.c */
+	struct ld_watch *watch;		/* watch/view.c */
+	struct ld_peers *peers;		/* watch/peer.c */
 	struct ld_curl *curl;		/* layoutd_curl.c: the loop's HTTP client */
-	struct ld_alerts *alerts;	/* layoutd_alert.c */
+	struct ld_alerts *alerts;	/* watch/alert.c */
 	struct timespec start;		/* CLOCK_MONOTONIC */
 	unsigned long requests;
 	unsigned long reloads;
@@ -306,19 +318,6 @@ struct ld {
 	unsigned long placements;	/* placement requests answered 200 */
 	unsigned long placement_errors;	/* placement requests refused */
 };
-
-struct evhttp_request;
-
-#define LD_CT_JSON "application/json"
-#define LD_CT_PROMETHEUS "text/plain; version=0.0.4; charset=utf-8"
-
-/*
- * The one reply of a request: len bytes of body with its content type
- * (LD_CT_JSON, LD_CT_PROMETHEUS, ...).  body NULL means out of memory and
- * is answered as a JSON 500.
- */
-void ld_reply(struct evhttp_request *req, int status, const char *content_type,
-	      const char *body, size_t len);
 
 /* Route every request of http to the handlers; d outlives http. */
 void ld_http_setup(struct ld *d, struct evhttp *http);

@@ -108,7 +108,7 @@ static const struct row rows[] = {
 	{ "watch_dir", K_DIR, F(watch_dir), .sdef = "/dev/shm/parallel-layout",
 	  .what = "an absolute directory path other than /, without '.', '..' or empty parts" },
 	{ "watch_leftover_s", K_SECONDS, NUM(watch_leftover_s, 10, 604800, 300) },
-	{ "peer_port", K_COUNT, NUM(peer_port, 1, 65535, 6830) },
+	{ "peer_port", K_COUNT, NUM(peer_port, 1, 65535, PEERWIRE_PORT) },
 	{ "peer_listen", K_OWN, .set = set_peer_listen, .sdef = "no" },
 	{ "munge_socket", K_PATH, F(munge_socket), .what = "the absolute path of munged's socket",
 	  .eg = "/run/munge/munge.socket.2" },

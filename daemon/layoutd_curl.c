@@ -48,7 +48,6 @@ struct ld_curl {
 	struct xfer *xfers;		/* in flight */
 	struct xfer *ended;		/* finished, callbacks about to run */
 	struct sockev *socks;
-	size_t inflight;
 	uint64_t next_id;
 };
 
@@ -88,7 +87,6 @@ xfer_unlink(struct ld_curl *c, struct xfer *x)
 			break;
 		}
 	curl_multi_remove_handle(c->multi, x->easy);
-	c->inflight--;
 }
 
 /* Run the callbacks of the finished transfers. */
@@ -379,7 +377,6 @@ ld_http_post(struct ld_curl *c, const struct ld_http_req *rq, pl_err_t *err)
 	}
 	x->next = c->xfers;
 	c->xfers = x;
-	c->inflight++;
 	return x->id;
 oom:
 	pl_err_set(err, "out of memory");
@@ -405,10 +402,4 @@ ld_http_cancel(struct ld_curl *c, uint64_t id)
 			xfer_free(x);
 			return;
 		}
-}
-
-size_t
-ld_curl_inflight(const struct ld_curl *c)
-{
-	return c ? c->inflight : 0;
 }

@@ -73,7 +73,4 @@ uint64_t ld_http_post(struct ld_curl *c, const struct ld_http_req *rq, pl_err_t 
  * already is ignored. */
 void ld_http_cancel(struct ld_curl *c, uint64_t id);
 
-/* Requests in flight now. */
-size_t ld_curl_inflight(const struct ld_curl *c);
-
 #endif

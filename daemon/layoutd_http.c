@@ -20,14 +20,13 @@
 
 #include "buf.h"
 #include "layoutd.h"
-#include "layoutd_alert.h"
+#include "watch/alert.h"
 #include "layoutd_conn.h"
-#include "layoutd_peer.h"
+#include "layoutd_reply.h"
+#include "watch/peer.h"
 #include "layoutd_steps.h"
-#include "layoutd_watch.h"
+#include "watch/view.h"
 
-#define CT_JSON LD_CT_JSON
-#define OOM_BODY "{\"error\":\"out of memory\"}\n"
 #define LD_LOG_ERROR_MAX 300
 
 /* Who asks, as far as the route and the steps are concerned. */
@@ -36,24 +35,6 @@ struct caller {
 	bool trusted;		/* root, slurm_user, or TCP with tcp_access = trusted */
 	char who[48];		/* for the log: "uid 1000", "tcp" */
 };
-
-static const char *
-reason(int status)
-{
-	switch (status) {
-	case 200: return "OK";
-	case 400: return "Bad Request";
-	case 403: return "Forbidden";
-	case 404: return "Not Found";
-	case 405: return "Method Not Allowed";
-	case 409: return "Conflict";
-	case 421: return "Misdirected Request";
-	case 422: return "Unprocessable Entity";
-	case 500: return "Internal Server Error";
-	case 507: return "Insufficient Storage";
-	default: return "Error";
-	}
-}
 
 static const struct {
 	enum evhttp_cmd_type m;
@@ -81,66 +62,6 @@ method_name(enum evhttp_cmd_type m)
 		if (methods[i].m == m)
 			return methods[i].name;
 	return "?";
-}
-
-/* The reply: a then b (b may be NULL) as the body.  a NULL means out of
- * memory, answered as a JSON 500. */
-static void
-send_body(struct evhttp_request *req, int status, const char *content_type, const char *a,
-	  size_t alen, const char *b, size_t blen)
-{
-	struct evkeyvalq *h = evhttp_request_get_output_headers(req);
-	struct evbuffer *out = evbuffer_new();
-
-	if (!a) {
-		content_type = CT_JSON;
-		a = OOM_BODY;
-		alen = strlen(OOM_BODY);
-		b = NULL;
-		status = 500;
-	}
-	evhttp_add_header(h, "Content-Type", content_type);
-	evhttp_add_header(h, "Cache-Control", "no-store");
-	if (out && evbuffer_add(out, a, alen) == 0 && (!b || evbuffer_add(out, b, blen) == 0))
-		evhttp_send_reply(req, status, reason(status), out);
-	else
-		evhttp_send_error(req, 500, "out of memory");
-	if (out)
-		evbuffer_free(out);
-}
-
-void
-ld_reply(struct evhttp_request *req, int status, const char *content_type, const char *body,
-	 size_t len)
-{
-	send_body(req, status, content_type, body, len, NULL, 0);
-}
-
-/* A JSON text reply, newline-terminated (NULL = out of memory). */
-static void
-reply_text(struct evhttp_request *req, int status, const char *json)
-{
-	send_body(req, status, CT_JSON, json, json ? strlen(json) : 0, "\n", 1);
-}
-
-/* A reply whose JSON body we built and free. */
-static void
-reply_json(struct evhttp_request *req, int status, json_t *root)
-{
-	char *text = root ? json_dumps(root, JSON_COMPACT) : NULL;
-
-	reply_text(req, status, text);
-	free(text);
-	json_decref(root);
-}
-
-static void
-reply_error(struct evhttp_request *req, int status, const char *msg)
-{
-	char *text = proto_error_json(msg);
-
-	reply_text(req, status, text);
-	free(text);
 }
 
 /* ---- GET /v1/health ---- */
@@ -172,7 +93,7 @@ do_health(struct ld *d, struct evhttp_request *req, const struct caller *who)
 			 "accepted", (json_int_t)cs.accepted, "shed", (json_int_t)cs.shed,
 			 "timed_out", (json_int_t)cs.timed_out,
 			 "accept_errors", (json_int_t)cs.accept_errors);
-	reply_json(req, 200, root);
+	ld_reply_json(req, 200, root);
 }
 
 /* ---- GET /v1/topology ---- */
@@ -180,7 +101,7 @@ do_health(struct ld *d, struct evhttp_request *req, const struct caller *who)
 static void
 do_topology(struct ld *d, struct evhttp_request *req, const struct caller *who)
 {
-	reply_text(req, 200, d->cur->map_json);
+	ld_reply_text(req, 200, d->cur->map_json);
 }
 
 /* ---- POST /v1/placement ---- */
@@ -298,9 +219,9 @@ do_placement(struct ld *d, struct evhttp_request *req, const struct caller *who)
 	record_step(d, who, parsed ? &pr : NULL, placed ? &pp : NULL, status, msg,
 		    ld_now_ms() - t0);
 	if (placed)
-		reply_text(req, 200, text);
+		ld_reply_text(req, 200, text);
 	else
-		reply_error(req, status, msg);
+		ld_reply_error(req, status, msg);
 	free(text);
 	proto_placement_free(&pp);
 	if (parsed)
@@ -315,7 +236,7 @@ do_steps(struct ld *d, struct evhttp_request *req, const struct caller *who)
 {
 	json_t *arr = ld_steps_json(d->steps, who->trusted, who->peer.uid);
 
-	reply_json(req, 200, arr ? json_pack("{s:o}", "steps", arr) : NULL);
+	ld_reply_json(req, 200, arr ? json_pack("{s:o}", "steps", arr) : NULL);
 }
 
 /* ---- the watch: POST /v1/watch/tasks, POST /v1/watch/exit, GET /v1/watch ---- */
@@ -338,9 +259,9 @@ watch_post(struct ld *d, struct evhttp_request *req,
 	}
 	if (msg) {
 		ld_log(&d->log, "watch: refused (%d): %s", status, ld_escape(&eb, msg, LD_LOG_ERROR_MAX));
-		reply_error(req, status, msg);
+		ld_reply_error(req, status, msg);
 	} else {
-		reply_text(req, 200, "{\"status\":\"ok\"}");
+		ld_reply_text(req, 200, "{\"status\":\"ok\"}");
 	}
 	buf_free(&eb);
 	free(body);
@@ -361,10 +282,16 @@ do_watch_exit(struct ld *d, struct evhttp_request *req, const struct caller *who
 static void
 do_watch(struct ld *d, struct evhttp_request *req, const struct caller *who)
 {
-	reply_json(req, 200, ld_watch_json(d->watch, who->trusted, who->peer.uid));
+	json_t *o = ld_watch_json(d->watch, who->trusted, who->peer.uid);
+
+	if (o && json_object_set_new(o, "peer", d->peers ? ld_peer_json(d->peers) : json_null()) < 0) {
+		json_decref(o);
+		o = NULL;
+	}
+	ld_reply_json(req, 200, o);
 }
 
-/* GET /v1/watch/step: the whole step, on its leader (layoutd_peer.c). */
+/* GET /v1/watch/step: the whole step, on its leader (watch/peer.c). */
 static void
 do_watch_step(struct ld *d, struct evhttp_request *req, const struct caller *who)
 {
@@ -386,7 +313,7 @@ do_metrics(struct ld *d, struct evhttp_request *req, const struct caller *who)
 static void
 do_alerts(struct ld *d, struct evhttp_request *req, const struct caller *who)
 {
-	reply_json(req, 200, d->alerts ? ld_alert_json(d->alerts, who->trusted, who->peer.uid) :
+	ld_reply_json(req, 200, d->alerts ? ld_alert_json(d->alerts, who->trusted, who->peer.uid) :
 		   NULL);
 }
 
@@ -507,7 +434,7 @@ on_request(struct evhttp_request *req, void *arg)
 		buf_printf(&b, "no such endpoint: %s (endpoints: ", pl_clip(path, clip, sizeof(clip)));
 		route_list(&b, false);
 		buf_adds(&b, ")");
-		reply_error(req, 404, b.bad ? "no such endpoint" : buf_str(&b));
+		ld_reply_error(req, 404, b.bad ? "no such endpoint" : buf_str(&b));
 	} else if (!(routes[i].methods & (int)m)) {
 		allow_list(&b, routes[i].methods);
 		evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", buf_str(&b));
@@ -516,13 +443,13 @@ on_request(struct evhttp_request *req, void *arg)
 			   routes[i].path);
 		allow_list(&b, routes[i].methods);
 		buf_adds(&b, ")");
-		reply_error(req, 405, b.bad ? "method not allowed" : buf_str(&b));
+		ld_reply_error(req, 405, b.bad ? "method not allowed" : buf_str(&b));
 	} else {
 		identify(d, req, &who);
 		if (allowed(d, &routes[i], &who, m, &b))
 			routes[i].fn(d, req, &who);
 		else
-			reply_error(req, 403, b.bad ? "forbidden" : buf_str(&b));
+			ld_reply_error(req, 403, b.bad ? "forbidden" : buf_str(&b));
 	}
 	buf_free(&b);
 	ld_conns_request_end(d->conns);

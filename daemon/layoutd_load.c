@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "layoutd.h"
-#include "layoutd_watch.h"
+#include "watch/view.h"
 
 #ifndef SYSCONFDIR
 #define SYSCONFDIR "/etc"

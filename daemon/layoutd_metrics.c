@@ -9,8 +9,11 @@
  * connections), its own watched ranks (per step, per rank and per
  * communicator: collectives entered and completed, the last one's seq,
  * how long since the rank last entered one), the watch's counters, and
- * the links to the other nodes' daemons (layoutd_peer.h), the alerts and
- * the steps it leads (layoutd_alert.c).  Cardinality is
+ * the links to the other nodes' daemons (watch/peer.h), the alerts and
+ * the steps it leads (watch/alert.h).  Each part is rendered from the
+ * numbers its room shows (ld_conns_stats, ld_watch_stats and the watch's
+ * tasks, ld_peer_stats, ld_alert_stats and the led steps), never from
+ * JSON built for another route.  Cardinality is
  * bounded by the configuration: at most watch_max_steps steps of
  * watch_max_tasks ranks with PLW_MAX_COMMS communicators each, labelled
  * by job, step, rank and communicator, never by collective.  The node
@@ -18,20 +21,21 @@
  */
 #include "config.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
-#include <jansson.h>
-
+#include "alerts.h"
 #include "buf.h"
+#include "detect.h"
 #include "layoutd.h"
-#include "layoutd_alert.h"
 #include "layoutd_conn.h"
-#include "layoutd_peer.h"
-#include "layoutd_watch.h"
+#include "watch/alert.h"
+#include "watch/peer.h"
+#include "watch/view.h"
 
 /* A label value or a HELP text as the format wants it. */
 static void
@@ -157,13 +161,7 @@ daemon_metrics(struct ld *d, struct buf *b)
 	ld_metric(b, "parallel_layout_accept_errors_total", (double)cs.accept_errors, NULL);
 }
 
-/* ---- the node's watch (from the same state GET /v1/watch shows) ---- */
-
-static double
-num(json_t *o, const char *key)
-{
-	return json_number_value(json_object_get(o, key));
-}
+/* ---- the node's watch (from ld_watch_stats and its steps' tasks) ---- */
 
 /* The labels of a rank: job_id, step, rank. */
 struct rank_labels {
@@ -171,21 +169,18 @@ struct rank_labels {
 };
 
 static void
-rank_labels(json_t *s, json_t *t, struct rank_labels *rl)
+rank_labels(const struct ld_watch_step *s, const struct ld_watch_task *t, struct rank_labels *rl)
 {
-	snprintf(rl->job, sizeof(rl->job), "%lld",
-		 (long long)json_integer_value(json_object_get(s, "job_id")));
-	snprintf(rl->step, sizeof(rl->step), "%lld",
-		 (long long)json_integer_value(json_object_get(s, "step_id")));
-	snprintf(rl->rank, sizeof(rl->rank), "%lld",
-		 (long long)json_integer_value(json_object_get(t, "rank")));
+	snprintf(rl->job, sizeof(rl->job), "%lld", (long long)(int64_t)s->job_id);
+	snprintf(rl->step, sizeof(rl->step), "%lld", (long long)(int64_t)s->step_id);
+	snprintf(rl->rank, sizeof(rl->rank), "%lld", t ? (long long)t->rank : 0LL);
 }
 
 enum comm_metric { CM_ENTERED, CM_COMPLETED, CM_SEQ };
 
 /* One family over every rank's communicators. */
 static void
-comm_family(struct buf *b, json_t *steps, enum comm_metric m)
+comm_family(struct buf *b, const struct ld_watch *w, enum comm_metric m)
 {
 	static const char *const names[] = {
 		"parallel_layout_rank_collectives_entered_total",
@@ -198,155 +193,130 @@ comm_family(struct buf *b, json_t *steps, enum comm_metric m)
 		"(where the record has the GPU part).",
 		"The NCCL seq number of the last collective a watched rank entered, per communicator.",
 	};
-	json_t *s, *t, *c;
-	size_t i, j, k;
+	size_t i, j, k, n = ld_watch_nsteps(w);
 
 	ld_metric_family(b, names[m], m == CM_SEQ ? "gauge" : "counter", helps[m]);
-	json_array_foreach(steps, i, s) {
-		json_array_foreach(json_object_get(s, "tasks"), j, t) {
+	for (i = 0; i < n; i++) {
+		struct ld_watch_step s;
+
+		ld_watch_step_at(w, i, &s);
+		for (j = 0; j < s.ntasks; j++) {
+			struct ld_watch_task t;
 			struct rank_labels rl;
 
-			rank_labels(s, t, &rl);
-			json_array_foreach(json_object_get(t, "comms"), k, c) {
-				const char *name = json_string_value(json_object_get(c, "name"));
-				const char *hash = json_string_value(json_object_get(c, "hash"));
-				json_t *v = m == CM_ENTERED ? json_object_get(c, "entered") :
-					    m == CM_COMPLETED ? json_object_get(c, "completed") :
-					    json_object_get(json_object_get(c, "last_entered"), "seq");
+			ld_watch_task_at(w, i, j, &t);
+			rank_labels(&s, &t, &rl);
+			for (k = 0; k < t.ncomms; k++) {
+				const struct detect_comm *c = &t.comms[k];
+				char name[PL_CLIP_BUF], hash[24];
+				double v;
 
-				if (!json_is_number(v))
+				if (m == CM_COMPLETED && !(c->flags & DETECT_GPU))
 					continue;
-				ld_metric(b, names[m], json_number_value(v), "job_id", rl.job, "step",
-					  rl.step, "rank", rl.rank, "comm", name ? name : "",
-					  "comm_hash", hash ? hash : "", NULL);
+				/* as signed 64-bit numbers, which is how GET /v1/watch shows them */
+				v = m == CM_ENTERED ? (double)(int64_t)c->colls :
+				    m == CM_COMPLETED ? (double)(int64_t)c->done :
+				    (double)(int64_t)c->seq;
+				snprintf(hash, sizeof(hash), "%016" PRIx64, c->hash);
+				ld_metric(b, names[m], v, "job_id", rl.job, "step", rl.step, "rank",
+					  rl.rank, "comm", pl_clip(c->name, name, sizeof(name)),
+					  "comm_hash", hash, NULL);
 			}
 		}
 	}
 }
 
-/* The rank's lag: the seconds since it last entered any collective
- * (negative: it never did). */
-static double
-rank_lag(json_t *t)
-{
-	double lag = -1;
-	json_t *c;
-	size_t k;
-
-	json_array_foreach(json_object_get(t, "comms"), k, c) {
-		double age = num(json_object_get(c, "last_entered"), "age_s");
-
-		if (json_integer_value(json_object_get(c, "entered")) > 0 && (lag < 0 || age < lag))
-			lag = age;
-	}
-	return lag;
-}
-
 static void
 watch_metrics(struct ld *d, struct buf *b)
 {
-	static const char *const rstates[] = { "ok", "busy", "refused", "unread" };
-	static const char *const vkinds[] = { "exited", "not-entered", "gpu-stuck" };
-	json_t *w = ld_watch_json(d->watch, true, 0), *steps = json_object_get(w, "steps");
-	json_t *s, *t, *v;
-	size_t i, j, k;
-	double running = 0, ended = 0, rs[4] = { 0 }, vk[3] = { 0 };
+	const struct ld_watch *w = d->watch;
+	struct ld_watch_stats st;
+	size_t i, j, k, n = ld_watch_nsteps(w);
 
-	if (!w)
-		return;
+	ld_watch_stats(w, &st);
 	ld_metric_family(b, "parallel_layout_watch_samples_total", "counter",
 			 "Samples of the watched records (every watch_interval_ms).");
-	ld_metric(b, "parallel_layout_watch_samples_total", num(w, "samples"), NULL);
+	ld_metric(b, "parallel_layout_watch_samples_total", (double)st.samples, NULL);
 	ld_metric_family(b, "parallel_layout_watch_records_shrunk_total", "counter",
 			 "Record reads cut short by SIGBUS (a record shrunk while mapped).");
-	ld_metric(b, "parallel_layout_watch_records_shrunk_total", num(w, "records_shrunk"), NULL);
+	ld_metric(b, "parallel_layout_watch_records_shrunk_total", (double)st.records_shrunk,
+		  NULL);
 	ld_metric_family(b, "parallel_layout_watch_pids_reused_total", "counter",
 			 "Registered pids found held by a later process.");
-	ld_metric(b, "parallel_layout_watch_pids_reused_total", num(w, "pids_reused"), NULL);
+	ld_metric(b, "parallel_layout_watch_pids_reused_total", (double)st.pids_reused, NULL);
 	ld_metric_family(b, "parallel_layout_watch_sweeps_total", "counter",
 			 "Passes of the sweep of watch_dir.");
-	ld_metric(b, "parallel_layout_watch_sweeps_total", num(w, "sweeps"), NULL);
+	ld_metric(b, "parallel_layout_watch_sweeps_total", (double)st.sweeps, NULL);
 	ld_metric_family(b, "parallel_layout_watch_leftovers_removed_total", "counter",
 			 "Step directories left behind that the sweep removed.");
-	ld_metric(b, "parallel_layout_watch_leftovers_removed_total", num(w, "leftovers_removed"),
+	ld_metric(b, "parallel_layout_watch_leftovers_removed_total", (double)st.leftovers_removed,
 		  NULL);
-	json_array_foreach(steps, i, s) {
-		const char *st = json_string_value(json_object_get(s, "state"));
-
-		if (st && strcmp(st, "running") == 0)
-			running++;
-		else
-			ended++;
-		json_array_foreach(json_object_get(s, "tasks"), j, t) {
-			const char *r = json_string_value(json_object_get(t, "record_state"));
-
-			for (k = 0; r && k < 4; k++)
-				if (strcmp(r, rstates[k]) == 0)
-					rs[k]++;
-		}
-		json_array_foreach(json_object_get(s, "verdicts"), j, v) {
-			const char *kind = json_string_value(json_object_get(v, "kind"));
-
-			for (k = 0; kind && k < 3; k++)
-				if (strcmp(kind, vkinds[k]) == 0)
-					vk[k]++;
-		}
-	}
 	ld_metric_family(b, "parallel_layout_watch_steps", "gauge",
 			 "Watched steps registered here, by state: running, ended.");
-	ld_metric(b, "parallel_layout_watch_steps", running, "state", "running", NULL);
-	ld_metric(b, "parallel_layout_watch_steps", ended, "state", "ended", NULL);
+	ld_metric(b, "parallel_layout_watch_steps", (double)st.steps_running, "state", "running",
+		  NULL);
+	ld_metric(b, "parallel_layout_watch_steps", (double)st.steps_ended, "state", "ended", NULL);
 	ld_metric_family(b, "parallel_layout_watch_records", "gauge",
 			 "Watched records by the state of their last read: ok, busy (a writer "
 			 "mid-update), refused (not the record registered, or unsafe), unread.");
-	for (k = 0; k < 4; k++)
-		ld_metric(b, "parallel_layout_watch_records", rs[k], "state", rstates[k], NULL);
+	for (k = 0; k < LD_WREC_N; k++)
+		ld_metric(b, "parallel_layout_watch_records", (double)st.records[k], "state",
+			  ld_watch_rec_name((enum ld_watch_rec)k), NULL);
 	ld_metric_family(b, "parallel_layout_watch_verdicts", "gauge",
 			 "The node's own verdicts now (its ranks only), by kind.");
-	for (k = 0; k < 3; k++)
-		ld_metric(b, "parallel_layout_watch_verdicts", vk[k], "kind", vkinds[k], NULL);
+	for (k = 0; k < LD_WVERD_N; k++)
+		ld_metric(b, "parallel_layout_watch_verdicts", (double)st.verdicts[k], "kind",
+			  ld_watch_verd_name((enum ld_watch_verd)k), NULL);
 
 	ld_metric_family(b, "parallel_layout_step_ranks", "gauge",
 			 "Ranks of a watched step registered on this node.");
-	json_array_foreach(steps, i, s) {
+	for (i = 0; i < n; i++) {
+		struct ld_watch_step s;
 		struct rank_labels rl;
 
-		rank_labels(s, NULL, &rl);
-		ld_metric(b, "parallel_layout_step_ranks",
-			  (double)json_array_size(json_object_get(s, "tasks")), "job_id", rl.job,
+		ld_watch_step_at(w, i, &s);
+		rank_labels(&s, NULL, &rl);
+		ld_metric(b, "parallel_layout_step_ranks", (double)s.ntasks, "job_id", rl.job,
 			  "step", rl.step, NULL);
 	}
 	ld_metric_family(b, "parallel_layout_rank_exited", "gauge",
 			 "1 when a watched rank of this node has exited.");
-	json_array_foreach(steps, i, s) {
-		json_array_foreach(json_object_get(s, "tasks"), j, t) {
+	for (i = 0; i < n; i++) {
+		struct ld_watch_step s;
+
+		ld_watch_step_at(w, i, &s);
+		for (j = 0; j < s.ntasks; j++) {
+			struct ld_watch_task t;
 			struct rank_labels rl;
 
-			rank_labels(s, t, &rl);
-			ld_metric(b, "parallel_layout_rank_exited",
-				  json_is_true(json_object_get(t, "exited")) ? 1 : 0, "job_id", rl.job,
+			ld_watch_task_at(w, i, j, &t);
+			rank_labels(&s, &t, &rl);
+			ld_metric(b, "parallel_layout_rank_exited", t.exited ? 1 : 0, "job_id", rl.job,
 				  "step", rl.step, "rank", rl.rank, NULL);
 		}
 	}
 	ld_metric_family(b, "parallel_layout_rank_lag_seconds", "gauge",
 			 "Seconds since a watched rank of this node last entered a collective "
 			 "(ranks that never entered one and exited ones are left out).");
-	json_array_foreach(steps, i, s) {
-		json_array_foreach(json_object_get(s, "tasks"), j, t) {
-			struct rank_labels rl;
-			double lag = rank_lag(t);
+	for (i = 0; i < n; i++) {
+		struct ld_watch_step s;
 
-			if (lag < 0 || json_is_true(json_object_get(t, "exited")))
+		ld_watch_step_at(w, i, &s);
+		for (j = 0; j < s.ntasks; j++) {
+			struct ld_watch_task t;
+			struct rank_labels rl;
+
+			ld_watch_task_at(w, i, j, &t);
+			if (t.lag_s < 0 || t.exited)
 				continue;
-			rank_labels(s, t, &rl);
-			ld_metric(b, "parallel_layout_rank_lag_seconds", lag, "job_id", rl.job, "step",
-				  rl.step, "rank", rl.rank, NULL);
+			rank_labels(&s, &t, &rl);
+			ld_metric(b, "parallel_layout_rank_lag_seconds", t.lag_s, "job_id", rl.job,
+				  "step", rl.step, "rank", rl.rank, NULL);
 		}
 	}
-	comm_family(b, steps, CM_ENTERED);
-	comm_family(b, steps, CM_COMPLETED);
-	comm_family(b, steps, CM_SEQ);
-	json_decref(w);
+	comm_family(b, w, CM_ENTERED);
+	comm_family(b, w, CM_COMPLETED);
+	comm_family(b, w, CM_SEQ);
 }
 
 /* ---- the links between the nodes' daemons ---- */
@@ -401,6 +371,183 @@ peer_metrics(struct ld *d, struct buf *b)
 	ld_metric(b, "parallel_layout_peer_nodes_lost", (double)st.nodes_lost, NULL);
 }
 
+/* ---- the alerts and the steps led here (from ld_alert_stats) ---- */
+
+/* The gauges of each led step, one family each, in the order of the values
+ * alert_metrics takes from a step. */
+static const struct {
+	const char *name, *help;
+} step_gauges[] = {
+	{ "parallel_layout_led_step_ranks",
+	  "Ranks known (from any node's summary) of each step this node leads." },
+	{ "parallel_layout_led_step_world", "World size of each step this node leads." },
+	{ "parallel_layout_led_step_nodes_lost", "Nodes of each led step whose summaries stopped." },
+	{ "parallel_layout_led_step_lag_max_seconds",
+	  "Of each led step: the longest any live rank has not entered a collective." },
+};
+#define NSTEP_GAUGES (sizeof(step_gauges) / sizeof(step_gauges[0]))
+
+/* Of each open advice finding (one alert each), one gauge of its size. */
+static double adv_nodes(const struct judge_finding *f) { return (double)f->nspan; }
+static double adv_bytes(const struct judge_finding *f) { return (double)f->bytes; }
+static double adv_idle(const struct judge_finding *f) { return f->cost_frac; }
+static double adv_planned(const struct judge_finding *f) { return f->plan_frac; }
+
+static const struct advice_gauge {
+	const char *name, *help;
+	enum judge_kind kind;
+	bool per_comm;		/* labelled with the communicator's hash */
+	double (*value)(const struct judge_finding *f);
+} advice_gauges[] = {
+	{ "parallel_layout_tp_network_nodes",
+	  "Of each TP group whose collectives cross the network now: the nodes it spans.",
+	  JUDGE_TP_NETWORK, true, adv_nodes },
+	{ "parallel_layout_fsdp_root_gather_bytes",
+	  "Of each step whose FSDP wraps only the root module: the bytes its one large "
+	  "AllGather gathers.",
+	  JUDGE_FSDP_ROOT, true, adv_bytes },
+	{ "parallel_layout_pipeline_idle_ratio",
+	  "Of each step whose pipeline idles more than planned: the share of its time its "
+	  "worst PP stage waits in p2p transfers.",
+	  JUDGE_PP_BUBBLE, false, adv_idle },
+	{ "parallel_layout_pipeline_planned_idle_ratio",
+	  "Of the same steps: the idle share planned, (pp - 1) / (m + pp - 1).",
+	  JUDGE_PP_BUBBLE, false, adv_planned },
+};
+#define NADVICE_GAUGES (sizeof(advice_gauges) / sizeof(advice_gauges[0]))
+
+static void
+alert_metrics(const struct ld_alerts *a, struct buf *b)
+{
+	char job[24], step[24], rank[24], hash[20];
+	const struct alerts *t = ld_alert_table(a);
+	const enum judge_kind *all_kinds;
+	struct ld_alert_stats st;
+	size_t i, k, g, nkinds = ld_alert_kinds(&all_kinds), nsteps = ld_alert_nsteps(a);
+	int r;
+
+	ld_alert_stats(a, &st);
+	ld_metric_family(b, "parallel_layout_alerts_open", "gauge",
+			 "Alerts open now on this node (it leads their steps), by alertname.");
+	for (k = 0; k < nkinds; k++)
+		ld_metric(b, "parallel_layout_alerts_open", (double)st.open[all_kinds[k]], "alertname",
+			  alert_name(all_kinds[k]), "severity", alert_severity(all_kinds[k]), NULL);
+	ld_metric_family(b, "parallel_layout_alerts_fired_total", "counter",
+			 "Alerts that fired here, by alertname.");
+	for (k = 0; k < nkinds; k++)
+		ld_metric(b, "parallel_layout_alerts_fired_total", (double)st.fired[all_kinds[k]],
+			  "alertname", alert_name(all_kinds[k]), NULL);
+	ld_metric_family(b, "parallel_layout_alerts_resolved_total", "counter",
+			 "Alerts that resolved here, by alertname.");
+	for (k = 0; k < nkinds; k++)
+		ld_metric(b, "parallel_layout_alerts_resolved_total",
+			  (double)st.resolved[all_kinds[k]], "alertname", alert_name(all_kinds[k]),
+			  NULL);
+	ld_metric_family(b, "parallel_layout_alerts_not_kept_total", "counter",
+			 "Findings not made alerts because the open-alert table was full.");
+	ld_metric(b, "parallel_layout_alerts_not_kept_total", (double)st.overflow, NULL);
+	ld_metric_family(b, "parallel_layout_alert_notifications_total", "counter",
+			 "Alert messages by receiver and result: sent (accepted), failed (given up "
+			 "after the retries, or refused), dropped (the queue was full).");
+	for (r = 0; r < LD_ALERT_NRCV; r++) {
+		ld_metric(b, "parallel_layout_alert_notifications_total", (double)st.sent[r],
+			  "receiver", ld_alert_receiver_name(r), "result", "sent", NULL);
+		ld_metric(b, "parallel_layout_alert_notifications_total", (double)st.failed[r],
+			  "receiver", ld_alert_receiver_name(r), "result", "failed", NULL);
+		ld_metric(b, "parallel_layout_alert_notifications_total", (double)st.dropped[r],
+			  "receiver", ld_alert_receiver_name(r), "result", "dropped", NULL);
+	}
+	ld_metric_family(b, "parallel_layout_alert_notification_retries_total", "counter",
+			 "Alert messages tried again after a failure, by receiver.");
+	for (r = 0; r < LD_ALERT_NRCV; r++)
+		ld_metric(b, "parallel_layout_alert_notification_retries_total", (double)st.retried[r],
+			  "receiver", ld_alert_receiver_name(r), NULL);
+	ld_metric_family(b, "parallel_layout_alert_queue_length", "gauge",
+			 "Alert messages queued or in flight.");
+	ld_metric(b, "parallel_layout_alert_queue_length", (double)st.qlen, NULL);
+	ld_metric_family(b, "parallel_layout_alert_queue_capacity", "gauge",
+			 "alert_queue_max: queued alert messages at most.");
+	ld_metric(b, "parallel_layout_alert_queue_capacity",
+		  (double)st.queue_max, NULL);
+	ld_metric_family(b, "parallel_layout_drains_total", "counter",
+			 "Node drains (drain = yes), by result: ok, failed, rate_limited "
+			 "(drain_max_per_hour reached), skipped (culprits not on one node).");
+	ld_metric(b, "parallel_layout_drains_total", (double)st.drains_ok, "result", "ok", NULL);
+	ld_metric(b, "parallel_layout_drains_total", (double)st.drains_failed, "result", "failed",
+		  NULL);
+	ld_metric(b, "parallel_layout_drains_total", (double)st.drains_limited, "result",
+		  "rate_limited", NULL);
+	ld_metric(b, "parallel_layout_drains_total", (double)st.drains_skipped, "result",
+		  "skipped", NULL);
+
+	for (g = 0; g < NSTEP_GAUGES; g++) {
+		ld_metric_family(b, step_gauges[g].name, "gauge", step_gauges[g].help);
+		for (i = 0; i < nsteps; i++) {
+			struct ld_alert_step s;
+			double v[4];
+
+			ld_alert_step_at(a, i, &s);
+			v[0] = (double)s.nranks;
+			v[1] = (double)s.world;
+			v[2] = (double)s.nlost;
+			v[3] = s.lag_max_s;
+			snprintf(job, sizeof(job), "%" PRIu64, s.job);
+			snprintf(step, sizeof(step), "%" PRIu64, s.step);
+			ld_metric(b, step_gauges[g].name, v[g], "job_id", job, "step", step, NULL);
+		}
+	}
+	ld_metric_family(b, "parallel_layout_led_step_findings", "gauge",
+			 "The judge's findings of each led step in its last round, by kind.");
+	for (i = 0; i < nsteps; i++) {
+		struct ld_alert_step s;
+
+		ld_alert_step_at(a, i, &s);
+		snprintf(job, sizeof(job), "%" PRIu64, s.job);
+		snprintf(step, sizeof(step), "%" PRIu64, s.step);
+		for (k = 0; k < nkinds; k++)
+			ld_metric(b, "parallel_layout_led_step_findings",
+				  (double)s.findings[all_kinds[k]], "job_id", job, "step", step,
+				  "kind", judge_kind_name(all_kinds[k]), NULL);
+	}
+	ld_metric_family(b, "parallel_layout_rank_slowness_ratio", "gauge",
+			 "Of each rank named slow now: the share of their step time its peers "
+			 "lose waiting for it (the judge's lead).");
+	for (i = 0; i < alerts_nopen(t); i++) {
+		const struct alert *al = alerts_open(t, i);
+
+		if (al->f.kind != JUDGE_SLOW)
+			continue;
+		snprintf(job, sizeof(job), "%" PRIu64, al->key.job_id);
+		snprintf(step, sizeof(step), "%" PRIu64, al->key.step_id);
+		snprintf(hash, sizeof(hash), "%016" PRIx64, al->key.comm_hash);
+		for (k = 0; k < al->key.nranks; k++) {
+			snprintf(rank, sizeof(rank), "%" PRId64, al->key.ranks[k]);
+			ld_metric(b, "parallel_layout_rank_slowness_ratio", al->f.cost_frac,
+				  "job_id", job, "step", step, "rank", rank, "comm_hash", hash, NULL);
+		}
+	}
+	for (g = 0; g < NADVICE_GAUGES; g++) {
+		const struct advice_gauge *ag = &advice_gauges[g];
+
+		ld_metric_family(b, ag->name, "gauge", ag->help);
+		for (i = 0; i < alerts_nopen(t); i++) {
+			const struct alert *al = alerts_open(t, i);
+
+			if (al->f.kind != ag->kind)
+				continue;
+			snprintf(job, sizeof(job), "%" PRIu64, al->key.job_id);
+			snprintf(step, sizeof(step), "%" PRIu64, al->key.step_id);
+			snprintf(hash, sizeof(hash), "%016" PRIx64, al->key.comm_hash);
+			if (ag->per_comm)
+				ld_metric(b, ag->name, ag->value(&al->f), "job_id", job, "step",
+					  step, "comm_hash", hash, NULL);
+			else
+				ld_metric(b, ag->name, ag->value(&al->f), "job_id", job, "step",
+					  step, NULL);
+		}
+	}
+}
+
 char *
 ld_metrics_text(struct ld *d, size_t *len)
 {
@@ -412,7 +559,7 @@ ld_metrics_text(struct ld *d, size_t *len)
 	if (d->peers)
 		peer_metrics(d, &b);
 	if (d->alerts)
-		ld_alert_metrics(d->alerts, &b);
+		alert_metrics(d->alerts, &b);
 	*len = b.len;
 	text = buf_take(&b);
 	return text;

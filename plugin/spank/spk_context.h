@@ -11,6 +11,10 @@
 
 #include "spk_plugin.h"
 
+/* The hostfile srun is steered with (mkstemp's template adds the rest):
+ * srun's side writes it, each task's side drops SLURM_HOSTFILE naming it. */
+#define SPK_HOSTFILE_PREFIX "/tmp/parallel-layout-hostfile."
+
 /* Local context (srun, sbatch, salloc): the option callback.  -1 refuses. */
 int spk_local_option(struct spk_opts *o);
 void spk_local_exit(void);

@@ -164,7 +164,7 @@ write_hostfile(const struct proto_placement *p)
 	long i;
 	int fd;
 
-	snprintf(ctx.hostfile, sizeof(ctx.hostfile), "/tmp/parallel-layout-hostfile.XXXXXX");
+	snprintf(ctx.hostfile, sizeof(ctx.hostfile), SPK_HOSTFILE_PREFIX "XXXXXX");
 	fd = mkstemp(ctx.hostfile);
 	if (fd < 0 || !(f = fdopen(fd, "w"))) {
 		slurm_info(PLUGIN_NAME ": not steering: cannot write a hostfile: %s", strerror(errno));

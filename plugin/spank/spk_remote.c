@@ -585,7 +585,7 @@ spk_remote_task_init(spank_t sp, const struct spk_opts *o)
 			t->co[PL_EP], t->co[PL_DP], t->co[PL_PP], t->nic[0] ? t->nic : "-",
 			ctx.steered ? "placed by Slurm (SLURM_PROCID == RANK)" : "remapped by RANK");
 	if (ctx.steered && spank_getenv(sp, "SLURM_HOSTFILE", val, sizeof(val)) == ESPANK_SUCCESS &&
-	    strncmp(val, "/tmp/parallel-layout-hostfile.", 30) == 0)
+	    strncmp(val, SPK_HOSTFILE_PREFIX, sizeof(SPK_HOSTFILE_PREFIX) - 1) == 0)
 		spank_unsetenv(sp, "SLURM_HOSTFILE");	/* srun deleted it; a nested srun must not read it */
 	spank_unsetenv(sp, "PARALLEL_LAYOUT_STEERED");
 	return 0;

@@ -1,22 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The peers (layoutd_peer.h): node summaries to each step's leader, the
+ * The peers (watch/peer.h): node summaries to each step's leader, the
  * leader's view of the whole step, the judge over it.
  *
- * munge on a worker thread.  munge_encode() and munge_decode() talk to the
- * local munged over its unix socket and take tens of microseconds when it
- * answers; but libmunge has no timeout of its own and retries with sleeps
- * when munged is busy or gone (a refused connect is retried for about two
- * seconds, a failed exchange up to five times), all inside the call.  On
- * the event loop that would stall placements and every peer for seconds
- * at a time, so every munge call goes to one worker thread: the loop
- * queues a job (a bounded queue: MJ_QUEUE_MAX jobs, a summary past it is
- * refused as busy) and the worker's answers come back through a pipe the
- * loop watches.  A request whose credential is being checked is answered
- * from there (ld_conns_request_defer).  The credentials made here live
- * munge_ttl_s (default 10 s): enough for a delivery and clock skew between
- * nodes, short enough that munged's replay cache stays small at 2,048
- * summaries a second.
+ * munge runs on a worker thread (watch/munge_worker.c says why): a request whose
+ * credential is being checked is answered from there
+ * (ld_conns_request_defer), and a summary past its queue is refused as
+ * busy.  The credentials made here live munge_ttl_s (default 10 s): enough
+ * for a delivery and clock skew between nodes, short enough that munged's
+ * replay cache stays small at 2,048 summaries a second.
  *
  * Delivery.  Per step and peer there is one link with at most one
  * delivery in flight (the credential being made, then the POST through
@@ -30,16 +22,15 @@
  * (its own included while it is its own target): nodes[0] normally, the
  * next reachable node when followers cannot reach it.  That one lets go
  * as soon as its own summaries go to a node before it again, and hands
- * its alerts over (layoutd_alert.c) unless the step ended.
+ * its alerts over (watch/alert.c) unless the step ended.
  *
  * The fan-in (peer_fanin): the first node of each group of the order (the
  * second in the leader's) relays for its group (POST /v1/peer/relay: held
  * per member, the newest) and sends them on with its own in one batch a
  * round (POST /v1/peer/batch); see fanin_width() and docs/ARCHITECTURE.md.
  *
- * The steps this node leads, their judge and their view: layoutd_lead.c.
+ * The steps this node leads, their judge and their view: watch/lead.c.
  */
-#define _GNU_SOURCE		/* pipe2 */
 #include "config.h"
 
 #include <errno.h>
@@ -73,15 +64,17 @@
 #include "layoutd.h"
 #include "layoutd_conn.h"
 #include "layoutd_curl.h"
-#include "layoutd_peer.h"
-#include "layoutd_peer_int.h"
-#include "layoutd_watch.h"
+#include "layoutd_reply.h"
+#include "lead.h"
+#include "munge_worker.h"
+#include "peer.h"
+#include "util.h"
+#include "view.h"
+#include "peerwire.h"
 #include "sha256.h"
 #include "summary.h"
 #include "topo.h"
 
-#define MJ_QUEUE_MAX 4096		/* munge jobs waiting for the worker */
-#define CRED_MAX 4096			/* the longest credential taken */
 #define REFUSAL_LOG_MS 10000.0		/* one line per reason this often */
 #define PEER_CONNECT_MS 1000L		/* connecting to a peer, at most */
 /* GET /v1/watch/step gives at most this many ranks an answer: building a
@@ -89,11 +82,6 @@
 #define STEP_PAGE 1024
 #define STEP_QUERY_HELP "want the query job=JOBID&step=STEPID, optionally &from=RANK&count=N " \
 	"(a page of at most 1024 ranks)"
-
-static const char *const refusal_names[LD_NREFUSE] = {
-	"request", "unauthenticated", "replayed", "expired", "credential", "uid", "checksum",
-	"summary", "step", "stale", "busy",
-};
 
 /* ---- the state ----------------------------------------------------------- */
 
@@ -104,10 +92,35 @@ enum link_state { LINK_IDLE, LINK_ENCODING, LINK_POSTING };
  * members' summaries to a leader. */
 enum link_kind { LINK_SUMMARY, LINK_RELAY, LINK_BATCH };
 static const char *const link_paths[3] = {
-	"/v1/peer/summary", "/v1/peer/relay", "/v1/peer/batch"
+	PEERWIRE_PATH_SUMMARY, PEERWIRE_PATH_RELAY, PEERWIRE_PATH_BATCH
 };
 
 /* The deliveries of one step's summaries to one node. */
+struct mjob;
+struct sstep;
+
+struct ld_peers {
+	struct ld *d;
+	uint64_t boot_id;
+	struct ld_munge *munge;		/* the worker (watch/munge_worker.c) */
+	/* the listener */
+	struct evhttp *http;
+	struct ld_conns *conns;
+	char listen_host[LD_PATH];
+	int listen_port;		/* -1 none */
+	/* the state */
+	struct sstep *sends;
+	struct ld_leads *leads;		/* the steps led here (watch/lead.c) */
+	uint64_t next_link_id;
+	unsigned long tick;
+	struct detect_rank *scratch;
+	struct sum_rank_info *scratch_info;
+	size_t cap_scratch;
+	struct ld_peer_stats st;
+	struct ld_ratelog rl[LD_NREFUSE];
+	struct ld_ratelog rl_send;
+};
+
 struct plink {
 	uint64_t id;			/* for the worker's answer */
 	size_t k;			/* the node's place in the step's order */
@@ -164,21 +177,11 @@ struct step_query {
 	size_t count;			/* ranks shown at most */
 };
 
-enum mj_kind { MJ_ENCODE, MJ_DECODE };
 enum mj_what { MJ_SUMMARY, MJ_RELAY, MJ_BATCH, MJ_STEP };
 
+/* A munge job and what the loop does with its answer. */
 struct mjob {
-	struct mjob *next;
-	enum mj_kind kind;
-	char socket[LD_PATH];
-	int ttl;
-	char *in;			/* ENCODE: the payload; DECODE: the credential */
-	int merr;			/* munge_err_t */
-	char why[WHY_LEN];
-	char *out;			/* ENCODE: the credential; DECODE: the payload */
-	size_t outlen;
-	long uid;
-	/* the loop's */
+	struct ld_munge_job mj;		/* first: the worker's part */
 	uint64_t link_id;		/* ENCODE */
 	enum mj_what what;		/* DECODE */
 	struct evhttp_request *req;
@@ -193,7 +196,7 @@ struct mjob {
 const char *
 ld_peer_refusal_name(enum ld_peer_refusal r)
 {
-	return (unsigned)r < LD_NREFUSE ? refusal_names[r] : "?";
+	return peerwire_refusal_name((enum peerwire_refusal)r);
 }
 
 /*
@@ -238,162 +241,37 @@ is_relay(size_t w, size_t me)
 	return w >= 2 && ((me >= w && me % w == 0) || (me == 1 && w >= 3));
 }
 
-/* ---- the worker: munge off the loop --------------------------------------- */
+/* ---- munge jobs ---------------------------------------------------------- */
 
 static void
 mjob_free(struct mjob *j)
 {
 	if (j) {
-		free(j->in);
-		free(j->out);
+		free(j->mj.in);
+		free(j->mj.out);
 		free(j->expect);
 		free(j->body);
 		free(j);
 	}
 }
 
-static void
-munge_run(struct mjob *j)
-{
-	munge_ctx_t ctx = munge_ctx_create();
-	munge_err_t e;
-	const char *why;
-	void *buf = NULL;
-	int len = 0;
-	uid_t uid = (uid_t)-1;
-	gid_t gid = (gid_t)-1;
-
-	if (!ctx) {
-		j->merr = EMUNGE_NO_MEMORY;
-		snprintf(j->why, sizeof(j->why), "out of memory");
-		return;
-	}
-	e = EMUNGE_SUCCESS;
-	if (j->socket[0])
-		e = munge_ctx_set(ctx, MUNGE_OPT_SOCKET, j->socket);
-	if (e == EMUNGE_SUCCESS && j->kind == MJ_ENCODE) {
-		char *cred = NULL;
-
-		e = munge_ctx_set(ctx, MUNGE_OPT_TTL, j->ttl);
-		if (e == EMUNGE_SUCCESS)
-			e = munge_encode(&cred, ctx, j->in, (int)strlen(j->in));
-		j->out = cred;
-	} else if (e == EMUNGE_SUCCESS) {
-		e = munge_decode(j->in, ctx, &buf, &len, &uid, &gid);
-		if (buf && len >= 0 && (j->out = malloc((size_t)len + 1)) != NULL) {
-			memcpy(j->out, buf, (size_t)len);
-			j->out[len] = '\0';
-			j->outlen = (size_t)len;
-		}
-		free(buf);
-		j->uid = (long)uid;
-	}
-	j->merr = (int)e;
-	if (e != EMUNGE_SUCCESS) {
-		why = munge_ctx_strerror(ctx);
-		snprintf(j->why, sizeof(j->why), "%s", why ? why : munge_strerror(e));
-	}
-	munge_ctx_destroy(ctx);
-}
-
-static void *
-worker_main(void *arg)
-{
-	struct ld_peers *p = arg;
-	struct mjob *j;
-
-	pthread_mutex_lock(&p->mu);
-	for (;;) {
-		while (!p->stop && !p->todo)
-			pthread_cond_wait(&p->cv, &p->mu);
-		if (p->stop)
-			break;
-		j = p->todo;
-		p->todo = j->next;
-		if (!p->todo)
-			p->todo_tail = NULL;
-		p->ntodo--;
-		pthread_mutex_unlock(&p->mu);
-		munge_run(j);
-		pthread_mutex_lock(&p->mu);
-		j->next = NULL;
-		if (p->done_tail) {
-			p->done_tail->next = j;	/* the loop is woken already */
-		} else {
-			p->done = j;
-			/* A full pipe wakes the loop already; nothing else fails. */
-			if (write(p->wake[1], "", 1) < 0)
-				p->wake_failed++;
-		}
-		p->done_tail = j;
-	}
-	pthread_mutex_unlock(&p->mu);
-	return NULL;
-}
-
-/* Queue j for the worker (which owns it then).  -1 when the queue is full
- * or the worker is gone: j stays the caller's. */
-static int
-worker_submit(struct ld_peers *p, struct mjob *j)
-{
-	int rv = -1;
-
-	pthread_mutex_lock(&p->mu);
-	if (p->th_started && !p->stop && p->ntodo < MJ_QUEUE_MAX) {
-		j->next = NULL;
-		if (p->todo_tail)
-			p->todo_tail->next = j;
-		else
-			p->todo = j;
-		p->todo_tail = j;
-		/* The worker waits only when the queue was empty. */
-		if (p->ntodo++ == 0)
-			pthread_cond_signal(&p->cv);
-		rv = 0;
-	}
-	pthread_mutex_unlock(&p->mu);
-	return rv;
-}
-
 static struct mjob *
-mjob_new(struct ld_peers *p, enum mj_kind kind, const char *in)
+mjob_new(struct ld_peers *p, enum ld_munge_kind kind, const char *in)
 {
 	const struct ld_conf *c = &p->d->cur->conf;
 	struct mjob *j = calloc(1, sizeof(*j));
 
-	if (!j || !(j->in = strdup(in))) {
+	if (!j || !(j->mj.in = strdup(in))) {
 		free(j);
 		return NULL;
 	}
-	j->kind = kind;
-	copy_str(j->socket, sizeof(j->socket), c->munge_socket);
-	j->ttl = (int)c->munge_ttl_s;
+	j->mj.kind = kind;
+	copy_str(j->mj.socket, sizeof(j->mj.socket), c->munge_socket);
+	j->mj.ttl = (int)c->munge_ttl_s;
 	return j;
 }
 
 /* ---- replies on the peer listener ------------------------------------------ */
-
-static void
-reply_json(struct evhttp_request *req, int status, json_t *o)
-{
-	char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
-	struct buf b = BUF_INIT;
-
-	if (text) {
-		buf_adds(&b, text);
-		buf_adds(&b, "\n");
-	}
-	ld_reply(req, status, LD_CT_JSON, b.bad ? NULL : b.s, b.len);
-	buf_free(&b);
-	free(text);
-	json_decref(o);
-}
-
-static void
-reply_error(struct evhttp_request *req, int status, const char *msg)
-{
-	reply_json(req, status, json_pack("{s:s}", "error", msg));
-}
 
 /* Where req came from, for the log. */
 static void
@@ -425,10 +303,10 @@ refuse(struct ld_peers *p, struct evhttp_request *req, const char *from,
 	va_end(ap);
 	p->st.refused[r]++;
 	ld_ratelog(&p->d->log, &p->rl[r], "peer: refused (%s, %d) from %s: %s (%lu so far)",
-		   refusal_names[r], status, from, ld_escape(&eb, msg, 300), p->st.refused[r]);
+		   ld_peer_refusal_name(r), status, from, ld_escape(&eb, msg, 300), p->st.refused[r]);
 	buf_free(&eb);
 	if (req)
-		reply_error(req, status, msg);
+		ld_reply_error(req, status, msg);
 }
 
 /* ---- the peer listener: POST /v1/peer/summary, GET /v1/watch/step ---------- */
@@ -441,21 +319,21 @@ post_credential_ok(struct ld_peers *p, struct mjob *j, const char *path)
 	const struct ld_conf *c = &p->d->cur->conf;
 	enum ld_peer_refusal r;
 
-	if (j->merr != EMUNGE_SUCCESS) {
-		r = j->merr == EMUNGE_CRED_REPLAYED ? LD_REFUSE_REPLAYED :
-		    j->merr == EMUNGE_CRED_EXPIRED || j->merr == EMUNGE_CRED_REWOUND ?
+	if (j->mj.merr != EMUNGE_SUCCESS) {
+		r = j->mj.merr == EMUNGE_CRED_REPLAYED ? LD_REFUSE_REPLAYED :
+		    j->mj.merr == EMUNGE_CRED_EXPIRED || j->mj.merr == EMUNGE_CRED_REWOUND ?
 		    LD_REFUSE_EXPIRED : LD_REFUSE_CRED;
 		refuse(p, j->req, j->from, r, 403, "POST %s: the munge credential is refused: %s",
-		       path, j->why);
+		       path, j->mj.why);
 		return false;
 	}
-	if (j->uid != 0 && (c->slurm_uid < 0 || j->uid != c->slurm_uid)) {
+	if (j->mj.uid != 0 && (c->slurm_uid < 0 || j->mj.uid != c->slurm_uid)) {
 		refuse(p, j->req, j->from, LD_REFUSE_UID, 403, "POST %s: the credential is uid %ld's: "
-		       "want root's or slurm_user's (%s)", path, j->uid,
+		       "want root's or slurm_user's (%s)", path, j->mj.uid,
 		       c->slurm_user[0] ? c->slurm_user : "none set");
 		return false;
 	}
-	if (!j->out || j->outlen != strlen(j->expect) || memcmp(j->out, j->expect, j->outlen) != 0) {
+	if (!j->mj.out || j->mj.outlen != strlen(j->expect) || memcmp(j->mj.out, j->expect, j->mj.outlen) != 0) {
 		refuse(p, j->req, j->from, LD_REFUSE_CHECKSUM, 403, "POST %s: the credential's "
 		       "payload is not the SHA-256 of the body (%s)", path, j->expect);
 		return false;
@@ -473,13 +351,13 @@ summary_checked(struct ld_peers *p, struct mjob *j)
 	if (!post_credential_ok(p, j, "/v1/peer/summary"))
 		return;
 	pl_err_clear(&err);
-	status = ld_lead_take(p, j->body, j->len, j->recv_ns, false, false, &r, &err);
+	status = ld_lead_take(p->leads, j->body, j->len, j->recv_ns, false, false, &r, &err);
 	if (status != 200) {
 		refuse(p, j->req, j->from, r, status, "POST /v1/peer/summary: %s", err.text);
 		return;
 	}
 	p->st.accepted++;
-	reply_json(j->req, 200, json_pack("{s:s}", "status", "ok"));
+	ld_reply_json(j->req, 200, json_pack("{s:s}", "status", "ok"));
 }
 
 static struct sstep *sstep_get(struct ld_peers *p, uint64_t job, uint64_t step);
@@ -544,7 +422,7 @@ relay_take(struct ld_peers *p, struct mjob *j, enum ld_peer_refusal *r, pl_err_t
 		return fail(err, 500, "out of memory");
 	if (ss->target == me) {
 		/* this node leads the step now: no node before it answers */
-		status = ld_lead_take(p, j->body, j->len, j->recv_ns, false, false, r, err);
+		status = ld_lead_take(p->leads, j->body, j->len, j->recv_ns, false, false, r, err);
 		if (status == 200)
 			p->st.accepted++;
 		return status;
@@ -616,7 +494,7 @@ relay_checked(struct ld_peers *p, struct mjob *j)
 		refuse(p, j->req, j->from, r, status, "POST /v1/peer/relay: %s", err.text);
 		return;
 	}
-	reply_json(j->req, 200, json_pack("{s:s}", "status", "ok"));
+	ld_reply_json(j->req, 200, json_pack("{s:s}", "status", "ok"));
 }
 
 /*
@@ -643,7 +521,7 @@ batch_take(struct ld_peers *p, const void *data, size_t len, uint64_t recv_ns, s
 	pl_err_clear(&ferr);
 	while (sum_batch_next(data, len, &off, &s, &sl, &hold, err) == 1) {
 		pl_err_clear(&ierr);
-		status = ld_lead_take(p, s, sl, hold < recv_ns ? recv_ns - hold : 1, false, false,
+		status = ld_lead_take(p->leads, s, sl, hold < recv_ns ? recv_ns - hold : 1, false, false,
 				      &ir, &ierr);
 		p->st.batch_items++;
 		if (status == 200) {
@@ -683,7 +561,7 @@ batch_checked(struct ld_peers *p, struct mjob *j)
 		refuse(p, j->req, j->from, r, status, "POST /v1/peer/batch: %s", err.text);
 		return;
 	}
-	reply_json(j->req, 200, json_pack("{s:s, s:I, s:I}", "status", "ok",
+	ld_reply_json(j->req, 200, json_pack("{s:s, s:I, s:I}", "status", "ok",
 					  "taken", (json_int_t)taken, "refused", (json_int_t)refused));
 }
 
@@ -696,67 +574,56 @@ step_checked(struct ld_peers *p, struct mjob *j)
 	pl_err_t err;
 	int status;
 
-	if (j->merr != EMUNGE_SUCCESS) {
-		refuse(p, j->req, j->from, j->merr == EMUNGE_CRED_REPLAYED ? LD_REFUSE_REPLAYED :
+	if (j->mj.merr != EMUNGE_SUCCESS) {
+		refuse(p, j->req, j->from, j->mj.merr == EMUNGE_CRED_REPLAYED ? LD_REFUSE_REPLAYED :
 		       LD_REFUSE_CRED, 403, "GET /v1/watch/step: the munge credential is refused: %s",
-		       j->why);
+		       j->mj.why);
 		return;
 	}
-	if (!j->out || j->outlen != strlen(j->expect) || memcmp(j->out, j->expect, j->outlen) != 0) {
+	if (!j->mj.out || j->mj.outlen != strlen(j->expect) || memcmp(j->mj.out, j->expect, j->mj.outlen) != 0) {
 		refuse(p, j->req, j->from, LD_REFUSE_CHECKSUM, 403, "GET /v1/watch/step: the "
 		       "credential's payload is not the request line '%s'", j->expect);
 		return;
 	}
-	all = j->uid == 0 || (c->slurm_uid >= 0 && j->uid == c->slurm_uid);
+	all = j->mj.uid == 0 || (c->slurm_uid >= 0 && j->mj.uid == c->slurm_uid);
 	pl_err_clear(&err);
-	status = ld_peer_step_json(p, j->sq.job, j->sq.step, j->sq.from, j->sq.count, all, j->uid,
+	status = ld_peer_step_json(p, j->sq.job, j->sq.step, j->sq.from, j->sq.count, all, j->mj.uid,
 				   &o, &err);
 	if (o)
-		reply_json(j->req, status, o);
+		ld_reply_json(j->req, status, o);
 	else
-		reply_error(j->req, status, err.text);
+		ld_reply_error(j->req, status, err.text);
 }
 
 /* The worker's answers, on the loop. */
 static void link_encoded(struct ld_peers *p, struct mjob *j);
 
 static void
-on_wake(evutil_socket_t fd, short what, void *arg)
+on_munged(void *arg, struct ld_munge_job *mj)
 {
 	struct ld_peers *p = arg;
-	struct mjob *j, *next;
-	char drain[256];
+	struct mjob *j = (struct mjob *)mj;
 
-	(void)what;
-	while (read(fd, drain, sizeof(drain)) > 0)
-		;
-	pthread_mutex_lock(&p->mu);
-	j = p->done;
-	p->done = p->done_tail = NULL;
-	pthread_mutex_unlock(&p->mu);
-	for (; j; j = next) {
-		next = j->next;
-		if (j->kind == MJ_ENCODE)
-			link_encoded(p, j);
-		else if (j->what == MJ_SUMMARY)
-			summary_checked(p, j);
-		else if (j->what == MJ_RELAY)
-			relay_checked(p, j);
-		else if (j->what == MJ_BATCH)
-			batch_checked(p, j);
-		else
-			step_checked(p, j);
-		mjob_free(j);
-	}
+	if (j->mj.kind == LD_MUNGE_ENCODE)
+		link_encoded(p, j);
+	else if (j->what == MJ_SUMMARY)
+		summary_checked(p, j);
+	else if (j->what == MJ_RELAY)
+		relay_checked(p, j);
+	else if (j->what == MJ_BATCH)
+		batch_checked(p, j);
+	else
+		step_checked(p, j);
+	mjob_free(j);
 }
 
 /* Hand a checked request's job to the worker: answered from there. */
 static void
 defer_to_worker(struct ld_peers *p, struct evhttp_request *req, struct mjob *j, const char *what)
 {
-	if (worker_submit(p, j) < 0) {
+	if (ld_munge_submit(p->munge, &j->mj) < 0) {
 		refuse(p, req, j->from, LD_REFUSE_BUSY, 503, "%s: %d credentials are waiting to be "
-		       "checked already: try again", what, MJ_QUEUE_MAX);
+		       "checked already: try again", what, LD_MUNGE_QUEUE_MAX);
 		mjob_free(j);
 		return;
 	}
@@ -766,9 +633,9 @@ defer_to_worker(struct ld_peers *p, struct evhttp_request *req, struct mjob *j, 
 static const char *
 credential(struct evhttp_request *req)
 {
-	const char *v = evhttp_find_header(evhttp_request_get_input_headers(req), "X-PL-Munge");
+	const char *v = evhttp_find_header(evhttp_request_get_input_headers(req), PEERWIRE_HEADER);
 
-	return v && *v && strlen(v) <= CRED_MAX ? v : NULL;
+	return v && *v && strlen(v) <= PEERWIRE_CRED_MAX ? v : NULL;
 }
 
 /* POST path (a summary, a member's summary for its relay, or a batch):
@@ -788,7 +655,7 @@ do_post(struct ld_peers *p, struct evhttp_request *req, const char *from, enum m
 	if (!cred) {
 		refuse(p, req, from, LD_REFUSE_UNAUTH, 401, "POST %s: no X-PL-Munge header of at most "
 		       "%d bytes: want a munge credential of root or slurm_user whose payload is the "
-		       "SHA-256 of the body, in lowercase hex", path, CRED_MAX);
+		       "SHA-256 of the body, in lowercase hex", path, PEERWIRE_CRED_MAX);
 		return;
 	}
 	if (len == 0 || (what != MJ_BATCH && len > SUM_MAX_BYTES)) {
@@ -796,7 +663,7 @@ do_post(struct ld_peers *p, struct evhttp_request *req, const char *from, enum m
 		       "bytes: want %s", path, len ? "a" : "an empty", len, want);
 		return;
 	}
-	j = mjob_new(p, MJ_DECODE, cred);
+	j = mjob_new(p, LD_MUNGE_DECODE, cred);
 	if (j) {
 		j->body = malloc(len);
 		if (j->body && evbuffer_copyout(in, j->body, len) != (ev_ssize_t)len) {
@@ -804,11 +671,11 @@ do_post(struct ld_peers *p, struct evhttp_request *req, const char *from, enum m
 			j->body = NULL;
 		}
 		if (j->body)
-			j->expect = strdup(sha256_hex_of(j->body, len, hex));
+			j->expect = strdup(peerwire_post_payload(j->body, len, hex));
 	}
 	if (!j || !j->body || !j->expect) {
 		mjob_free(j);
-		reply_error(req, 500, "out of memory");
+		ld_reply_error(req, 500, "out of memory");
 		return;
 	}
 	j->what = what;
@@ -869,7 +736,7 @@ do_step_get(struct ld_peers *p, struct evhttp_request *req, const char *from)
 	struct mjob *j;
 
 	if (step_query(uri ? evhttp_uri_get_query(uri) : NULL, &sq) < 0) {
-		reply_error(req, 400, "GET /v1/watch/step: " STEP_QUERY_HELP);
+		ld_reply_error(req, 400, "GET /v1/watch/step: " STEP_QUERY_HELP);
 		return;
 	}
 	if (!cred) {
@@ -878,12 +745,12 @@ do_step_get(struct ld_peers *p, struct evhttp_request *req, const char *from)
 		       "line, 'GET %s'", evhttp_request_get_uri(req));
 		return;
 	}
-	buf_printf(&line, "GET %s", evhttp_request_get_uri(req));
-	j = mjob_new(p, MJ_DECODE, cred);
+	peerwire_get_payload(&line, evhttp_request_get_uri(req));
+	j = mjob_new(p, LD_MUNGE_DECODE, cred);
 	if (!j || line.bad || !(j->expect = buf_take(&line))) {
 		buf_free(&line);
 		mjob_free(j);
-		reply_error(req, 500, "out of memory");
+		ld_reply_error(req, 500, "out of memory");
 		return;
 	}
 	j->what = MJ_STEP;
@@ -918,7 +785,7 @@ on_peer_request(struct evhttp_request *req, void *arg)
 			refuse(p, req, from, LD_REFUSE_REQUEST, 405, "%s: method not allowed (allowed: "
 			       "POST)", link_paths[k]);
 		}
-	} else if (path && strcmp(path, "/v1/watch/step") == 0) {
+	} else if (path && strcmp(path, PEERWIRE_PATH_STEP) == 0) {
 		if (m == EVHTTP_REQ_GET) {
 			do_step_get(p, req, from);
 		} else {
@@ -1068,30 +935,6 @@ on_posted(void *arg, const struct ld_http_result *r)
 	link_ended(k->peers, k, false, why);
 }
 
-/* Where node `name`'s layoutd listens for peers: the map's address and
- * peer port for it when the map has them, else the name and peer_port. */
-static void
-peer_url(const struct ld_peers *p, const char *name, const char *path, struct buf *url)
-{
-	const struct ld_conf *c = &p->d->cur->conf;
-	const char *host = name;
-	int port = c->peer_port;
-	const char *a = NULL;
-	int pp = 0;
-	long i = topo_find_node(p->d->cur->map, name);
-
-	if (i >= 0 && topo_node_peer(p->d->cur->map, i, &a, &pp) == 0) {
-		if (a && *a)
-			host = a;
-		if (pp > 0)
-			port = pp;
-	}
-	if (strchr(host, ':'))
-		buf_printf(url, "http://[%s]:%d%s", host, port, path);
-	else
-		buf_printf(url, "http://%s:%d%s", host, port, path);
-}
-
 /* Deliver k->body: its credential first (the worker), then the POST. */
 static void
 link_start(struct ld_peers *p, struct plink *k)
@@ -1099,13 +942,13 @@ link_start(struct ld_peers *p, struct plink *k)
 	char hex[SHA256_HEX_LEN];
 	struct mjob *j;
 
-	j = mjob_new(p, MJ_ENCODE, sha256_hex_of(k->body.s, k->body.len, hex));
+	j = mjob_new(p, LD_MUNGE_ENCODE, peerwire_post_payload(k->body.s, k->body.len, hex));
 	if (!j) {
 		link_ended(p, k, false, "out of memory");
 		return;
 	}
 	j->link_id = k->id;
-	if (worker_submit(p, j) < 0) {
+	if (ld_munge_submit(p->munge, &j->mj) < 0) {
 		mjob_free(j);
 		link_ended(p, k, false, "the munge queue is full");
 		return;
@@ -1127,13 +970,13 @@ link_encoded(struct ld_peers *p, struct mjob *j)
 
 	if (!k || k->state != LINK_ENCODING)
 		return;		/* the step went meanwhile */
-	if (j->merr != EMUNGE_SUCCESS || !j->out) {
-		snprintf(why, sizeof(why), "munge_encode: %.180s", j->why);
+	if (j->mj.merr != EMUNGE_SUCCESS || !j->mj.out) {
+		snprintf(why, sizeof(why), "munge_encode: %.180s", j->mj.why);
 		link_ended(p, k, false, why);
 		return;
 	}
-	peer_url(p, k->node, link_paths[k->kind], &url);
-	buf_printf(&hdr, "X-PL-Munge: %s", j->out);
+	peerwire_url(&url, p->d->cur->map, k->node, c->peer_port, link_paths[k->kind]);
+	buf_printf(&hdr, PEERWIRE_HEADER ": %s", j->mj.out);
 	headers[0] = buf_str(&hdr);
 	headers[1] = NULL;
 	memset(&rq, 0, sizeof(rq));
@@ -1197,7 +1040,7 @@ sstep_get(struct ld_peers *p, uint64_t job, uint64_t step)
 	return ss;
 }
 
-const char *
+static const char *
 ld_peer_target(const struct ld_peers *p, uint64_t job, uint64_t step, size_t *k, bool *relay)
 {
 	const struct sstep *ss;
@@ -1211,6 +1054,16 @@ ld_peer_target(const struct ld_peers *p, uint64_t job, uint64_t step, size_t *k,
 			return ss->target_name;
 		}
 	return NULL;
+}
+
+/* What the leader asks: where this node's own summaries of job.step go. */
+static const char *
+lead_target(void *arg, uint64_t job, uint64_t step)
+{
+	size_t k;
+	bool relay;
+
+	return ld_peer_target(arg, job, step, &k, &relay);
 }
 
 /* This node's summary of watch step wi into out.  0, or -1 (logged). */
@@ -1389,14 +1242,14 @@ route_summary(struct ld_peers *p, size_t wi, const struct ld_watch_step *ws, str
 		ss->target_relay = to == relay;
 		snprintf(ss->target_name, sizeof(ss->target_name), "%s", name);
 	}
-	if (sum && (self || ld_lead_find(p, ws->job_id, ws->step_id))) {
+	if (sum && (self || ld_lead_find(p->leads, ws->job_id, ws->step_id))) {
 		pl_err_clear(&err);
-		if (ld_lead_take(p, sum->s, sum->len, now, true, self, &r, &err) == 200)
+		if (ld_lead_take(p->leads, sum->s, sum->len, now, true, self, &r, &err) == 200)
 			p->st.handed_in++;
 		else
 			ld_ratelog(&p->d->log, &p->rl_send, "peer: job %" PRIu64 ".%" PRIu64 ": this "
 				   "node's own summary refused (%s): %s", ws->job_id, ws->step_id,
-				   refusal_names[r], err.text);
+				   ld_peer_refusal_name(r), err.text);
 	}
 	if (self && kind == LINK_BATCH) {
 		/* this relay leads: its members' summaries are taken in here */
@@ -1404,7 +1257,7 @@ route_summary(struct ld_peers *p, size_t wi, const struct ld_watch_step *ws, str
 			if (!ss->held[i].full)
 				continue;
 			pl_err_clear(&err);
-			if (ld_lead_take(p, ss->held[i].body.s, ss->held[i].body.len,
+			if (ld_lead_take(p->leads, ss->held[i].body.s, ss->held[i].body.len,
 					 ss->held[i].recv_ns, false, false, &r, &err) == 200)
 				p->st.accepted++;
 			else
@@ -1472,7 +1325,7 @@ ld_peer_tick(struct ld_peers *p)
 	uint64_t now = mono_ns();
 
 	send_all(p, now);
-	ld_lead_all(p, now);
+	ld_lead_all(p->leads, now);
 }
 
 /*
@@ -1480,7 +1333,7 @@ ld_peer_tick(struct ld_peers *p)
  * its summaries (the leader, or the node acting for it), so a client
  * follows one hop instead of asking every node.
  */
-int
+static int
 ld_peer_elsewhere(const struct ld_peers *p, uint64_t job, uint64_t step, const char *self,
 	       const char *leader, json_t **out, pl_err_t *err)
 {
@@ -1491,11 +1344,39 @@ ld_peer_elsewhere(const struct ld_peers *p, uint64_t job, uint64_t step, const c
 
 	/* a relay leads or names where it sends in turn: one hop more */
 	acting = to && !relay && k > 0;
-	fail(err, 421, "job %" PRIu64 ".%" PRIu64 ": not led here (%s): ask its %s, %s", job,
-	     step, self, relay ? "relay" : acting ? "acting leader" : "leader", target);
-	*out = json_pack("{s:s, s:s, s:b}", "error", err->text, "leader", target, "acting",
-			 acting);
+	*out = peerwire_misdirected(job, step, self, target, relay, acting, err);
 	return *out ? 421 : fail(err, 500, "out of memory");
+}
+
+int
+ld_peer_step_json(const struct ld_peers *p, uint64_t job, uint64_t step, uint64_t from,
+		  size_t count, bool all, long uid, json_t **out, pl_err_t *err)
+{
+	struct ld_watch_step ws;
+	const char *leader;
+	int status;
+	long wi;
+
+	status = ld_lead_step_json(p->leads, job, step, from, count, all, uid, out, err);
+	if (status != 0)
+		return status;
+	wi = ld_watch_step_find(p->d->watch, job, step);
+	leader = wi >= 0 ? ld_watch_step_node(p->d->watch, (size_t)wi, 0) : NULL;
+	if (wi >= 0)
+		ld_watch_step_at(p->d->watch, (size_t)wi, &ws);
+	if (leader && strcmp(leader, ws.node) == 0)
+		return fail(err, 404, "job %" PRIu64 ".%" PRIu64 ": this node (%s) is its leader "
+			    "but leads it not (yet): %s", job, step, ws.node,
+			    p->d->cur->conf.peer_listen == LD_PEER_LISTEN_NO ?
+			    "peer_listen = no, and the step spans several nodes" :
+			    "no summary of it has come");
+	if (leader && (all || (long)ws.uid == uid))
+		return ld_peer_elsewhere(p, job, step, ws.node, leader, out, err);
+	if (leader)
+		return fail(err, 404, "job %" PRIu64 ".%" PRIu64 ": not led here for uid %ld",
+			    job, step, uid);
+	return fail(err, 404, "job %" PRIu64 ".%" PRIu64 ": not led here (%s): ask the layoutd "
+		    "of the node of its rank 0", job, step, p->d->cur->conf.node_name);
 }
 
 void
@@ -1508,23 +1389,23 @@ ld_peer_step_reply(const struct ld_peers *p, struct evhttp_request *req, bool al
 	int status;
 
 	if (step_query(uri ? evhttp_uri_get_query(uri) : NULL, &sq) < 0) {
-		reply_error(req, 400, "GET /v1/watch/step: " STEP_QUERY_HELP);
+		ld_reply_error(req, 400, "GET /v1/watch/step: " STEP_QUERY_HELP);
 		return;
 	}
 	pl_err_clear(&err);
 	status = ld_peer_step_json(p, sq.job, sq.step, sq.from, sq.count, all, uid, &o, &err);
 	if (o)
-		reply_json(req, status, o);
+		ld_reply_json(req, status, o);
 	else
-		reply_error(req, status, err.text);
+		ld_reply_error(req, status, err.text);
 }
 
 void
 ld_peer_stats(const struct ld_peers *p, struct ld_peer_stats *st)
 {
 	*st = p->st;
-	st->led_steps = p->nleads;
-	st->nodes_lost = ld_lead_nodes_lost(p);
+	st->led_steps = ld_lead_count(p->leads);
+	st->nodes_lost = ld_lead_nodes_lost(p->leads);
 }
 
 static const char *
@@ -1537,7 +1418,7 @@ json_t *
 ld_peer_json(const struct ld_peers *p)
 {
 	const struct ld_conf *c = &p->d->cur->conf;
-	json_t *ref = json_object(), *sends = json_array(), *leads = ld_lead_json(p);
+	json_t *ref = json_object(), *sends = json_array(), *leads = ld_lead_json(p->leads);
 	const struct sstep *ss;
 	struct ld_peer_stats st;
 	uint64_t now = mono_ns();
@@ -1546,7 +1427,7 @@ ld_peer_json(const struct ld_peers *p)
 
 	ld_peer_stats(p, &st);
 	for (r = 0; ref && r < LD_NREFUSE; r++)
-		json_object_set_new(ref, refusal_names[r], json_integer((json_int_t)st.refused[r]));
+		json_object_set_new(ref, ld_peer_refusal_name(r), json_integer((json_int_t)st.refused[r]));
 	for (ss = p->sends; sends && ss; ss = ss->next) {
 		json_t *links = json_array();
 
@@ -1600,7 +1481,7 @@ ld_peer_json(const struct ld_peers *p)
 void
 ld_peer_set_findings_cb(struct ld_peers *p, ld_findings_cb cb)
 {
-	p->cb = cb;
+	ld_leads_set_findings_cb(p->leads, cb);
 }
 
 struct ld_peers *
@@ -1612,23 +1493,18 @@ ld_peer_new(struct ld *d)
 	if (!p)
 		return NULL;
 	p->d = d;
-	p->wake[0] = p->wake[1] = -1;
 	p->listen_port = -1;
 	for (i = 0; i < LD_NREFUSE; i++)
 		p->rl[i].interval_ms = REFUSAL_LOG_MS;
 	p->rl_send.interval_ms = REFUSAL_LOG_MS;
 	if (getrandom(&p->boot_id, sizeof(p->boot_id), 0) != (ssize_t)sizeof(p->boot_id))
 		p->boot_id = mono_ns() ^ ((uint64_t)getpid() << 32) ^ real_ns();
-	pthread_mutex_init(&p->mu, NULL);
-	pthread_cond_init(&p->cv, NULL);
-	if (pipe2(p->wake, O_NONBLOCK | O_CLOEXEC) < 0)
+	p->leads = ld_leads_new(d, lead_target, p);
+	if (!p->leads)
 		goto fail;
-	p->wake_ev = event_new(d->base, p->wake[0], EV_READ | EV_PERSIST, on_wake, p);
-	if (!p->wake_ev || event_add(p->wake_ev, NULL) < 0)
+	p->munge = ld_munge_new(d->base, on_munged, p);
+	if (!p->munge)
 		goto fail;
-	if (pthread_create(&p->th, NULL, worker_main, p) != 0)
-		goto fail;
-	p->th_started = true;
 	return p;
 fail:
 	ld_peer_free(p);
@@ -1642,9 +1518,9 @@ answer_pending(struct ld_peers *p, struct mjob *j)
 	struct mjob *next;
 
 	for (; j; j = next) {
-		next = j->next;
-		if (j->kind == MJ_DECODE && j->req)
-			reply_error(j->req, 503, "layoutd is stopping");
+		next = (struct mjob *)j->mj.next;
+		if (j->mj.kind == LD_MUNGE_DECODE && j->req)
+			ld_reply_error(j->req, 503, "layoutd is stopping");
 		mjob_free(j);
 	}
 }
@@ -1656,16 +1532,8 @@ ld_peer_free(struct ld_peers *p)
 
 	if (!p)
 		return;
-	if (p->th_started) {
-		pthread_mutex_lock(&p->mu);
-		p->stop = true;
-		pthread_cond_signal(&p->cv);
-		pthread_mutex_unlock(&p->mu);
-		pthread_join(p->th, NULL);
-	}
-	answer_pending(p, p->todo);
-	answer_pending(p, p->done);
-	p->todo = p->done = NULL;
+	if (p->munge)
+		answer_pending(p, (struct mjob *)ld_munge_stop(p->munge));
 	if (p->conns)
 		ld_conns_shutdown(p->conns);
 	if (p->http)
@@ -1675,18 +1543,10 @@ ld_peer_free(struct ld_peers *p)
 		p->sends = ss->next;
 		sstep_free(p, ss);
 	}
-	ld_lead_free_all(p);
-	if (p->wake_ev)
-		event_free(p->wake_ev);
-	if (p->wake[0] >= 0)
-		close(p->wake[0]);
-	if (p->wake[1] >= 0)
-		close(p->wake[1]);
-	pthread_cond_destroy(&p->cv);
-	pthread_mutex_destroy(&p->mu);
+	ld_leads_free(p->leads);
+	ld_munge_free(p->munge);
 	free(p->scratch);
 	free(p->scratch_info);
-	sum_space_free(&p->dec);
 	free(p);
 }
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * layoutd's alerts (layoutd_alert.h).
+ * layoutd's alerts (watch/alert.h).
  *
  * The state machine is lib/watch/alerts.c; this file gives its events a
  * face and a way out.  An alert's labels are made once, when it fires,
@@ -29,24 +29,20 @@
  *
  * Drain (drain = yes): a hang, a stuck collective or an exit whose
  * culprits are all on one node, still firing at its first re-send
- * (alert_resend_s after it fired: a transient finding drains nothing), runs `scontrol update
- * nodename=N state=drain reason="parallel-layout: job J.S rank R KIND"`
- * in a child whose output comes back through a pipe event; after its end
- * of file the child is reaped with WNOHANG on a short timer, and killed
- * when it runs past DRAIN_TIMEOUT_S.  No signal handler is involved.
+ * (alert_resend_s after it fired: a transient finding drains nothing), drains
+ * its node with reason="parallel-layout: job J.S rank R KIND", at most
+ * drain_max_per_hour times an hour; watch/drain.c runs scontrol.
  */
-#define _GNU_SOURCE		/* syscall(): close_range in the drain's child */
+#define _GNU_SOURCE		/* WCOREDUMP (watch/text.h) */
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -58,23 +54,23 @@
 #include "buf.h"
 #include "judge.h"
 #include "layoutd.h"
-#include "layoutd_alert.h"
+#include "alert.h"
+#include "drain.h"
 #include "layoutd_curl.h"
-#include "layoutd_peer.h"
+#include "lead.h"
+#include "text.h"
 
 #define NS 1000000000ULL
 #define MAX_TARGETS 8
 #define TARGET_INFLIGHT 4		/* requests in flight per target */
 #define BACKOFF_MAX_S 60
-#define DRAIN_TIMEOUT_S 30
-#define DRAIN_OUT_MAX 1024
-#define DRAIN_HISTORY 1024		/* drain_max_per_hour's bound */
 #define USER_CACHE 64
 #define LABEL_LEN 512
 
 enum receiver { RCV_AM, RCV_HOOK, NRCV };
 
 static const char *const rcv_names[NRCV] = { "alertmanager", "webhook" };
+_Static_assert(NRCV == LD_ALERT_NRCV, "alert.h counts the receivers");
 
 struct target {
 	enum receiver rcv;
@@ -135,21 +131,6 @@ struct lstep {
 	unsigned long rounds;
 };
 
-struct drain {
-	struct drain *next;
-	struct ld_alerts *a;
-	pid_t pid;
-	int fd;
-	struct event *ev_out;
-	struct event *ev_wait;
-	char node[LD_PEER_NODE_LEN];
-	char reason[160];
-	char out[DRAIN_OUT_MAX];
-	size_t outlen;
-	bool eof, killed;
-	uint64_t started_ns;
-};
-
 struct ld_alerts {
 	struct ld *d;
 	struct alerts *t;
@@ -161,9 +142,7 @@ struct ld_alerts {
 	struct ainfo *recent[ALERTS_RECENT]; /* of the resolved ones, as lib's ring */
 	size_t recent_next;
 	struct lstep *steps;
-	struct drain *drains;
-	uint64_t drain_t[DRAIN_HISTORY]; /* when the last drains started (mono) */
-	size_t drain_next;
+	struct ld_drains *drains;	/* watch/drain.c */
 	struct {
 		uint32_t uid;
 		char name[64];
@@ -173,7 +152,7 @@ struct ld_alerts {
 	unsigned long sent[NRCV], failed[NRCV], dropped[NRCV], retried[NRCV];
 	unsigned long fired[JUDGE_KIND_MAX + 1], resolved[JUDGE_KIND_MAX + 1];
 	unsigned long overflow;
-	unsigned long drains_started, drains_ok, drains_failed, drains_limited, drains_skipped;
+	unsigned long drains_limited, drains_skipped;	/* the drains not started */
 	struct ld_ratelog rl_fail[NRCV], rl_drop, rl_over;
 };
 
@@ -234,28 +213,6 @@ iso(uint64_t real_ns, char *buf, size_t size)
 
 /* ---- text ------------------------------------------------------------------- */
 
-/* src as printable ASCII (others as \xHH), cut to fit dst: safe for a
- * label, a JSON string and a log line. */
-static const char *
-ascii(char *dst, size_t size, const char *src)
-{
-	size_t o = 0;
-
-	for (; src && *src && o + 5 < size; src++) {
-		unsigned char ch = (unsigned char)*src;
-
-		if (ch < 0x20 || ch >= 0x7f) {
-			dst[o++] = '\\';
-			dst[o++] = 'x';
-			dst[o++] = "0123456789abcdef"[ch >> 4];
-			dst[o++] = "0123456789abcdef"[ch & 15];
-		} else {
-			dst[o++] = (char)ch;
-		}
-	}
-	dst[o] = '\0';
-	return dst;
-}
 
 static const char *
 user_name(struct ld_alerts *a, uint32_t uid)
@@ -298,19 +255,6 @@ view_node(const struct ld_step_view *v, int64_t i)
 	return v->step->nodes[i].name;
 }
 
-/* "exit code 7", "signal 9 (core dumped)", "status unknown". */
-static void
-exit_text(int st, char *buf, size_t size)
-{
-	if (st < 0)
-		snprintf(buf, size, "status unknown");
-	else if (WIFEXITED(st))
-		snprintf(buf, size, "exit code %d", WEXITSTATUS(st));
-	else if (WIFSIGNALED(st))
-		snprintf(buf, size, "signal %d%s", WTERMSIG(st), WCOREDUMP(st) ? " (core dumped)" : "");
-	else
-		snprintf(buf, size, "wait status 0x%x", (unsigned)st);
-}
 
 /* The culprits' node names (unique, in rank order) into out; *one set when
  * every culprit is known and on one node. */
@@ -921,181 +865,6 @@ send_all(struct ld_alerts *a, const struct alert *al, const struct ainfo *in,
 	schedule(a);
 }
 
-/* ---- drain -------------------------------------------------------------------------- */
-
-static void
-drain_free(struct ld_alerts *a, struct drain *dr)
-{
-	struct drain **p;
-
-	for (p = &a->drains; *p; p = &(*p)->next)
-		if (*p == dr) {
-			*p = dr->next;
-			break;
-		}
-	if (dr->ev_out)
-		event_free(dr->ev_out);
-	if (dr->ev_wait)
-		event_free(dr->ev_wait);
-	if (dr->fd >= 0)
-		close(dr->fd);
-	free(dr);
-}
-
-static void
-drain_poll_later(struct drain *dr, long ms)
-{
-	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
-
-	evtimer_add(dr->ev_wait, &tv);
-}
-
-/* Reap the child when it has ended; kill it when it runs too long. */
-static void
-on_drain_wait(evutil_socket_t fd, short what, void *arg)
-{
-	struct drain *dr = arg;
-	struct ld_alerts *a = dr->a;
-	char out[DRAIN_OUT_MAX * 4 + 8];
-	int st = 0;
-	pid_t r = waitpid(dr->pid, &st, WNOHANG);
-
-	if (r == 0) {
-		if (!dr->killed &&
-		    clock_ns(CLOCK_MONOTONIC) - dr->started_ns > (uint64_t)DRAIN_TIMEOUT_S * NS) {
-			kill(dr->pid, SIGKILL);
-			dr->killed = true;
-			ld_log(&a->d->log, "drain: node %s: %s ran for more than %d s: killed",
-			       dr->node, a->d->cur->conf.scontrol, DRAIN_TIMEOUT_S);
-		}
-		drain_poll_later(dr, 100);
-		return;
-	}
-	dr->out[dr->outlen] = '\0';
-	ascii(out, sizeof(out), dr->out);
-	if (r == dr->pid && WIFEXITED(st) && WEXITSTATUS(st) == 0 && !dr->killed) {
-		a->drains_ok++;
-		ld_log(&a->d->log, "drain: node %s drained (%s): %s", dr->node, dr->reason,
-		       out[0] ? out : "scontrol said nothing");
-	} else {
-		char es[64];
-
-		exit_text(r == dr->pid ? st : -1, es, sizeof(es));
-		a->drains_failed++;
-		ld_log(&a->d->log, "drain: node %s not drained: %s ended with %s: %s", dr->node,
-		       a->d->cur->conf.scontrol, es, out[0] ? out : "no output");
-	}
-	drain_free(a, dr);
-}
-
-static void
-on_drain_out(evutil_socket_t fd, short what, void *arg)
-{
-	struct drain *dr = arg;
-	char buf[512];
-	ssize_t n = read(dr->fd, buf, sizeof(buf));
-
-	if (n > 0) {
-		size_t room = sizeof(dr->out) - 1 - dr->outlen;
-		size_t k = (size_t)n < room ? (size_t)n : room;
-
-		memcpy(dr->out + dr->outlen, buf, k);
-		dr->outlen += k;
-		return;
-	}
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return;
-	event_del(dr->ev_out);
-	close(dr->fd);
-	dr->fd = -1;
-	dr->eof = true;
-	drain_poll_later(dr, 0);
-}
-
-/* The child: scontrol with the pipe as its output, nothing else open. */
-static void __attribute__((noreturn))
-drain_child(const char *path, char *const argv[], int out, int devnull)
-{
-	long fd, max = sysconf(_SC_OPEN_MAX);
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_DFL;
-	sigaction(SIGPIPE, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	if (dup2(devnull, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0)
-		_exit(126);
-#ifdef SYS_close_range
-	if (syscall(SYS_close_range, 3U, ~0U, 0U) < 0)
-#endif
-		for (fd = 3; fd < (max > 0 && max < 65536 ? max : 65536); fd++)
-			close((int)fd);
-	execv(path, argv);
-	_exit(127);
-}
-
-static void
-drain_start(struct ld_alerts *a, const char *node, const char *reason)
-{
-	const struct ld_conf *c = &a->d->cur->conf;
-	char nodearg[LD_PEER_NODE_LEN + 16], reasonarg[200];
-	char *argv[] = { (char *)c->scontrol, "update", nodearg, "state=drain", reasonarg, NULL };
-	struct drain *dr = calloc(1, sizeof(*dr));
-	int p[2] = { -1, -1 }, devnull = -1;
-	pid_t pid;
-
-	if (!dr) {
-		a->drains_failed++;
-		ld_log(&a->d->log, "drain: node %s not drained: out of memory", node);
-		return;
-	}
-	dr->a = a;
-	dr->fd = -1;
-	snprintf(dr->node, sizeof(dr->node), "%.*s", (int)sizeof(dr->node) - 1, node);
-	snprintf(dr->reason, sizeof(dr->reason), "%.*s", (int)sizeof(dr->reason) - 1, reason);
-	snprintf(nodearg, sizeof(nodearg), "nodename=%s", dr->node);
-	snprintf(reasonarg, sizeof(reasonarg), "reason=%s", dr->reason);
-	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (devnull < 0 || pipe(p) < 0)
-		goto fail;
-	dr->ev_out = event_new(a->d->base, p[0], EV_READ | EV_PERSIST, on_drain_out, dr);
-	dr->ev_wait = evtimer_new(a->d->base, on_drain_wait, dr);
-	if (!dr->ev_out || !dr->ev_wait)
-		goto fail;
-	pid = fork();
-	if (pid < 0)
-		goto fail;
-	if (pid == 0)
-		drain_child(c->scontrol, argv, p[1], devnull);
-	close(p[1]);
-	close(devnull);
-	dr->pid = pid;
-	dr->fd = p[0];
-	fcntl(dr->fd, F_SETFL, fcntl(dr->fd, F_GETFL) | O_NONBLOCK);
-	fcntl(dr->fd, F_SETFD, FD_CLOEXEC);
-	dr->started_ns = clock_ns(CLOCK_MONOTONIC);
-	event_add(dr->ev_out, NULL);
-	dr->next = a->drains;
-	a->drains = dr;
-	a->drain_t[a->drain_next] = dr->started_ns;
-	a->drain_next = (a->drain_next + 1) % DRAIN_HISTORY;
-	a->drains_started++;
-	ld_log(&a->d->log, "drain: node %s: %s update nodename=%s state=drain reason=\"%s\" (pid %ld)",
-	       node, c->scontrol, node, reason, (long)pid);
-	return;
-fail:
-	a->drains_failed++;
-	ld_log(&a->d->log, "drain: node %s not drained: cannot start %s: %s", node, c->scontrol,
-	       strerror(errno));
-	if (p[0] >= 0)
-		close(p[0]);
-	if (p[1] >= 0)
-		close(p[1]);
-	if (devnull >= 0)
-		close(devnull);
-	drain_free(a, dr);
-}
-
 /* An exit that says nothing of the node: code 0, or a signal Slurm ends
  * and cancels steps with (scancel, a time limit, srun's ^C). */
 static bool
@@ -1107,18 +876,6 @@ ended_by_slurm(int st)
 		return WEXITSTATUS(st) == 0;
 	return WIFSIGNALED(st) && (WTERMSIG(st) == SIGTERM || WTERMSIG(st) == SIGKILL ||
 				   WTERMSIG(st) == SIGINT || WTERMSIG(st) == SIGHUP);
-}
-
-/* Drains started within the last hour. */
-static size_t
-drains_last_hour(const struct ld_alerts *a, uint64_t now)
-{
-	size_t i, n = 0;
-
-	for (i = 0; i < DRAIN_HISTORY; i++)
-		if (a->drain_t[i] && now - a->drain_t[i] < 3600 * NS)
-			n++;
-	return n;
 }
 
 /* At an alert's first re-send: drain the culprits' node when asked and allowed. */
@@ -1153,7 +910,7 @@ maybe_drain(struct ld_alerts *a, const struct ld_step_view *v, const struct aler
 		       judge_kind_name(f->kind), nodes[0] ? nodes : "none known");
 		return;
 	}
-	recent = drains_last_hour(a, now);
+	recent = ld_drain_last_hour(a->drains, now);
 	if ((long)recent >= c->drain_max_per_hour) {
 		a->drains_limited++;
 		ld_log(&a->d->log, "drain: node %s not drained for job %" PRIu64
@@ -1167,7 +924,7 @@ maybe_drain(struct ld_alerts *a, const struct ld_step_view *v, const struct aler
 				      f->culprits[i]);
 	snprintf(reason, sizeof(reason), "parallel-layout: job %" PRIu64 ".%" PRIu64 " rank %s %s",
 		 v->job_id, v->step_id, ranks, judge_kind_name(f->kind));
-	drain_start(a, nodes, reason);
+	ld_drain_start(a->drains, nodes, reason);
 }
 
 /* ---- the state machine's events ------------------------------------------------------- */
@@ -1437,6 +1194,7 @@ ld_alert_json(const struct ld_alerts *a, bool all, long uid)
 	const struct ld_conf *c = &a->d->cur->conf;
 	json_t *open = json_array(), *recent = json_array(), *targets = json_array(), *root;
 	struct target tg[MAX_TARGETS];
+	struct ld_drain_stats ds;
 	struct anchor an;
 	size_t i;
 	int k, nt;
@@ -1460,6 +1218,7 @@ ld_alert_json(const struct ld_alerts *a, bool all, long uid)
 	for (k = 0; targets && k < nt; k++)
 		json_array_append_new(targets, json_pack("{s:s, s:s}", "receiver",
 							 rcv_names[tg[k].rcv], "url", tg[k].url));
+	ld_drain_stats(a->drains, &ds);
 	root = json_pack("{s:o, s:o, s:o, s:I, s:I, s:{s:I, s:I}, s:{s:I, s:I, s:I, s:I}, "
 			 "s:{s:I, s:I, s:I, s:I}, s:I, "
 			 "s:{s:b, s:I, s:s, s:I, s:I, s:I, s:I, s:I}}",
@@ -1479,183 +1238,94 @@ ld_alert_json(const struct ld_alerts *a, bool all, long uid)
 			 "drain", "enabled", c->drain ? 1 : 0,
 			 "max_per_hour", (json_int_t)c->drain_max_per_hour,
 			 "scontrol", c->scontrol,
-			 "started", (json_int_t)a->drains_started, "ok", (json_int_t)a->drains_ok,
-			 "failed", (json_int_t)a->drains_failed,
+			 "started", (json_int_t)ds.started, "ok", (json_int_t)ds.ok,
+			 "failed", (json_int_t)ds.failed,
 			 "rate_limited", (json_int_t)a->drains_limited,
 			 "skipped", (json_int_t)a->drains_skipped);
 	return root;
 }
 
-/* ---- GET /metrics ----------------------------------------------------------------------- */
+/* ---- the numbers, for GET /metrics --------------------------------------------------- */
 
-/* The gauges of each led step, one family each, in the order of the values
- * ld_alert_metrics takes from a step. */
-static const struct {
-	const char *name, *help;
-} step_gauges[] = {
-	{ "parallel_layout_led_step_ranks",
-	  "Ranks known (from any node's summary) of each step this node leads." },
-	{ "parallel_layout_led_step_world", "World size of each step this node leads." },
-	{ "parallel_layout_led_step_nodes_lost", "Nodes of each led step whose summaries stopped." },
-	{ "parallel_layout_led_step_lag_max_seconds",
-	  "Of each led step: the longest any live rank has not entered a collective." },
-};
-#define NSTEP_GAUGES (sizeof(step_gauges) / sizeof(step_gauges[0]))
+size_t
+ld_alert_kinds(const enum judge_kind **kinds)
+{
+	*kinds = all_kinds;
+	return NKINDS;
+}
 
-/* Of each open advice finding (one alert each), one gauge of its size. */
-static double adv_nodes(const struct judge_finding *f) { return (double)f->nspan; }
-static double adv_bytes(const struct judge_finding *f) { return (double)f->bytes; }
-static double adv_idle(const struct judge_finding *f) { return f->cost_frac; }
-static double adv_planned(const struct judge_finding *f) { return f->plan_frac; }
-
-static const struct advice_gauge {
-	const char *name, *help;
-	enum judge_kind kind;
-	bool per_comm;		/* labelled with the communicator's hash */
-	double (*value)(const struct judge_finding *f);
-} advice_gauges[] = {
-	{ "parallel_layout_tp_network_nodes",
-	  "Of each TP group whose collectives cross the network now: the nodes it spans.",
-	  JUDGE_TP_NETWORK, true, adv_nodes },
-	{ "parallel_layout_fsdp_root_gather_bytes",
-	  "Of each step whose FSDP wraps only the root module: the bytes its one large "
-	  "AllGather gathers.",
-	  JUDGE_FSDP_ROOT, true, adv_bytes },
-	{ "parallel_layout_pipeline_idle_ratio",
-	  "Of each step whose pipeline idles more than planned: the share of its time its "
-	  "worst PP stage waits in p2p transfers.",
-	  JUDGE_PP_BUBBLE, false, adv_idle },
-	{ "parallel_layout_pipeline_planned_idle_ratio",
-	  "Of the same steps: the idle share planned, (pp - 1) / (m + pp - 1).",
-	  JUDGE_PP_BUBBLE, false, adv_planned },
-};
-#define NADVICE_GAUGES (sizeof(advice_gauges) / sizeof(advice_gauges[0]))
+const char *
+ld_alert_receiver_name(int r)
+{
+	return r >= 0 && r < NRCV ? rcv_names[r] : "?";
+}
 
 void
-ld_alert_metrics(const struct ld_alerts *a, struct buf *b)
+ld_alert_stats(const struct ld_alerts *a, struct ld_alert_stats *st)
 {
-	char job[24], step[24], rank[24], hash[20];
-	const struct lstep *s;
-	size_t i, k, g, nopen[JUDGE_KIND_MAX + 1] = { 0 };
+	struct ld_drain_stats ds;
+	size_t i;
 	int r;
 
+	memset(st, 0, sizeof(*st));
 	for (i = 0; i < alerts_nopen(a->t); i++) {
 		const struct alert *al = alerts_open(a->t, i);
 
 		if ((size_t)al->f.kind <= JUDGE_KIND_MAX)
-			nopen[al->f.kind]++;
+			st->open[al->f.kind]++;
 	}
-	ld_metric_family(b, "parallel_layout_alerts_open", "gauge",
-			 "Alerts open now on this node (it leads their steps), by alertname.");
-	for (k = 0; k < NKINDS; k++)
-		ld_metric(b, "parallel_layout_alerts_open", (double)nopen[all_kinds[k]], "alertname",
-			  alert_name(all_kinds[k]), "severity", alert_severity(all_kinds[k]), NULL);
-	ld_metric_family(b, "parallel_layout_alerts_fired_total", "counter",
-			 "Alerts that fired here, by alertname.");
-	for (k = 0; k < NKINDS; k++)
-		ld_metric(b, "parallel_layout_alerts_fired_total", (double)a->fired[all_kinds[k]],
-			  "alertname", alert_name(all_kinds[k]), NULL);
-	ld_metric_family(b, "parallel_layout_alerts_resolved_total", "counter",
-			 "Alerts that resolved here, by alertname.");
-	for (k = 0; k < NKINDS; k++)
-		ld_metric(b, "parallel_layout_alerts_resolved_total",
-			  (double)a->resolved[all_kinds[k]], "alertname", alert_name(all_kinds[k]),
-			  NULL);
-	ld_metric_family(b, "parallel_layout_alerts_not_kept_total", "counter",
-			 "Findings not made alerts because the open-alert table was full.");
-	ld_metric(b, "parallel_layout_alerts_not_kept_total", (double)a->overflow, NULL);
-	ld_metric_family(b, "parallel_layout_alert_notifications_total", "counter",
-			 "Alert messages by receiver and result: sent (accepted), failed (given up "
-			 "after the retries, or refused), dropped (the queue was full).");
+	memcpy(st->fired, a->fired, sizeof(st->fired));
+	memcpy(st->resolved, a->resolved, sizeof(st->resolved));
+	st->overflow = a->overflow;
 	for (r = 0; r < NRCV; r++) {
-		ld_metric(b, "parallel_layout_alert_notifications_total", (double)a->sent[r],
-			  "receiver", rcv_names[r], "result", "sent", NULL);
-		ld_metric(b, "parallel_layout_alert_notifications_total", (double)a->failed[r],
-			  "receiver", rcv_names[r], "result", "failed", NULL);
-		ld_metric(b, "parallel_layout_alert_notifications_total", (double)a->dropped[r],
-			  "receiver", rcv_names[r], "result", "dropped", NULL);
+		st->sent[r] = a->sent[r];
+		st->failed[r] = a->failed[r];
+		st->dropped[r] = a->dropped[r];
+		st->retried[r] = a->retried[r];
 	}
-	ld_metric_family(b, "parallel_layout_alert_notification_retries_total", "counter",
-			 "Alert messages tried again after a failure, by receiver.");
-	for (r = 0; r < NRCV; r++)
-		ld_metric(b, "parallel_layout_alert_notification_retries_total", (double)a->retried[r],
-			  "receiver", rcv_names[r], NULL);
-	ld_metric_family(b, "parallel_layout_alert_queue_length", "gauge",
-			 "Alert messages queued or in flight.");
-	ld_metric(b, "parallel_layout_alert_queue_length", (double)a->qlen, NULL);
-	ld_metric_family(b, "parallel_layout_alert_queue_capacity", "gauge",
-			 "alert_queue_max: queued alert messages at most.");
-	ld_metric(b, "parallel_layout_alert_queue_capacity",
-		  (double)a->d->cur->conf.alert_queue_max, NULL);
-	ld_metric_family(b, "parallel_layout_drains_total", "counter",
-			 "Node drains (drain = yes), by result: ok, failed, rate_limited "
-			 "(drain_max_per_hour reached), skipped (culprits not on one node).");
-	ld_metric(b, "parallel_layout_drains_total", (double)a->drains_ok, "result", "ok", NULL);
-	ld_metric(b, "parallel_layout_drains_total", (double)a->drains_failed, "result", "failed",
-		  NULL);
-	ld_metric(b, "parallel_layout_drains_total", (double)a->drains_limited, "result",
-		  "rate_limited", NULL);
-	ld_metric(b, "parallel_layout_drains_total", (double)a->drains_skipped, "result",
-		  "skipped", NULL);
+	st->qlen = a->qlen;
+	st->queue_max = a->d->cur->conf.alert_queue_max;
+	ld_drain_stats(a->drains, &ds);
+	st->drains_ok = ds.ok;
+	st->drains_failed = ds.failed;
+	st->drains_limited = a->drains_limited;
+	st->drains_skipped = a->drains_skipped;
+}
 
-	for (g = 0; g < NSTEP_GAUGES; g++) {
-		ld_metric_family(b, step_gauges[g].name, "gauge", step_gauges[g].help);
-		for (s = a->steps; s; s = s->next) {
-			const double v[] = { (double)s->nranks, (double)s->world, (double)s->nlost,
-					     s->lag_max_s };
+const struct alerts *
+ld_alert_table(const struct ld_alerts *a)
+{
+	return a->t;
+}
 
-			snprintf(job, sizeof(job), "%" PRIu64, s->job);
-			snprintf(step, sizeof(step), "%" PRIu64, s->step);
-			ld_metric(b, step_gauges[g].name, v[g], "job_id", job, "step", step, NULL);
-		}
-	}
-	ld_metric_family(b, "parallel_layout_led_step_findings", "gauge",
-			 "The judge's findings of each led step in its last round, by kind.");
-	for (s = a->steps; s; s = s->next) {
-		snprintf(job, sizeof(job), "%" PRIu64, s->job);
-		snprintf(step, sizeof(step), "%" PRIu64, s->step);
-		for (k = 0; k < NKINDS; k++)
-			ld_metric(b, "parallel_layout_led_step_findings",
-				  (double)s->findings[all_kinds[k]], "job_id", job, "step", step,
-				  "kind", judge_kind_name(all_kinds[k]), NULL);
-	}
-	ld_metric_family(b, "parallel_layout_rank_slowness_ratio", "gauge",
-			 "Of each rank named slow now: the share of their step time its peers "
-			 "lose waiting for it (the judge's lead).");
-	for (i = 0; i < alerts_nopen(a->t); i++) {
-		const struct alert *al = alerts_open(a->t, i);
+size_t
+ld_alert_nsteps(const struct ld_alerts *a)
+{
+	const struct lstep *s;
+	size_t n = 0;
 
-		if (al->f.kind != JUDGE_SLOW)
-			continue;
-		snprintf(job, sizeof(job), "%" PRIu64, al->key.job_id);
-		snprintf(step, sizeof(step), "%" PRIu64, al->key.step_id);
-		snprintf(hash, sizeof(hash), "%016" PRIx64, al->key.comm_hash);
-		for (k = 0; k < al->key.nranks; k++) {
-			snprintf(rank, sizeof(rank), "%" PRId64, al->key.ranks[k]);
-			ld_metric(b, "parallel_layout_rank_slowness_ratio", al->f.cost_frac,
-				  "job_id", job, "step", step, "rank", rank, "comm_hash", hash, NULL);
-		}
-	}
-	for (g = 0; g < NADVICE_GAUGES; g++) {
-		const struct advice_gauge *ag = &advice_gauges[g];
+	for (s = a->steps; s; s = s->next)
+		n++;
+	return n;
+}
 
-		ld_metric_family(b, ag->name, "gauge", ag->help);
-		for (i = 0; i < alerts_nopen(a->t); i++) {
-			const struct alert *al = alerts_open(a->t, i);
+void
+ld_alert_step_at(const struct ld_alerts *a, size_t i, struct ld_alert_step *out)
+{
+	const struct lstep *s = a->steps;
 
-			if (al->f.kind != ag->kind)
-				continue;
-			snprintf(job, sizeof(job), "%" PRIu64, al->key.job_id);
-			snprintf(step, sizeof(step), "%" PRIu64, al->key.step_id);
-			snprintf(hash, sizeof(hash), "%016" PRIx64, al->key.comm_hash);
-			if (ag->per_comm)
-				ld_metric(b, ag->name, ag->value(&al->f), "job_id", job, "step",
-					  step, "comm_hash", hash, NULL);
-			else
-				ld_metric(b, ag->name, ag->value(&al->f), "job_id", job, "step",
-					  step, NULL);
-		}
-	}
+	while (s && i--)
+		s = s->next;
+	memset(out, 0, sizeof(*out));
+	if (!s)
+		return;
+	out->job = s->job;
+	out->step = s->step;
+	out->world = s->world;
+	out->nranks = s->nranks;
+	out->nlost = s->nlost;
+	out->lag_max_s = s->lag_max_s;
+	memcpy(out->findings, s->findings, sizeof(out->findings));
 }
 
 /* ---- life ---------------------------------------------------------------------------------- */
@@ -1713,7 +1383,8 @@ ld_alert_new(struct ld *d)
 	pl_err_clear(&err);
 	a->t = alerts_new(LD_ALERT_MAX_OPEN, &err);
 	a->kick = evtimer_new(d->base, on_kick, a);
-	if (!a->t || !a->kick) {
+	a->drains = ld_drain_new(d);
+	if (!a->t || !a->kick || !a->drains) {
 		ld_alert_free(a);
 		return NULL;
 	}
@@ -1737,9 +1408,7 @@ ld_alert_free(struct ld_alerts *a)
 			ld_http_cancel(a->d->curl, a->q->xfer);
 		dlv_remove(a, a->q);
 	}
-	/* A drain under way goes on without us: scontrol finishes its update. */
-	while (a->drains)
-		drain_free(a, a->drains);
+	ld_drain_free(a->drains);
 	while ((i = a->open) != NULL) {
 		a->open = i->next;
 		ainfo_free(i);

@@ -52,6 +52,11 @@ int ld_watch_exit(struct ld_watch *w, const char *body, pl_err_t *err);
 /* One sample now (what the timer does). */
 void ld_watch_sample(struct ld_watch *w);
 
+/* What runs after each sample (the peers send and judge then); NULL
+ * none.  arg is the caller's and must outlive the registration. */
+typedef void (*ld_watch_sampled_cb)(void *arg);
+void ld_watch_on_sample(struct ld_watch *w, ld_watch_sampled_cb cb, void *arg);
+
 /*
  * One pass of the sweep now (at start, at each reload, and every 60 s):
  * removes from watch_dir each step directory JOB.STEP that is not a
@@ -98,14 +103,52 @@ long ld_watch_step_find(const struct ld_watch *w, uint64_t job, uint64_t step);
 size_t ld_watch_step_ranks(const struct ld_watch *w, size_t i, struct detect_rank *ranks,
 			   struct sum_rank_info *info, size_t max);
 
+/* ---- the watch's numbers, for GET /metrics ---- */
+
+/* Records by the state of their last read, in this order. */
+enum ld_watch_rec { LD_WREC_OK, LD_WREC_BUSY, LD_WREC_REFUSED, LD_WREC_UNREAD, LD_WREC_N };
+
+/* The node's own verdicts by kind, in this order. */
+enum ld_watch_verd { LD_WVERD_EXITED, LD_WVERD_NOT_ENTERED, LD_WVERD_GPU_STUCK, LD_WVERD_N };
+
+struct ld_watch_stats {
+	unsigned long samples;		/* of the records, every watch_interval_ms */
+	unsigned long records_shrunk;	/* reads cut short by SIGBUS */
+	unsigned long pids_reused;	/* registered pids held by a later process */
+	unsigned long sweeps;		/* passes of the sweep of watch_dir */
+	unsigned long leftovers_removed;	/* step directories it removed */
+	size_t steps_running, steps_ended;
+	size_t records[LD_WREC_N];
+	size_t verdicts[LD_WVERD_N];
+};
+
+void ld_watch_stats(const struct ld_watch *w, struct ld_watch_stats *st);
+
+/* "ok", "busy", "refused", "unread" (as GET /v1/watch's record_state),
+ * and "exited", "not-entered", "gpu-stuck" (as its verdicts' kind). */
+const char *ld_watch_rec_name(enum ld_watch_rec r);
+const char *ld_watch_verd_name(enum ld_watch_verd v);
+
 struct detect_comm;
+
+/* Task k of step i as of the last sample (valid until the next
+ * registration or sample). */
+struct ld_watch_task {
+	int64_t rank;
+	bool exited;
+	double lag_s;			/* since it last entered a collective; < 0 never */
+	size_t ncomms;			/* 0 unless its record was read (ok or busy) */
+	const struct detect_comm *comms;
+};
+
+void ld_watch_task_at(const struct ld_watch *w, size_t i, size_t k, struct ld_watch_task *out);
 
 /* One communicator's state as GET /v1/watch shows it (times as ages
  * against now).  NULL when out of memory. */
 json_t *ld_watch_comm_json(const struct detect_comm *m, uint64_t now);
 
-/* GET /v1/watch: every step when all, else those of uid.  NULL when out of
- * memory. */
+/* GET /v1/watch without its "peer" part (the route adds ld_peer_json()):
+ * every step when all, else those of uid.  NULL when out of memory. */
 json_t *ld_watch_json(const struct ld_watch *w, bool all, long uid);
 
 #endif

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The steps this node leads (layoutd_peer_int.h): per step the nodes and
+ * The steps this node leads (lead.h): per step the nodes and
  * every rank heard of, taken from the summaries as they come (over the
  * network, in relays' batches, or this node's own), the judge's rounds
  * over them each interval, the findings to the alerts, and the step's
@@ -30,10 +30,9 @@
 #include "detect.h"
 #include "judge.h"
 #include "layoutd.h"
-#include "layoutd_alert.h"
-#include "layoutd_peer.h"
-#include "layoutd_peer_int.h"
-#include "layoutd_watch.h"
+#include "lead.h"
+#include "util.h"
+#include "view.h"
 #include "summary.h"
 #include "topo_ix.h"
 
@@ -154,8 +153,19 @@ lead_free(struct ld_lead *l)
 	free(l);
 }
 
-struct ld_lead *
-ld_lead_find(const struct ld_peers *p, uint64_t job, uint64_t step)
+/* The steps led here, and what the leader needs of the rest. */
+struct ld_leads {
+	struct ld *d;
+	ld_findings_cb cb;
+	ld_lead_target_cb target;	/* the peers': where own summaries go */
+	void *target_arg;
+	struct ld_lead *leads;
+	long nleads;
+	struct sum_space dec;		/* what ld_lead_take decodes into */
+};
+
+static struct ld_lead *
+lead_find(const struct ld_leads *p, uint64_t job, uint64_t step)
 {
 	struct ld_lead *l;
 
@@ -171,7 +181,7 @@ ld_lead_find(const struct ld_peers *p, uint64_t job, uint64_t step)
  * with *status and err when it cannot be.
  */
 static struct ld_lead *
-lead_new(struct ld_peers *p, const struct sum_header *h, long wi, uint64_t now, int *status,
+lead_new(struct ld_leads *p, const struct sum_header *h, long wi, uint64_t now, int *status,
 	 pl_err_t *err)
 {
 	const struct ld_conf *c = &p->d->cur->conf;
@@ -273,7 +283,7 @@ lead_fits(const struct ld_lead *l, const struct sum_header *h, char *why, size_t
  * HTTP status with err.
  */
 static int
-lead_take_ranks(struct ld_peers *p, struct ld_lead *l, long ni, const struct detect_rank *r,
+lead_take_ranks(struct ld_leads *p, struct ld_lead *l, long ni, const struct detect_rank *r,
 		const struct sum_rank_info *info, size_t n, pl_err_t *err)
 {
 	const struct ld_conf *c = &p->d->cur->conf;
@@ -349,7 +359,7 @@ lead_take_ranks(struct ld_peers *p, struct ld_lead *l, long ni, const struct det
  * summary, 5xx) with err and *r the refusal reason.
  */
 int
-ld_lead_take(struct ld_peers *p, const void *data, size_t len, uint64_t recv_ns, bool own,
+ld_lead_take(struct ld_leads *p, const void *data, size_t len, uint64_t recv_ns, bool own,
 	     bool target, enum ld_peer_refusal *r, pl_err_t *err)
 {
 	const struct sum_rank_info *info;
@@ -370,7 +380,7 @@ ld_lead_take(struct ld_peers *p, const void *data, size_t len, uint64_t recv_ns,
 	info = p->dec.info;
 	*r = LD_REFUSE_STEP;
 	status = 409;
-	l = ld_lead_find(p, h.job_id, h.step_id);
+	l = lead_find(p, h.job_id, h.step_id);
 	if (!l) {
 		struct ld_watch_step ws;
 
@@ -454,7 +464,7 @@ same_finding(const struct judge_finding *a, const struct judge_finding *b)
 }
 
 static void
-log_findings(struct ld_peers *p, struct ld_lead *l)
+log_findings(struct ld_leads *p, struct ld_lead *l)
 {
 	struct buf eb = BUF_INIT;
 	size_t i, j;
@@ -531,7 +541,7 @@ lead_step(const struct ld_lead *l, struct judge_step *js)
 /* Liveness: a node silent for peer_lost_s (since the step was led here,
  * when never heard) is lost, unless its ranks had all exited. */
 static void
-lead_liveness(struct ld_peers *p, struct ld_lead *l, uint64_t now)
+lead_liveness(struct ld_leads *p, struct ld_lead *l, uint64_t now)
 {
 	uint64_t lost = lost_ns(&p->d->cur->conf), since;
 	size_t k, i;
@@ -567,7 +577,7 @@ lead_liveness(struct ld_peers *p, struct ld_lead *l, uint64_t now)
  * nodes go into the step's order, those the order lacks after them.
  */
 static void
-lead_adopt_order(struct ld_peers *p, struct ld_lead *l, size_t wi, const struct ld_watch_step *ws)
+lead_adopt_order(struct ld_leads *p, struct ld_lead *l, size_t wi, const struct ld_watch_step *ws)
 {
 	size_t n = ws->nnodes, old = l->nnodes, extra = 0, k;
 	struct lnode *nn = calloc(n + old, sizeof(*nn));
@@ -623,7 +633,7 @@ out:
 /* A lead begun without the order takes it once this node's own
  * registration brings it (and agrees with the step's shape). */
 static void
-lead_order(struct ld_peers *p, struct ld_lead *l)
+lead_order(struct ld_leads *p, struct ld_lead *l)
 {
 	struct ld_watch_step ws;
 	long wi;
@@ -657,7 +667,7 @@ end_grace_ns(const struct ld_conf *c, const struct ld_lead *l, uint64_t dflt)
 }
 
 static void
-lead_round(struct ld_peers *p, struct ld_lead *l, uint64_t now)
+lead_round(struct ld_leads *p, struct ld_lead *l, uint64_t now)
 {
 	const struct ld_conf *c = &p->d->cur->conf;
 	struct judge_params jp;
@@ -691,11 +701,9 @@ lead_round(struct ld_peers *p, struct ld_lead *l, uint64_t now)
 /* The node this node's own summaries of l's step go to when that is
  * another node of the order (a node before it answers again), else NULL. */
 static const char *
-lead_sent_on(const struct ld_peers *p, const struct ld_lead *l)
+lead_sent_on(const struct ld_leads *p, const struct ld_lead *l)
 {
-	size_t k;
-	bool relay;
-	const char *t = ld_peer_target(p, l->job, l->step, &k, &relay);
+	const char *t = p->target(p->target_arg, l->job, l->step);
 
 	return t && strcmp(t, l->self) != 0 ? t : NULL;
 }
@@ -719,7 +727,7 @@ lead_done(const struct ld_lead *l)
  * a step still running hands its alerts over (not resolved: the leader
  * judges them anew, the endsAt last sent covers the time between). */
 void
-ld_lead_all(struct ld_peers *p, uint64_t now)
+ld_lead_all(struct ld_leads *p, uint64_t now)
 {
 	uint64_t lost = lost_ns(&p->d->cur->conf), last;
 	struct ld_lead *l, **pp;
@@ -865,7 +873,7 @@ rank_json(const struct ld_lead *l, const struct judge_rank *jr, uint64_t now)
 }
 
 static json_t *
-step_view_json(const struct ld_peers *p, const struct ld_lead *l, uint64_t now, uint64_t from,
+step_view_json(const struct ld_leads *p, const struct ld_lead *l, uint64_t now, uint64_t from,
 	       size_t count)
 {
 	json_t *nodes = json_array(), *ranks = json_array(), *find = json_array(), *lay;
@@ -925,35 +933,14 @@ step_view_json(const struct ld_peers *p, const struct ld_lead *l, uint64_t now, 
 
 
 int
-ld_peer_step_json(const struct ld_peers *p, uint64_t job, uint64_t step, uint64_t from,
+ld_lead_step_json(const struct ld_leads *p, uint64_t job, uint64_t step, uint64_t from,
 		  size_t count, bool all, long uid, json_t **out, pl_err_t *err)
 {
-	const struct ld_lead *l = ld_lead_find(p, job, step);
-	long wi;
+	const struct ld_lead *l = lead_find(p, job, step);
 
 	*out = NULL;
-	if (!l) {
-		struct ld_watch_step ws;
-		const char *leader;
-
-		wi = ld_watch_step_find(p->d->watch, job, step);
-		leader = wi >= 0 ? ld_watch_step_node(p->d->watch, (size_t)wi, 0) : NULL;
-		if (wi >= 0)
-			ld_watch_step_at(p->d->watch, (size_t)wi, &ws);
-		if (leader && strcmp(leader, ws.node) == 0)
-			return fail(err, 404, "job %" PRIu64 ".%" PRIu64 ": this node (%s) is its leader "
-				    "but leads it not (yet): %s", job, step, ws.node,
-				    p->d->cur->conf.peer_listen == LD_PEER_LISTEN_NO ?
-				    "peer_listen = no, and the step spans several nodes" :
-				    "no summary of it has come");
-		if (leader && (all || (long)ws.uid == uid))
-			return ld_peer_elsewhere(p, job, step, ws.node, leader, out, err);
-		if (leader)
-			return fail(err, 404, "job %" PRIu64 ".%" PRIu64 ": not led here for uid %ld",
-				    job, step, uid);
-		return fail(err, 404, "job %" PRIu64 ".%" PRIu64 ": not led here (%s): ask the layoutd "
-			    "of the node of its rank 0", job, step, p->d->cur->conf.node_name);
-	}
+	if (!l)
+		return 0;
 	if (!all && (long)l->uid != uid)
 		return fail(err, 404, "job %" PRIu64 ".%" PRIu64 ": not led here for uid %ld", job,
 			    step, uid);
@@ -964,20 +951,54 @@ ld_peer_step_json(const struct ld_peers *p, uint64_t job, uint64_t step, uint64_
 
 /* ---- what the rest of the peers ask ------------------------------------------ */
 
+const struct ld_lead *
+ld_lead_find(const struct ld_leads *p, uint64_t job, uint64_t step)
+{
+	return lead_find(p, job, step);
+}
+
+struct ld_leads *
+ld_leads_new(struct ld *d, ld_lead_target_cb target, void *arg)
+{
+	struct ld_leads *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->d = d;
+	p->target = target;
+	p->target_arg = arg;
+	return p;
+}
+
 void
-ld_lead_free_all(struct ld_peers *p)
+ld_leads_set_findings_cb(struct ld_leads *p, ld_findings_cb cb)
+{
+	p->cb = cb;
+}
+
+long
+ld_lead_count(const struct ld_leads *p)
+{
+	return p->nleads;
+}
+
+void
+ld_leads_free(struct ld_leads *p)
 {
 	struct ld_lead *l;
 
+	if (!p)
+		return;
 	while ((l = p->leads)) {
 		p->leads = l->next;
 		lead_free(l);
 	}
-	p->nleads = 0;
+	sum_space_free(&p->dec);
+	free(p);
 }
 
 long
-ld_lead_nodes_lost(const struct ld_peers *p)
+ld_lead_nodes_lost(const struct ld_leads *p)
 {
 	const struct ld_lead *l;
 	long lost = 0;
@@ -990,7 +1011,7 @@ ld_lead_nodes_lost(const struct ld_peers *p)
 }
 
 json_t *
-ld_lead_json(const struct ld_peers *p)
+ld_lead_json(const struct ld_leads *p)
 {
 	json_t *leads = json_array();
 	const struct ld_lead *l;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * layoutd's alerts: the judge's findings on the steps this node leads
- * (layoutd_peer.h's findings callback) become alerts (lib/watch/alerts.h:
+ * (watch/lead.h's findings callback) become alerts (lib/watch/alerts.h:
  * fire, re-send every alert_resend_s while firing, resolve when the
  * finding is gone or the step ends), delivered without blocking the loop
  * (layoutd_curl.h) to every alertmanager_url (Alertmanager API v2, POST
@@ -23,7 +23,8 @@
 
 #include <jansson.h>
 
-struct buf;
+#include "judge.h"
+
 struct ld;
 struct ld_alerts;
 struct ld_step_view;
@@ -41,7 +42,7 @@ void ld_alert_free(struct ld_alerts *a);
 
 /*
  * The findings of one judge round of a step this node leads (the
- * signature of layoutd_peer.h's ld_findings_cb; register it with
+ * signature of watch/lead.h's ld_findings_cb; register it with
  * ld_peer_set_findings_cb).  v->final resolves every open alert of the
  * step.  Uses d->alerts.
  */
@@ -53,7 +54,43 @@ void ld_alert_findings(struct ld *d, const struct ld_step_view *v,
  * of memory. */
 json_t *ld_alert_json(const struct ld_alerts *a, bool all, long uid);
 
-/* The alerts' families of GET /metrics, appended to b. */
-void ld_alert_metrics(const struct ld_alerts *a, struct buf *b);
+/* ---- the numbers, for GET /metrics ---- */
+
+#define LD_ALERT_NRCV 2		/* receivers: alertmanager, webhook */
+
+struct ld_alert_stats {
+	unsigned long open[JUDGE_KIND_MAX + 1];		/* alerts open now, by kind */
+	unsigned long fired[JUDGE_KIND_MAX + 1], resolved[JUDGE_KIND_MAX + 1];
+	unsigned long overflow;		/* findings not kept: the table was full */
+	unsigned long sent[LD_ALERT_NRCV], failed[LD_ALERT_NRCV], dropped[LD_ALERT_NRCV];
+	unsigned long retried[LD_ALERT_NRCV];
+	size_t qlen;			/* messages queued or in flight */
+	long queue_max;			/* alert_queue_max */
+	unsigned long drains_ok, drains_failed, drains_limited, drains_skipped;
+};
+
+void ld_alert_stats(const struct ld_alerts *a, struct ld_alert_stats *st);
+
+/* The kinds alerts are made of, in the order they are shown; how many. */
+size_t ld_alert_kinds(const enum judge_kind **kinds);
+
+/* "alertmanager", "webhook". */
+const char *ld_alert_receiver_name(int r);
+
+/* The open alerts (lib/watch/alerts.h's table: alerts_nopen, alerts_open). */
+struct alerts;
+const struct alerts *ld_alert_table(const struct ld_alerts *a);
+
+/* A step this node leads as its last judge round left it. */
+struct ld_alert_step {
+	uint64_t job, step;
+	uint32_t world;
+	size_t nranks, nlost;
+	double lag_max_s;		/* the longest a present rank has not entered a collective */
+	size_t findings[JUDGE_KIND_MAX + 1];
+};
+
+size_t ld_alert_nsteps(const struct ld_alerts *a);
+void ld_alert_step_at(const struct ld_alerts *a, size_t i, struct ld_alert_step *out);
 
 #endif

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The node's watched ranks (layoutd_watch.h).  The records are the users'
+ * The node's watched ranks (watch/view.h).  The records are the users'
  * files: reader_read() checks each one, and a SIGBUS raised by a record
  * shrunk under its mapping is caught around that one call.
  *
@@ -17,16 +17,8 @@
  * its start time (lib/watch/procstat.h), read at registration and compared
  * at each sample.
  *
- * The sweep removes the step directories (watch_dir/JOB.STEP) that nobody
- * removed: slurmstepd's exit callback did not run, or the step was never
- * registered here.  The directories are the job users' and layoutd runs as
- * root, so nothing is reached through a name: watch_dir is opened without
- * following a link, each step directory by openat() from it, its entries
- * unlinked by unlinkat() from that descriptor (a link is removed itself,
- * never what it points to), and no directory is descended into.  A pass is
- * bounded (names looked at, directories read, entries per directory) so a
- * user with many directories or files cannot hold up the loop; the next
- * pass goes on where this one stopped.
+ * The sweep of the step directories left behind in watch_dir is
+ * watch/sweep.c; it asks this file what a JOB.STEP is (sweep_step).
  */
 #define _XOPEN_SOURCE 700	/* S_ISVTX */
 #define _GNU_SOURCE		/* syscall(): pidfd_open, pidfd_send_signal */
@@ -55,8 +47,8 @@
 #include "buf.h"
 #include "detect.h"
 #include "layoutd.h"
-#include "layoutd_peer.h"
-#include "layoutd_watch.h"
+#include "sweep.h"
+#include "view.h"
 #include "procstat.h"
 #include "reader.h"
 #include "summary.h"
@@ -67,20 +59,7 @@
 /* A step's node order, as its first task registers it. */
 #define DECL_MAX_NODES 65536
 
-/* The sweep of watch_dir: every SWEEP_PERIOD_S, at start and at each
- * reload.  A pass looks at SWEEP_NAMES names of watch_dir at most, reads
- * SWEEP_DIRS step directories at most and SWEEP_BUDGET of their entries
- * (each read and each removal counts), and judges no directory holding
- * more than SWEEP_ENTRIES entries (a step has at most watch_max_tasks
- * records, 4096); a fresh pass can always finish one it may judge.  Names
- * it logs about once are remembered by inode and name, SWEEP_NOTED of
- * them. */
-#define SWEEP_PERIOD_S 60
-#define SWEEP_NAMES 4096
-#define SWEEP_DIRS 64
-#define SWEEP_ENTRIES 8192
-#define SWEEP_BUDGET (2 * SWEEP_ENTRIES)
-#define SWEEP_NOTED 64
+#define SWEEP_PERIOD_S 60		/* the sweep of watch_dir runs this often */
 
 static const char *const axes[NAXES] = { "tp", "cp", "ep", "dp", "pp" };
 
@@ -127,6 +106,8 @@ struct wstep {
 struct ld_watch {
 	struct ld *d;
 	struct event *timer;
+	ld_watch_sampled_cb sampled;	/* after each sample, or NULL */
+	void *sampled_arg;
 	long nsteps;
 	struct wstep **steps;		/* allocated per step, nsteps used */
 	long cap_steps;
@@ -141,17 +122,8 @@ struct ld_watch {
 	size_t nprev;
 	uint64_t now_ns;		/* of the last sample */
 	struct event *sweeper;
-	unsigned long leftovers;	/* step directories removed by the sweep */
+	struct ld_sweep *sweep;		/* watch/sweep.c */
 	unsigned long reused;		/* registered pids found held by another process */
-	unsigned long sweeps;
-	long sweep_skip;		/* names of watch_dir the next pass skips */
-	char dir_note[PL_ERR_TEXT];	/* why watch_dir is not swept, as last logged */
-	struct noted {
-		ino_t ino;
-		uint64_t name;		/* FNV-1a of the name */
-	} noted[SWEEP_NOTED];
-	int nnoted;
-	bool noted_full;		/* said that further names are not logged */
 };
 
 static uint64_t
@@ -428,6 +400,9 @@ on_sweep(evutil_socket_t fd, short what, void *arg)
 	ld_watch_sweep(arg);
 }
 
+static enum ld_sweep_step sweep_step(void *arg, long job, long step, uint64_t now,
+				      double *ended);
+
 struct ld_watch *
 ld_watch_new(struct ld *d)
 {
@@ -438,9 +413,13 @@ ld_watch_new(struct ld *d)
 	w->d = d;
 	w->timer = event_new(d->base, -1, EV_PERSIST, on_timer, w);
 	w->sweeper = event_new(d->base, -1, EV_PERSIST, on_sweep, w);
-	if (!w->timer || !w->sweeper) {
+	w->sweep = ld_sweep_new(d, sweep_step, w);
+	if (!w->timer || !w->sweeper || !w->sweep) {
 		if (w->timer)
 			event_free(w->timer);
+		if (w->sweeper)
+			event_free(w->sweeper);
+		ld_sweep_free(w->sweep);
 		free(w);
 		return NULL;
 	}
@@ -470,6 +449,7 @@ ld_watch_free(struct ld_watch *w)
 		return;
 	event_free(w->sweeper);
 	event_free(w->timer);
+	ld_sweep_free(w->sweep);
 	while (w->nsteps > 0)
 		step_remove(w, w->nsteps - 1);
 	free(w->steps);
@@ -1090,8 +1070,15 @@ ld_watch_sample(struct ld_watch *w)
 	w->verd_total = detect_run(w->ranks, n, w->now_ns, hang_ns, w->verd, LD_MAX_VERDICTS);
 	w->nverd = w->verd_total < LD_MAX_VERDICTS ? w->verd_total : LD_MAX_VERDICTS;
 	log_changes(w);
-	if (w->d->peers)
-		ld_peer_tick(w->d->peers);
+	if (w->sampled)
+		w->sampled(w->sampled_arg);
+}
+
+void
+ld_watch_on_sample(struct ld_watch *w, ld_watch_sampled_cb cb, void *arg)
+{
+	w->sampled = cb;
+	w->sampled_arg = arg;
 }
 
 /* ---- what the peers take of the watch --------------------------------------- */
@@ -1174,129 +1161,6 @@ ld_watch_step_ranks(const struct ld_watch *w, size_t i, struct detect_rank *rank
 
 /* ---- the sweep of leftover step directories --------------------------------- */
 
-/* A canonical decimal of n bytes: digits only, no leading zero, at most 18
- * (job and step ids as the plugin writes them, %lu). */
-static bool
-decimal(const char *s, size_t n, long *out)
-{
-	long v = 0;
-	size_t i;
-
-	if (n == 0 || n > 18 || (n > 1 && s[0] == '0'))
-		return false;
-	for (i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return false;
-		v = v * 10 + (s[i] - '0');
-	}
-	*out = v;
-	return true;
-}
-
-/* "JOB.STEP", the name the plugin gives a step's directory. */
-static bool
-step_name(const char *name, long *job, long *step)
-{
-	const char *dot = strchr(name, '.');
-
-	return dot && decimal(name, (size_t)(dot - name), job) &&
-	       decimal(dot + 1, strlen(dot + 1), step);
-}
-
-/* "plw-JOB.STEP.RANK.PID", the name the hook gives a record: its pid. */
-static bool
-record_pid(const char *name, long *pid)
-{
-	static const char prefix[] = "plw-";
-	const char *p = name + sizeof(prefix) - 1, *dot;
-	long v = 0;
-	int i;
-
-	if (strncmp(name, prefix, sizeof(prefix) - 1) != 0)
-		return false;
-	for (i = 0; i < 3; i++) {
-		dot = strchr(p, '.');
-		if (!dot || !decimal(p, (size_t)(dot - p), &v))
-			return false;
-		p = dot + 1;
-	}
-	if (!decimal(p, strlen(p), &v) || v <= 0 || v > INT32_MAX)
-		return false;
-	*pid = v;
-	return true;
-}
-
-static uint64_t
-fnv(const char *s)
-{
-	uint64_t h = UINT64_C(14695981039346656037);
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * UINT64_C(1099511628211);
-	return h;
-}
-
-/* True the first time a name (by inode and name) is noted: the caller logs
- * then.  When the table is full, one line says so and the rest stay
- * silent. */
-static bool
-note_once(struct ld_watch *w, ino_t ino, const char *name)
-{
-	const char *dir = w->d->cur->conf.watch_dir;
-	char cl[PL_CLIP_BUF];
-	uint64_t h = fnv(name);
-	int i;
-
-	for (i = 0; i < w->nnoted; i++)
-		if (w->noted[i].ino == ino && w->noted[i].name == h)
-			return false;
-	if (w->nnoted == SWEEP_NOTED) {
-		if (!w->noted_full)
-			ld_log(&w->d->log, "watch: watch_dir %s: %d names are left alone already; "
-			       "further ones are not logged", pl_clip_path(dir, cl, sizeof(cl)),
-			       SWEEP_NOTED);
-		w->noted_full = true;
-		return false;
-	}
-	w->noted[w->nnoted].ino = ino;
-	w->noted[w->nnoted].name = h;
-	w->nnoted++;
-	return true;
-}
-
-/* watch_dir, opened without following a link, when it is root's (layoutd's
- * uid) and others cannot write it (unless it is sticky, as /dev/shm).
- * -1 when absent (nothing to sweep) or refused (logged once). */
-static int
-watch_dir_open(struct ld_watch *w, struct stat *st)
-{
-	const char *dir = w->d->cur->conf.watch_dir;
-	char note[PL_ERR_TEXT], cl[PL_CLIP_BUF];
-	int fd;
-
-	note[0] = '\0';
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 && errno != ENOENT)
-		snprintf(note, sizeof(note), "not a directory opened without following a link: %s",
-			 strerror(errno));
-	if (fd >= 0 && fstat(fd, st) < 0)
-		snprintf(note, sizeof(note), "%s", strerror(errno));
-	else if (fd >= 0 && (st->st_uid != geteuid() ||
-			     ((st->st_mode & (S_IWGRP | S_IWOTH)) && !(st->st_mode & S_ISVTX))))
-		snprintf(note, sizeof(note), "owned by uid %ld, mode %04o: want uid %ld's and not "
-			 "writable by others unless sticky", (long)st->st_uid,
-			 (unsigned)(st->st_mode & 07777), (long)geteuid());
-	if (note[0] && strcmp(note, w->dir_note) != 0)
-		ld_log(&w->d->log, "watch: watch_dir %s: %s: not swept",
-		       pl_clip_path(dir, cl, sizeof(cl)), note);
-	snprintf(w->dir_note, sizeof(w->dir_note), "%s", note);
-	if (note[0] && fd >= 0) {
-		close(fd);
-		fd = -1;
-	}
-	return fd;
-}
-
 /* Seconds since the last task of s exited. */
 static double
 ended_s(const struct wstep *s, uint64_t now)
@@ -1310,187 +1174,24 @@ ended_s(const struct wstep *s, uint64_t now)
 	return age_s(now, last);
 }
 
-/* Empty the step directory `name` (st: what fstatat found) and remove it,
- * unless one of its records' processes still runs.  1 when removed, 0
- * when kept, -1 when *budget ran out before it was judged (the pass stops
- * here and the next one starts with it). */
-static int
-sweep_dir(struct ld_watch *w, int wfd, const char *name, const struct stat *st, const char *why,
-	  long *budget)
+/* What the sweep asks of a step directory's name (watch/sweep.h). */
+static enum ld_sweep_step
+sweep_step(void *arg, long job, long step, uint64_t now, double *ended)
 {
-	const char *dir = w->d->cur->conf.watch_dir;
-	char cl[PL_CLIP_BUF], cn[PL_CLIP_BUF];
-	struct stat fs, again;
-	struct dirent *de;
-	long n = 0, pid, live = 0;
-	DIR *sd;
-	int fd, rv = 0;
+	const struct wstep *s = step_find(arg, job, step);
 
-	fd = openat(wfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return 0;	/* gone, or a link by now: not followed */
-	if (fstat(fd, &fs) < 0 || fs.st_dev != st->st_dev || fs.st_ino != st->st_ino ||
-	    !(sd = fdopendir(fd))) {
-		close(fd);
-		return 0;
-	}
-	while ((de = readdir(sd)) != NULL && live == 0) {
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		if (++n > SWEEP_ENTRIES)
-			break;
-		if (--*budget < 0) {
-			rv = -1;
-			goto out;
-		}
-		/* The pid of a record, as the hook named it.  A pid that runs
-		 * keeps the directory, even when another process took it. */
-		if (record_pid(de->d_name, &pid) && (kill((pid_t)pid, 0) == 0 || errno != ESRCH))
-			live = pid;
-	}
-	if (n > SWEEP_ENTRIES) {
-		if (note_once(w, st->st_ino, name))
-			ld_log(&w->d->log, "watch: %s/%s holds more than %d entries: left alone",
-			       pl_clip_path(dir, cl, sizeof(cl)), pl_clip(name, cn, sizeof(cn)),
-			       SWEEP_ENTRIES);
-		goto out;
-	}
-	if (live)
-		goto out;
-	rewinddir(sd);
-	while ((de = readdir(sd)) != NULL) {
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		--*budget;
-		/* A name is removed itself, never what it points to; an
-		 * empty directory in it goes too, a full one keeps it. */
-		if (unlinkat(dirfd(sd), de->d_name, 0) < 0 && (errno == EISDIR || errno == EPERM))
-			(void)unlinkat(dirfd(sd), de->d_name, AT_REMOVEDIR);
-	}
-	/* The name must still be the directory just emptied. */
-	if (fstatat(wfd, name, &again, AT_SYMLINK_NOFOLLOW) < 0 || again.st_dev != fs.st_dev ||
-	    again.st_ino != fs.st_ino)
-		goto out;
-	if (unlinkat(wfd, name, AT_REMOVEDIR) < 0) {
-		if (note_once(w, st->st_ino, name))
-			ld_log(&w->d->log, "watch: leftover %s/%s (%s) cannot be removed: %s",
-			       pl_clip_path(dir, cl, sizeof(cl)), pl_clip(name, cn, sizeof(cn)), why,
-			       strerror(errno));
-		goto out;
-	}
-	w->leftovers++;
-	rv = 1;
-	ld_log(&w->d->log, "watch: leftover %s/%s removed (%ld entries): %s, no record's process "
-	       "runs", pl_clip_path(dir, cl, sizeof(cl)), pl_clip(name, cn, sizeof(cn)), n, why);
-out:
-	closedir(sd);
-	return rv;
-}
-
-/* One name of watch_dir: 1 when removed, 0 when kept, -1 when the pass
- * must stop before it.  *ndirs counts the directories read, *budget their
- * entries. */
-static int
-sweep_name(struct ld_watch *w, int wfd, const struct stat *wst, const struct dirent *de,
-	   uint64_t now, int *ndirs, long *budget)
-{
-	const struct ld_conf *c = &w->d->cur->conf;
-	const char *name = de->d_name;
-	char why[160], cl[PL_CLIP_BUF], cn[PL_CLIP_BUF];
-	const struct wstep *s;
-	struct stat st;
-	long job, stepid;
-	double age;
-
-	if (!step_name(name, &job, &stepid)) {
-		if (note_once(w, de->d_ino, name))
-			ld_log(&w->d->log, "watch: watch_dir %s: %s is not a step's name (JOB.STEP): "
-			       "left alone", pl_clip_path(c->watch_dir, cl, sizeof(cl)),
-			       pl_clip(name, cn, sizeof(cn)));
-		return 0;
-	}
-	if (fstatat(wfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return 0;
-	s = step_find(w, job, stepid);
-	if (s && !step_ended(s))
-		return 0;	/* watched, and running */
-	if (s) {
-		age = ended_s(s, now);
-		snprintf(why, sizeof(why), "job %ld.%ld ended %.0f s ago and its directory stayed",
-			 job, stepid, age);
-	} else {
-		age = difftime(time(NULL), st.st_mtime);
-		snprintf(why, sizeof(why), "not a step watched here, unchanged for %.0f s", age);
-	}
-	if (!(age >= (double)c->watch_leftover_s))
-		return 0;
-	if (S_ISDIR(st.st_mode) && st.st_dev != wst->st_dev) {
-		if (note_once(w, st.st_ino, name))
-			ld_log(&w->d->log, "watch: %s/%s is a mount point: left alone",
-			       pl_clip_path(c->watch_dir, cl, sizeof(cl)), pl_clip(name, cn, sizeof(cn)));
-		return 0;
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		/* A link or a file at a step's name would only make the plugin
-		 * refuse that step: the name goes, what it points to stays. */
-		if (unlinkat(wfd, name, 0) < 0)
-			return 0;
-		w->leftovers++;
-		ld_log(&w->d->log, "watch: leftover %s/%s removed: %s, not a directory (removed "
-		       "itself, not followed); %s", pl_clip_path(c->watch_dir, cl, sizeof(cl)),
-		       pl_clip(name, cn, sizeof(cn)), S_ISLNK(st.st_mode) ? "a symbolic link" :
-		       "a file", why);
-		return 1;
-	}
-	if (*budget <= 0)
-		return -1;
-	(*ndirs)++;
-	return sweep_dir(w, wfd, name, &st, why, budget);
+	if (!s)
+		return LD_SWEEP_UNKNOWN;
+	if (!step_ended(s))
+		return LD_SWEEP_RUNNING;
+	*ended = ended_s(s, now);
+	return LD_SWEEP_ENDED;
 }
 
 void
 ld_watch_sweep(struct ld_watch *w)
 {
-	uint64_t now = mono_ns();
-	long looked = 0, removed = 0, skip = w->sweep_skip, budget = SWEEP_BUDGET;
-	bool finished = true;
-	struct dirent *de;
-	struct stat wst;
-	int wfd, ndirs = 0, rv;
-	DIR *dd;
-
-	w->sweeps++;
-	wfd = watch_dir_open(w, &wst);
-	if (wfd < 0)
-		return;
-	dd = fdopendir(wfd);
-	if (!dd) {
-		close(wfd);
-		return;
-	}
-	while ((de = readdir(dd)) != NULL) {
-		if (skip > 0) {
-			skip--;
-			continue;
-		}
-		if (looked >= SWEEP_NAMES || ndirs >= SWEEP_DIRS) {
-			finished = false;
-			break;
-		}
-		rv = 0;
-		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
-			rv = sweep_name(w, dirfd(dd), &wst, de, now, &ndirs, &budget);
-		if (rv < 0) {
-			finished = false;
-			break;
-		}
-		looked++;
-		removed += rv;
-	}
-	/* Where the next pass starts: past what this one looked at and
-	 * kept (readdir keeps the order of what is left). */
-	w->sweep_skip = finished ? 0 : w->sweep_skip + looked - removed;
-	closedir(dd);
+	ld_sweep_run(w->sweep);
 }
 
 /* ---- GET /v1/watch ----------------------------------------------------------- */
@@ -1503,6 +1204,87 @@ rec_state_name(enum rec_state s)
 	case REC_BUSY: return "busy";
 	case REC_REFUSED: return "refused";
 	default: return "unread";
+	}
+}
+
+/* ---- the watch's numbers ---------------------------------------------------- */
+
+static const char *const wrec_names[LD_WREC_N] = { "ok", "busy", "refused", "unread" };
+static const char *const wverd_names[LD_WVERD_N] = { "exited", "not-entered", "gpu-stuck" };
+
+const char *
+ld_watch_rec_name(enum ld_watch_rec r)
+{
+	return r < LD_WREC_N ? wrec_names[r] : "?";
+}
+
+const char *
+ld_watch_verd_name(enum ld_watch_verd v)
+{
+	return v < LD_WVERD_N ? wverd_names[v] : "?";
+}
+
+void
+ld_watch_stats(const struct ld_watch *w, struct ld_watch_stats *st)
+{
+	struct ld_sweep_stats sst;
+	size_t j, k;
+	long i, t;
+
+	memset(st, 0, sizeof(*st));
+	st->samples = w->samples;
+	st->records_shrunk = w->sigbus;
+	st->pids_reused = w->reused;
+	ld_sweep_stats(w->sweep, &sst);
+	st->sweeps = sst.sweeps;
+	st->leftovers_removed = sst.leftovers;
+	for (i = 0; i < w->nsteps; i++) {
+		const struct wstep *s = w->steps[i];
+
+		if (step_ended(s))
+			st->steps_ended++;
+		else
+			st->steps_running++;
+		for (t = 0; t < s->ntasks; t++) {
+			const char *r = rec_state_name(s->tasks[t]->rs);
+
+			for (k = 0; k < LD_WREC_N; k++)
+				if (strcmp(r, wrec_names[k]) == 0)
+					st->records[k]++;
+		}
+		for (j = 0; j < w->nverd; j++) {
+			const char *kind = detect_kind_name(w->verd[j].kind);
+
+			if (w->verd[j].job_id != (uint64_t)s->job ||
+			    w->verd[j].step_id != (uint64_t)s->step)
+				continue;
+			for (k = 0; k < LD_WVERD_N; k++)
+				if (strcmp(kind, wverd_names[k]) == 0)
+					st->verdicts[k]++;
+		}
+	}
+}
+
+void
+ld_watch_task_at(const struct ld_watch *w, size_t i, size_t k, struct ld_watch_task *out)
+{
+	const struct wtask *t = w->steps[i]->tasks[k];
+	uint32_t c;
+
+	memset(out, 0, sizeof(*out));
+	out->rank = t->rank;
+	out->exited = t->exited;
+	out->lag_s = -1;
+	if (t->rs != REC_OK && t->rs != REC_BUSY)
+		return;
+	out->ncomms = t->sum.ncomm;
+	out->comms = t->sum.comm;
+	for (c = 0; c < t->sum.ncomm; c++) {
+		const struct detect_comm *m = &t->sum.comm[c];
+		double age = age_s(w->now_ns, m->enter_ns);
+
+		if ((int64_t)m->colls > 0 && (out->lag_s < 0 || age < out->lag_s))
+			out->lag_s = age;
 	}
 }
 
@@ -1594,6 +1376,7 @@ decl_json(const struct wdecl *dc)
 json_t *
 ld_watch_json(const struct ld_watch *w, bool all, long uid)
 {
+	struct ld_sweep_stats sst;
 	const struct ld_conf *c = &w->d->cur->conf;
 	json_t *steps = json_array();
 	size_t j;
@@ -1622,7 +1405,8 @@ ld_watch_json(const struct ld_watch *w, bool all, long uid)
 						       "tasks", tasks, "verdicts", verd,
 						       "step", decl_json(s->decl)));
 	}
-	return steps ? json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:I, s:I, s:I, s:o, s:o}",
+	ld_sweep_stats(w->sweep, &sst);
+	return steps ? json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:I, s:I, s:I, s:o}",
 				 "interval_ms", (json_int_t)c->watch_interval_ms,
 				 "hang_threshold_s", (json_int_t)c->hang_threshold_s,
 				 "samples", (json_int_t)w->samples,
@@ -1631,8 +1415,7 @@ ld_watch_json(const struct ld_watch *w, bool all, long uid)
 				 "pids_reused", (json_int_t)w->reused,
 				 "watch_dir", c->watch_dir,
 				 "leftover_s", (json_int_t)c->watch_leftover_s,
-				 "sweeps", (json_int_t)w->sweeps,
-				 "leftovers_removed", (json_int_t)w->leftovers,
-				 "steps", steps,
-				 "peer", w->d->peers ? ld_peer_json(w->d->peers) : json_null()) : NULL;
+				 "sweeps", (json_int_t)sst.sweeps,
+				 "leftovers_removed", (json_int_t)sst.leftovers,
+				 "steps", steps) : NULL;
 }

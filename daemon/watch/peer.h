@@ -16,7 +16,7 @@
  * the leader lost.  GET /v1/watch/step?job=J&step=S shows the whole step.
  *
  * Everything runs on the event loop but the munge calls, which block on
- * the local munged and go to one worker thread (layoutd_peer.c says why).
+ * the local munged and go to one worker thread (watch/peer.c says why).
  */
 #ifndef PL_LAYOUTD_PEER_H
 #define PL_LAYOUTD_PEER_H
@@ -27,76 +27,14 @@
 
 #include <jansson.h>
 
+#include "lead.h"
 #include "pl_err.h"
 
 struct ld;
 struct ld_peers;
-struct ld_lead;			/* a step this node leads (private) */
-struct judge_finding;
-struct judge_rank;
-struct judge_step;
-
-#define LD_PEER_NODE_LEN 64	/* a node name and its NUL (SUM_NODE_LEN) */
-
-/*
- * A step as its leader sees it, for the findings callback.  Everything is
- * owned by the peer module and valid only during the call.
- */
-struct ld_step_view {
-	uint64_t job_id;
-	uint64_t step_id;
-	uint32_t uid;			/* the job's user */
-	uint32_t world;
-	uint32_t size[5];		/* tp, cp, ep, dp, pp */
-	const char *self;		/* this node's name */
-	const char *leader;		/* nodes[0] when the node order is known, else NULL */
-	bool acting;			/* this node leads because nodes[0] cannot be reached */
-	bool final;			/* the last call: this node no longer leads the step
-					 * (it ended, or the leader is back); n is 0 */
-	bool handover;			/* final, and the step runs on led elsewhere (this
-					 * node acted for its leader, which answers again):
-					 * its alerts go on there, not resolved here */
-	const struct judge_step *step;	/* identity, layout, nodes with liveness (judge.h) */
-	const struct judge_rank *ranks;	/* every rank known, in no particular order */
-	size_t nranks;
-	const struct ld_lead *owner;	/* private: for the lookups below */
-};
-
-/* The rank `rank` of the view (its node, GPU, NIC, coordinates, state), or
- * NULL when no summary named it. */
-const struct judge_rank *ld_step_view_rank(const struct ld_step_view *v, int64_t rank);
-
-/* The name of node index i of the view (judge_rank.node, judge_finding.node),
- * or "" when i is not one. */
-const char *ld_step_view_node(const struct ld_step_view *v, int32_t i);
-
-/*
- * Called on the leader (and acting leader) after every judge round of every
- * step it leads, with all the round's findings (n may be 0: nothing wrong),
- * at now_ns (CLOCK_MONOTONIC, the clock of every time in v and f); and once
- * more with v->final set and n 0 when it stops leading the step.
- */
-typedef void (*ld_findings_cb)(struct ld *d, const struct ld_step_view *v,
-			       const struct judge_finding *f, size_t n, uint64_t now_ns);
 
 /* Register the one findings callback (NULL: none). */
 void ld_peer_set_findings_cb(struct ld_peers *p, ld_findings_cb cb);
-
-/* Why a summary (or a request on the peer listener) was refused. */
-enum ld_peer_refusal {
-	LD_REFUSE_REQUEST,	/* not POST /v1/peer/summary, or an empty body */
-	LD_REFUSE_UNAUTH,	/* no X-PL-Munge credential */
-	LD_REFUSE_REPLAYED,	/* munge: the credential was used before */
-	LD_REFUSE_EXPIRED,	/* munge: expired, or from the future */
-	LD_REFUSE_CRED,		/* munge: any other decode error */
-	LD_REFUSE_UID,		/* the credential's uid is neither root nor slurm_user */
-	LD_REFUSE_CHECKSUM,	/* its payload is not the SHA-256 of the body */
-	LD_REFUSE_SUMMARY,	/* the body is not a valid summary (sum_decode) */
-	LD_REFUSE_STEP,		/* not a step this node may lead, or not its shape */
-	LD_REFUSE_STALE,	/* older than the one held from the same daemon start */
-	LD_REFUSE_BUSY,		/* the credential queue is full */
-	LD_NREFUSE
-};
 
 /* "request", "unauthenticated", "replayed", "expired", "credential", "uid",
  * "checksum", "summary", "step", "stale", "busy". */
