@@ -49,6 +49,7 @@
 #include "ctl.h"
 #include "ctl_daemon.h"
 #include "hosts.h"
+#include "peerwire.h"
 #include "topo.h"
 
 #define STEP_PAGE 1024		/* the leader's page of ranks, at most */
@@ -56,7 +57,6 @@
 #define MAX_HOPS 2		/* redirects followed from one node */
 #define MAX_ASKED 16		/* nodes of the step asked, at most */
 #define CRED_TTL_S 10		/* the credential's life, as layoutd's munge_ttl_s */
-#define PEER_PORT 6830		/* layoutd's default peer_port */
 #define CONDENSE_AT 64		/* more ranks than this: the condensed view */
 #define GROUP_ROWS 256		/* ranks shown in full in the condensed view */
 #define SCONTROL_OUT_MAX (1 << 20)
@@ -127,7 +127,7 @@ munge_header(const struct watch_args *a, const char *line, char **out, pl_err_t 
 		return -1;
 	}
 	munge_ctx_destroy(ctx);
-	buf_printf(&h, "X-PL-Munge: %s", cred);
+	buf_printf(&h, PEERWIRE_HEADER ": %s", cred);
 	free(cred);
 	*out = buf_take(&h);
 	return *out ? 0 : pl_err_set(err, "out of memory");
@@ -147,7 +147,7 @@ ask_page(const struct watch_args *a, const char *where, uint64_t from,
 
 	snprintf(path, sizeof(path), "/v1/watch/step?job=%ld&step=%ld&from=%" PRIu64 "&count=%d",
 		 a->job, a->step, from, STEP_PAGE);
-	if (strncmp(where, "http://", 7) == 0) {
+	if (strncmp(where, PEERWIRE_SCHEME, strlen(PEERWIRE_SCHEME)) == 0) {
 		if (asprintf(&line, "GET %s", path) < 0)
 			return pl_err_set(err, "out of memory");
 		rv = munge_header(a, line, &hdr, err);
@@ -303,12 +303,9 @@ fetch_at(const struct watch_args *a, const char *where, json_t **view, char *lea
 		free(r.body);
 		if (r.status != 200) {
 			const char *msg = json_string_value(json_object_get(page, "error"));
-			const char *ld = json_string_value(json_object_get(page, "leader"));
 
-			if (r.status == 421 && pages == 0 && ld && *ld && strlen(ld) < leader_n &&
-			    json_is_boolean(json_object_get(page, "acting"))) {
-				snprintf(leader, leader_n, "%s", ld);
-				*acting = json_is_true(json_object_get(page, "acting"));
+			if (r.status == 421 && pages == 0 &&
+			    peerwire_misdirected_parse(page, leader, leader_n, acting) == 0) {
 				snprintf(why, n, "%s", msg ? msg : "not led here");
 				g = GOT_REDIRECT;
 			} else {
@@ -405,27 +402,18 @@ load_map(struct wctx *c)
 		snprintf(c->map_why, sizeof(c->map_why), "the local layoutd's map: %.400s", err.text);
 }
 
-/* The peer listener of node name: as the map says, else NAME:6830. */
+/* The peer listener of node name: as the map says, else NAME and the
+ * default peer port (the peer wire's rule, as layoutd's). */
 static void
 resolve(struct wctx *c, const char *name, char *url, size_t n)
 {
-	const char *host = name, *addr = NULL;
-	int port = PEER_PORT, pp = 0;
-	long i;
+	struct buf b = BUF_INIT;
 
 	if (!c->map_tried)
 		load_map(c);
-	i = c->map ? topo_find_node(c->map, name) : -1;
-	if (i >= 0 && topo_node_peer(c->map, i, &addr, &pp) == 0) {
-		if (addr && *addr)
-			host = addr;
-		if (pp > 0)
-			port = pp;
-	}
-	if (strchr(host, ':'))
-		snprintf(url, n, "http://[%s]:%d", host, port);
-	else
-		snprintf(url, n, "http://%s:%d", host, port);
+	peerwire_url(&b, c->map, name, PEERWIRE_PORT, "");
+	snprintf(url, n, "%s", buf_str(&b));
+	buf_free(&b);
 }
 
 /* ---- the step's nodes from Slurm ------------------------------------------ */
@@ -831,7 +819,7 @@ discover(struct wctx *c, json_t **view)
 			  names.n - MAX_ASKED);
 none:
 	if (!c->map && c->map_tried)
-		tried_add(&c->t, "(%s: the nodes were asked at NAME:%d)", c->map_why, PEER_PORT);
+		tried_add(&c->t, "(%s: the nodes were asked at NAME:%d)", c->map_why, PEERWIRE_PORT);
 	if (a->step >= 0)
 		ctl_error("watch: step %ld.%ld: no leader answered with its view; asked:%s", a->job,
 			  a->step, c->t.b.s ? c->t.b.s : " nothing");
