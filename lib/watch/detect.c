@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Detection on one node as pure functions (see detect.h). */
 #include <string.h>
-#include <sys/wait.h>
 
 #include "detect.h"
 #include "rules.h"
@@ -310,12 +309,6 @@ stuck_verdict(struct detect_verdict *v, const struct detect_rank *r, const struc
 	v->for_ns = rules_age(now, c->progress_ns);
 }
 
-static int
-exit_bad(int status)
-{
-	return !WIFEXITED(status) || WEXITSTATUS(status) != 0;
-}
-
 size_t
 detect_run(const struct detect_rank *ranks, size_t n, uint64_t now_ns, uint64_t threshold_ns,
 	   struct detect_verdict *out, size_t max)
@@ -325,13 +318,15 @@ detect_run(const struct detect_rank *ranks, size_t n, uint64_t now_ns, uint64_t 
 	uint32_t k;
 	int pass, held;
 
-	/* Exits: the failures (non-zero, signalled, or unknown past the
-	 * grace) first, then exit 0 past the threshold. */
+	/* Exits: the failures (rules_exit_class, or the status unknown past
+	 * the grace) first, then exit 0 and the ends by Slurm's signals past
+	 * the threshold (scancel kills every rank: that is no failure). */
 	for (pass = 0; pass < 2; pass++)
 		for (i = 0; i < n; i++) {
 			const struct detect_rank *r = &ranks[i];
 			uint64_t gone = r->exit_ns ? rules_age(now_ns, r->exit_ns) : UINT64_MAX;
-			int bad = !r->exit_known || exit_bad(r->exit_status);
+			int bad = !r->exit_known ||
+				  rules_exit_class(r->exit_status) == RULES_EXIT_FAILED;
 
 			if (!r->exited || bad != (pass == 0))
 				continue;
