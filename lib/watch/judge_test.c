@@ -1617,7 +1617,7 @@ advice_test(void)
 	cm(0, C_TP)->ag_peak_calls = 1;
 	n = advice_round(out, 8);
 	ok(n == 0, "one large AllGather in a TP group: nothing (%zu)", n);
-	/* Only one rank recorded it (version 3 summaries from the others). */
+	/* Only one rank recorded it (the others' nnodes unknown, 0). */
 	cm(7, C_DP)->ag_peak_bytes = cm(7, C_DP)->ag_peak_top = 1024 * MIB;
 	cm(7, C_DP)->ag_peak_calls = 1;
 	n = advice_round(out, 8);
@@ -1693,7 +1693,7 @@ bubble_test(void)
 	n = judge_run(&step, rk, NR, NOW, &par, s, out, 8);
 	ok(n == 0, "bubble: a span that went back starts a new window, nothing measured (%zu)",
 	   n);
-	/* Without p2p time (version 3 summaries): nothing. */
+	/* Without p2p time recorded: nothing. */
 	healthy();
 	n = judge_run(&step, rk, NR, NOW, &par, s, out, 8);
 	ok(n == 0 && strcmp(judge_kind_name(JUDGE_PP_BUBBLE), "pipeline-bubble") == 0 &&
