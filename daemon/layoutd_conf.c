@@ -18,11 +18,12 @@
 
 #include "client.h"
 #include "layoutd.h"
+#include "register.h"
 
 #define CONF_MAX_FILE (1L << 20)
 #define CONF_MAX_LINES 10000
 /* The SPANK plugin's default watch_dir: layoutd sweeps where it writes. */
-#define DEFAULT_WATCH_DIR "/dev/shm/parallel-layout"
+#define DEFAULT_WATCH_DIR REG_WATCH_DIR
 #define DEFAULT_WATCH_LEFTOVER_S 300L
 
 enum kind {
