@@ -13,9 +13,8 @@ made there, as each follower's own munged would, so that work is not
 charged to the leader's node).  2,048 keep-alive connections, one per
 simulated node, each sending one POST /v1/peer/summary a second, spread
 evenly over the second.  The summaries are real ones (lib/watch/summary.h,
-version 4 as layoutd sends them, or version 3 or the fixed layout of
-version 2 with BENCH_LEADER_VERSION=3 or 2; one header a round before the same ranks, msg_seq
-counting up); the
+version 4 as layoutd sends them; one header a round before the same ranks,
+msg_seq counting up); the
 credentials (payload: the body's SHA-256) are made before a phase for
 every round of it, with a TTL that outlasts the phase.
 
@@ -68,9 +67,8 @@ COMMS = ("tp", "dp", "pp", "world", "mp", "dp-cp")
 JOB = 900001
 SUM_MAGIC = 0x31304d5553574c50
 MUNGE_OPT_TTL, MUNGE_OPT_SOCKET = 4, 8
-# The summaries' layout: 3 (varints, what layoutd sends), or 2 (the fixed
-# layout, BENCH_LEADER_VERSION=2) to compare.
-VERSION = int(os.environ.get("BENCH_LEADER_VERSION", "4"))
+# The summaries' version (summary.h: the only one a leader reads).
+VERSION = 4
 FAN_WINDOWS = 3         # the fan-in phase: its median of three windows
 
 
@@ -84,7 +82,7 @@ def h64(*parts):
 
 
 def varint(x):
-    """Unsigned LEB128, as summary.h's version 3 has it."""
+    """Unsigned LEB128, as summary.h has it."""
     out = bytearray()
     while x >= 0x80:
         out.append((x & 0x7f) | 0x80)
@@ -94,7 +92,7 @@ def varint(x):
 
 
 def text(s):
-    """A counted text (version 3)."""
+    """A counted text (summary.h)."""
     return bytes([len(s)]) + s
 
 
@@ -102,21 +100,15 @@ def comm(name, key, rank, nranks):
     """One communicator of a healthy rank: its last collective entered 50 ms
     ago and completed, a full wait window."""
     colls = 10 if name == "world" else 1000
-    if VERSION >= 3:
-        c = struct.pack("<Q", h64(name, key)) + text(name.encode()) + b"".join(
-            varint(x) for x in (rank, nranks, 1, 32, 0, colls, colls)) + text(b"AllReduce") + \
-            b"".join(varint(x) for x in (50000000, colls, 0, 40000000, 32 * 2000000,
-                                         32 * 20000000))
-        if VERSION >= 4:
-            # nnodes (TP inside the node), no AllGather run, and the p2p
-            # time of a pipeline rank that idles a tenth of the time
-            nnodes = 1 if name == "tp" else max(1, nranks // RANKS)
-            wait, span = (100000000, 1000000000) if name == "pp" else (0, 0)
-            c += b"".join(varint(x) for x in (nnodes, 0, 0, 0, wait, span))
-        return c
-    return struct.pack("<Q48siiIIQQ16sQQQQQQ", h64(name, key), name.encode(), rank, nranks, 1,
-                       32, colls, colls, b"AllReduce", 50000000, colls, 0, 40000000,
-                       32 * 2000000, 32 * 20000000)
+    c = struct.pack("<Q", h64(name, key)) + text(name.encode()) + b"".join(
+        varint(x) for x in (rank, nranks, 1, 32, 0, colls, colls)) + text(b"AllReduce") + \
+        b"".join(varint(x) for x in (50000000, colls, 0, 40000000, 32 * 2000000,
+                                     32 * 20000000))
+    # nnodes (TP inside the node), no AllGather run, and the p2p time of a
+    # pipeline rank that idles a tenth of the time
+    nnodes = 1 if name == "tp" else max(1, nranks // RANKS)
+    wait, span = (100000000, 1000000000) if name == "pp" else (0, 0)
+    return c + b"".join(varint(x) for x in (nnodes, 0, 0, 0, wait, span))
 
 
 def node_ranks(n):
@@ -128,19 +120,14 @@ def node_ranks(n):
         cs = [comm("tp", (dp, pp), tp, TP), comm("dp", (tp, pp), dp, DP),
               comm("pp", (tp, dp), pp, PP), comm("world", (), r, WORLD),
               comm("mp", (dp,), tp + TP * pp, TP * PP), comm("dp-cp", (tp, pp), dp, DP)]
-        if VERSION >= 3:
-            out += b"".join(varint(x) for x in (r, 100000 + r, 0, 0, i + 1, tp, 0, 0, dp, pp))
-            out += b"\0" + text(b"mlx5_%d" % i) + varint(len(cs))
-        else:
-            out += struct.pack("<qqQii5IBBH32sII", r, 100000 + r, 0, 0, i, tp, 0, 0, dp, pp, 0,
-                               0, 0, b"mlx5_%d" % i, len(cs), 0)
+        out += b"".join(varint(x) for x in (r, 100000 + r, 0, 0, i + 1, tp, 0, 0, dp, pp))
+        out += b"\0" + text(b"mlx5_%d" % i) + varint(len(cs))
         out += b"".join(cs)
     return out
 
 
 def header(n, seq, blob_len):
-    return struct.pack("<QII64sQQQQQQIII5III", SUM_MAGIC, 1 if VERSION == 2 else VERSION,
-                       168 + blob_len,
+    return struct.pack("<QII64sQQQQQQIII5III", SUM_MAGIC, VERSION, 168 + blob_len,
                        b"sim%04d" % n, JOB, 0, time.monotonic_ns(), time.time_ns(), seq,
                        1000 + n, 0, 1000, WORLD, TP, 1, 1, DP, PP, RANKS, 0)
 

@@ -2,7 +2,7 @@
 /*
  * The daemon path: a placement request as slurmstepd sends it (every node
  * with its task ids, the view of one node) answered as layoutd answers it
- * (request JSON in, answer JSON out: proto_place), at 1,280 and 12,800
+ * (request JSON in, answer JSON out: parse, answer, json), at 1,280 and 12,800
  * nodes of 8 GPUs on a three-level fat tree, the whole answer (view all)
  * at 12,800, and 12,800 nodes in NVLink racks of 18.  The baseline, measured in the same run on the same step,
  * is place_compute alone with the planner's bytes; the answer's ranks are
@@ -101,6 +101,27 @@ setup(struct setup *s, long nnodes, int node_view, int blocks)
 	return s->request ? 0 : -1;
 }
 
+/* layoutd's path (layoutd_http.c): the request text parsed, answered and
+ * serialized; NULL when refused (*status says why). */
+static char *
+daemon_path(const struct topo_map *m, const char *request_text, int *status)
+{
+	struct proto_request req;
+	struct proto_placement p;
+	pl_err_t err;
+	char *text = NULL;
+
+	pl_err_clear(&err);
+	*status = 400;
+	if (proto_request_parse(request_text, &req, &err) < 0)
+		return NULL;
+	if (proto_answer(m, &req, &p, status, &err) == 0)
+		text = proto_placement_json(&p);
+	proto_placement_free(&p);
+	proto_request_free(&req);
+	return text;
+}
+
 /* The daemon path once, timed (*secs) from request text to answer text;
  * the view's ranks into ranks[procid] (others -1). */
 static int
@@ -110,7 +131,7 @@ run_proto(const struct setup *s, long *ranks, double *secs)
 	pl_err_t err;
 	int status = 0, rv = -1;
 	double t0 = now();
-	char *answer = proto_place(s->map, s->request, &status);
+	char *answer = daemon_path(s->map, s->request, &status);
 	long i;
 
 	*secs = now() - t0;
@@ -161,7 +182,7 @@ main(void)
 	int rc = 0;
 	size_t i;
 
-	printf("# the daemon path: request JSON with task ids -> answer JSON (proto_place)\n");
+	printf("# the daemon path: request JSON with task ids -> answer JSON (parse, answer, json)\n");
 	printf("# layout %s, %d GPUs per node, 3-level fat tree or NVLink racks of 18 nodes; best of %d runs\n",
 	       SPEC, GPUS, RUNS);
 	printf("# baseline: place_compute alone on the same step\n");

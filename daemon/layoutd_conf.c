@@ -20,6 +20,7 @@
 #include "client.h"
 #include "judge.h"
 #include "layoutd.h"
+#include "register.h"
 
 #define CONF_MAX_FILE (1L << 20)
 #define CONF_MAX_LINES 10000
@@ -105,7 +106,7 @@ static const struct row rows[] = {
 	{ "watch_max_steps", K_COUNT, NUM(watch_max_steps, 1, 4096, 64) },
 	{ "watch_max_tasks", K_COUNT, NUM(watch_max_tasks, 1, 4096, 256) },
 	/* The SPANK plugin's default watch_dir: layoutd sweeps where it writes. */
-	{ "watch_dir", K_DIR, F(watch_dir), .sdef = "/dev/shm/parallel-layout",
+	{ "watch_dir", K_DIR, F(watch_dir), .sdef = REG_WATCH_DIR,
 	  .what = "an absolute directory path other than /, without '.', '..' or empty parts" },
 	{ "watch_leftover_s", K_SECONDS, NUM(watch_leftover_s, 10, 604800, 300) },
 	{ "peer_port", K_COUNT, NUM(peer_port, 1, 65535, PEERWIRE_PORT) },

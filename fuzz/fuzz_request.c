@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The placement request (proto_request_parse), then proto_place() on the
- * lab map as layoutd answers it.  A 200 answer parses, and passes the
+ * The placement request (proto_request_parse), then answered on the lab
+ * map as layoutd answers it (proto_answer, proto_placement_json).  A 200 answer parses, and passes the
  * plugin's own check for the step and view that were asked for.
  */
 #include <stdlib.h>
@@ -14,7 +14,7 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct proto_request req;
-	struct proto_placement p;
+	struct proto_placement p, placed;
 	char *text = fuzz_text(data, size), *answer = NULL;
 	const char **names = NULL;
 	long *ntasks = NULL, i;
@@ -22,17 +22,20 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int status = 0;
 
 	memset(&p, 0, sizeof(p));
+	memset(&placed, 0, sizeof(placed));
 	pl_err_clear(&err);
 	if (proto_request_parse(text, &req, &err) < 0) {
 		FUZZ_ASSERT(pl_err_isset(&err), "a refusal has a message");
 		goto out;
 	}
-	answer = proto_place(fuzz_lab_map(), text, &status);
-	FUZZ_ASSERT(answer != NULL, "an answer");
-	if (status != 200) {
-		FUZZ_ASSERT(status == 400 || status == 422, "status %d", status);
+	if (proto_answer(fuzz_lab_map(), &req, &placed, &status, &err) < 0) {
+		FUZZ_ASSERT((status == 400 || status == 422) && pl_err_isset(&err), "status %d",
+			    status);
 		goto out;
 	}
+	FUZZ_ASSERT(status == 200, "status %d with an answer", status);
+	answer = proto_placement_json(&placed);
+	FUZZ_ASSERT(answer != NULL, "an answer");
 	pl_err_clear(&err);
 	FUZZ_ASSERT(proto_placement_parse(answer, &p, &err) == 0, "layoutd's answer parses: %s",
 		    err.text);
@@ -47,6 +50,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    "layoutd's answer passes the plugin's check: %s", err.text);
 out:
 	proto_request_free(&req);
+	proto_placement_free(&placed);
 	proto_placement_free(&p);
 	free(names);
 	free(ntasks);

@@ -593,32 +593,6 @@ proto_placement_json(const struct proto_placement *p)
 	return buf_take(&b);
 }
 
-char *
-proto_place(const struct topo_map *m, const char *request_text, int *status)
-{
-	struct proto_request req;
-	struct proto_placement p;
-	pl_err_t err;
-	char *text;
-
-	pl_err_clear(&err);
-	if (proto_request_parse(request_text, &req, &err) < 0) {
-		*status = 400;
-		return proto_error_json(err.text);
-	}
-	if (proto_answer(m, &req, &p, status, &err) < 0) {
-		proto_placement_free(&p);
-		proto_request_free(&req);
-		return proto_error_json(err.text);
-	}
-	text = proto_placement_json(&p);
-	proto_placement_free(&p);
-	proto_request_free(&req);
-	if (!text)
-		*status = 500;
-	return text ? text : proto_error_json("out of memory");
-}
-
 void
 proto_placement_free(struct proto_placement *p)
 {

@@ -55,13 +55,6 @@ char *proto_request_to_json(const struct proto_request *req);
 int proto_request_parse(const char *text, struct proto_request *req, pl_err_t *err);
 void proto_request_free(struct proto_request *req);
 
-/*
- * Answer a request on map m: the response JSON text (caller frees; NULL only
- * when out of memory) and the HTTP status in *status (200, 400 bad request,
- * 422 a valid request whose layout cannot be placed).
- */
-char *proto_place(const struct topo_map *m, const char *request_text, int *status);
-
 struct proto_task {
 	long procid;
 	long rank;
@@ -105,7 +98,7 @@ struct proto_placement {
  * request once (proto_request_parse), answers it with proto_answer and
  * serializes with proto_placement_json; the plugin's in-process fallback
  * fills a request with proto_request_init and uses proto_answer's struct
- * as it is.  proto_place() is the three in a row.
+ * as it is.
  */
 
 /* Fill req from a step (names and tids are copied); uid is -1 (callers set

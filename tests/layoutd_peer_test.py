@@ -66,6 +66,17 @@ def coords(r):
 # ---- the summary format (lib/watch/summary.h), for hand-made summaries ----
 
 SUM_MAGIC = 0x31304d5553574c50
+SUM_VERSION = 4
+
+
+def varint(x):
+    """Unsigned LEB128, as summary.h has it."""
+    out = bytearray()
+    while x >= 0x80:
+        out.append((x & 0x7f) | 0x80)
+        x >>= 7
+    out.append(x)
+    return bytes(out)
 
 
 def summary(node, job, step, ranks, seq=1, boot=7, uid=0, world=WORLD, sizes=(TP, 1, 1, DP, PP)):
@@ -74,10 +85,12 @@ def summary(node, job, step, ranks, seq=1, boot=7, uid=0, world=WORLD, sizes=(TP
     body = b""
     for r in ranks:
         c = coords(r)
-        body += struct.pack("<qqQii5IBBH32sII", r, 1000 + r, 0, 0, -1,
-                            c["tp"], c["cp"], c["ep"], c["dp"], c["pp"], 0, 0, 0, b"", 0, 0)
+        # rank, pid, exit age, status, gpu + 1 (unknown), coordinates; the
+        # exit bits, an empty NIC; no communicator
+        body += b"".join(varint(x) for x in (r, 1000 + r, 0, 0, 0, c["tp"], c["cp"], c["ep"],
+                                             c["dp"], c["pp"])) + b"\0\0" + varint(0)
     total = 168 + len(body)
-    head = struct.pack("<QII64sQQQQQQIII5III", SUM_MAGIC, 1, total, node.encode(), job, step,
+    head = struct.pack("<QII64sQQQQQQIII5III", SUM_MAGIC, SUM_VERSION, total, node.encode(), job, step,
                        now, time.time_ns(), seq, boot, uid, INTERVAL_MS, world, *sizes,
                        len(ranks), 0)
     return head + body

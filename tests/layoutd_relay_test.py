@@ -40,6 +40,17 @@ FAIL_INTERVALS = 3
 LOST_S = 5.0
 JOB = 5150
 SUM_MAGIC = 0x31304d5553574c50
+SUM_VERSION = 4
+
+
+def varint(x):
+    """Unsigned LEB128, as summary.h has it."""
+    out = bytearray()
+    while x >= 0x80:
+        out.append((x & 0x7f) | 0x80)
+        x >>= 7
+    out.append(x)
+    return bytes(out)
 BATCH_MAGIC = 0x3130544142574c50
 
 
@@ -51,9 +62,11 @@ def summary(node, ranks, seq=1, boot=9, job=JOB, world=WORLD, sizes=SIZES):
     """A hand-made node summary (lib/watch/summary.h) of ranks, no communicators."""
     body = b""
     for r in ranks:
-        body += struct.pack("<qqQii5IBBH32sII", r, 2000 + r, 0, 0, -1, 0, 0, 0, r, 0, 0, 0, 0,
-                            b"", 0, 0)
-    head = struct.pack("<QII64sQQQQQQIII5III", SUM_MAGIC, 1, 168 + len(body), node.encode(),
+        # rank, pid, exit age, status, gpu + 1 (unknown), coordinates (dp
+        # r); the exit bits, an empty NIC; no communicator
+        body += b"".join(varint(x) for x in (r, 2000 + r, 0, 0, 0, 0, 0, 0, r, 0)) + \
+            b"\0\0" + varint(0)
+    head = struct.pack("<QII64sQQQQQQIII5III", SUM_MAGIC, SUM_VERSION, 168 + len(body), node.encode(),
                        job, 0, time.monotonic_ns(), time.time_ns(), seq, boot, 0, INTERVAL_MS,
                        world, *sizes, len(ranks), 0)
     return head + body

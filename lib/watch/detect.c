@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Detection on one node as pure functions (see detect.h). */
 #include <string.h>
-#include <sys/wait.h>
 
 #include "detect.h"
+#include "rules.h"
 
 _Static_assert(sizeof(struct detect_comm) == 200, "detect_comm stays compact");
 
@@ -22,18 +22,6 @@ detect_kind_name(enum detect_kind k)
 		return "gpu-stuck";
 	}
 	return "unknown";
-}
-
-/* A text copied into a fixed array, always NUL-terminated. */
-static void
-text_copy(char *dst, size_t size, const char *src, size_t srclen)
-{
-	size_t n = strnlen(src, srclen);
-
-	if (n >= size)
-		n = size - 1;
-	memcpy(dst, src, n);
-	dst[n] = '\0';
 }
 
 /* a + b, or UINT64_MAX when that does not fit (the record is input). */
@@ -81,7 +69,7 @@ detect_summarize(const struct reader_snap *snap, struct detect_rank *out)
 			continue;
 		c = &out->comm[out->ncomm++];
 		c->hash = s->ident.comm_hash;
-		text_copy(c->name, sizeof(c->name), s->ident.name.c, sizeof(s->ident.name.c));
+		rules_text_copy(c->name, sizeof(c->name), s->ident.name.c, sizeof(s->ident.name.c));
 		c->rank = s->ident.rank;
 		c->nranks = s->ident.nranks;
 		c->nnodes = s->ident.nnodes;
@@ -96,7 +84,7 @@ detect_summarize(const struct reader_snap *snap, struct detect_rank *out)
 			c->flags |= DETECT_FINAL;
 		c->colls = s->launch.colls;
 		c->seq = s->launch.seq_number;
-		text_copy(c->func, sizeof(c->func), s->launch.func.c, sizeof(s->launch.func.c));
+		rules_text_copy(c->func, sizeof(c->func), s->launch.func.c, sizeof(s->launch.func.c));
 		c->enter_ns = s->launch.enqueue_ns;
 		c->done = s->gpu.done;
 		c->ch_inflight = s->gpu.ch_started - s->gpu.ch_stopped;
@@ -120,19 +108,6 @@ detect_summarize(const struct reader_snap *snap, struct detect_rank *out)
 	}
 }
 
-/* now - t, or 0 when t is later (a rank's clock is input too). */
-static uint64_t
-age(uint64_t now, uint64_t t)
-{
-	return now > t ? now - t : 0;
-}
-
-static int
-usable(const struct detect_comm *c)
-{
-	return !(c->flags & (DETECT_BUSY | DETECT_FINAL));
-}
-
 /* The comm of rank r with this hash (in the same job and step as a), or
  * NULL. */
 static const struct detect_comm *
@@ -143,7 +118,7 @@ find_comm(const struct detect_rank *a, const struct detect_rank *r, uint64_t has
 	if (r->job_id != a->job_id || r->step_id != a->step_id)
 		return NULL;
 	for (k = 0; k < r->ncomm && k < PLW_MAX_COMMS; k++)
-		if (r->comm[k].hash == hash && usable(&r->comm[k]))
+		if (r->comm[k].hash == hash && rules_usable(r->comm[k].flags))
 			return &r->comm[k];
 	return NULL;
 }
@@ -154,11 +129,7 @@ find_comm(const struct detect_rank *a, const struct detect_rank *r, uint64_t has
 static int
 waiting(const struct detect_comm *p, uint64_t now, uint64_t thr)
 {
-	if (!p->colls || age(now, p->enter_ns) <= thr)
-		return 0;
-	if ((p->flags & DETECT_GPU) && p->done >= p->colls)
-		return 0;
-	return 1;
+	return rules_waiting(p->flags, p->colls, p->done, p->enter_ns, now, thr);
 }
 
 /*
@@ -173,7 +144,7 @@ lagging(const struct detect_rank *ranks, size_t n, size_t i, const struct detect
 	size_t j;
 	int found = 0;
 
-	if (ranks[i].exited || !usable(c))
+	if (ranks[i].exited || !rules_usable(c->flags))
 		return 0;
 	for (j = 0; j < n; j++) {
 		const struct detect_comm *p;
@@ -197,8 +168,7 @@ lagging(const struct detect_rank *ranks, size_t n, size_t i, const struct detect
 static int
 gpu_stuck(const struct detect_comm *c, uint64_t now, uint64_t thr)
 {
-	return usable(c) && (c->flags & DETECT_GPU) && c->ch_inflight &&
-	       age(now, c->progress_ns) > thr;
+	return rules_gpu_stuck(c->flags, c->ch_inflight, c->progress_ns, now, thr);
 }
 
 /*
@@ -221,7 +191,7 @@ victim(const struct detect_rank *ranks, size_t n, size_t i, const struct detect_
 	for (k = 0; k < ranks[i].ncomm && k < PLW_MAX_COMMS; k++) {
 		const struct detect_comm *c2 = &ranks[i].comm[k];
 
-		if (c2->hash == c->hash || !usable(c2))
+		if (c2->hash == c->hash || !rules_usable(c2->flags))
 			continue;
 		if (gpu_stuck(c2, now, thr))
 			return 2;
@@ -250,7 +220,8 @@ held_elsewhere(const struct detect_rank *r, uint64_t hash, uint64_t now, uint64_
 	for (k = 0; k < r->ncomm && k < PLW_MAX_COMMS; k++) {
 		const struct detect_comm *o = &r->comm[k];
 
-		if (o->hash != hash && usable(o) && (waiting(o, now, thr) || gpu_stuck(o, now, thr)))
+		if (o->hash != hash && rules_usable(o->flags) &&
+		    (waiting(o, now, thr) || gpu_stuck(o, now, thr)))
 			return 1;
 	}
 	return 0;
@@ -296,7 +267,7 @@ verdict_base(struct detect_verdict *v, enum detect_kind kind, const struct detec
 	v->peer_rank = -1;
 	if (c) {
 		v->comm_hash = c->hash;
-		text_copy(v->comm_name, sizeof(v->comm_name), c->name, sizeof(c->name));
+		rules_text_copy(v->comm_name, sizeof(v->comm_name), c->name, sizeof(c->name));
 	}
 }
 
@@ -315,11 +286,11 @@ lag_verdict(struct detect_verdict *v, const struct detect_rank *r, const struct 
 	    const struct detect_rank *p, const struct detect_comm *pc, uint64_t now)
 {
 	verdict_base(v, DETECT_NOT_ENTERED, r, c);
-	text_copy(v->func, sizeof(v->func), pc->func, sizeof(pc->func));
+	rules_text_copy(v->func, sizeof(v->func), pc->func, sizeof(pc->func));
 	v->seq = pc->seq;
 	v->colls = pc->colls;
 	v->peer_rank = p->rank;
-	v->for_ns = age(now, pc->enter_ns);
+	v->for_ns = rules_age(now, pc->enter_ns);
 }
 
 /* Rank r's collective in flight on the GPU in c. */
@@ -332,16 +303,10 @@ stuck_verdict(struct detect_verdict *v, const struct detect_rank *r, const struc
 	 * known when it is the last one entered. */
 	v->colls = c->done + 1;
 	if (c->colls == c->done + 1) {
-		text_copy(v->func, sizeof(v->func), c->func, sizeof(c->func));
+		rules_text_copy(v->func, sizeof(v->func), c->func, sizeof(c->func));
 		v->seq = c->seq;
 	}
-	v->for_ns = age(now, c->progress_ns);
-}
-
-static int
-exit_bad(int status)
-{
-	return !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+	v->for_ns = rules_age(now, c->progress_ns);
 }
 
 size_t
@@ -353,13 +318,15 @@ detect_run(const struct detect_rank *ranks, size_t n, uint64_t now_ns, uint64_t 
 	uint32_t k;
 	int pass, held;
 
-	/* Exits: the failures (non-zero, signalled, or unknown past the
-	 * grace) first, then exit 0 past the threshold. */
+	/* Exits: the failures (rules_exit_class, or the status unknown past
+	 * the grace) first, then exit 0 and the ends by Slurm's signals past
+	 * the threshold (scancel kills every rank: that is no failure). */
 	for (pass = 0; pass < 2; pass++)
 		for (i = 0; i < n; i++) {
 			const struct detect_rank *r = &ranks[i];
-			uint64_t gone = r->exit_ns ? age(now_ns, r->exit_ns) : UINT64_MAX;
-			int bad = !r->exit_known || exit_bad(r->exit_status);
+			uint64_t gone = r->exit_ns ? rules_age(now_ns, r->exit_ns) : UINT64_MAX;
+			int bad = !r->exit_known ||
+				  rules_exit_class(r->exit_status) == RULES_EXIT_FAILED;
 
 			if (!r->exited || bad != (pass == 0))
 				continue;

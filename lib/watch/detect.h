@@ -12,15 +12,19 @@
  *
  * Verdicts (detect_run), in this order:
  *   DETECT_EXITED       a rank whose process exited while its step runs:
- *                       non-zero exit or a signal first, then exit 0.  The
- *                       caller passes only ranks of steps that still run.
- *                       A failure is named at once.  An exit whose status
- *                       is not known yet (the process is gone, the exit
- *                       callback has not come) is named once it has been
- *                       gone DETECT_EXIT_GRACE_NS.  Exit 0 is named only
- *                       when its step has run on for longer than the
- *                       threshold since: at the end of a healthy step the
- *                       ranks finish a little apart, and that is no fault.
+ *                       the failures first, then the others.  The caller
+ *                       passes only ranks of steps that still run.  A
+ *                       failure (rules.h's exit rule: a non-zero exit or a
+ *                       signal other than Slurm's step-ending ones) is
+ *                       named at once.  An exit whose status is not known
+ *                       yet (the process is gone, the exit callback has not
+ *                       come) is named once it has been gone
+ *                       DETECT_EXIT_GRACE_NS.  Exit 0 and an end by
+ *                       SIGTERM, SIGKILL, SIGINT or SIGHUP (or exit 128 +
+ *                       one) are named only when the step has run on for
+ *                       longer than the threshold since: at the end of a
+ *                       healthy step the ranks finish a little apart, and
+ *                       scancel kills every rank; neither is a fault.
  *   DETECT_NOT_ENTERED  a rank that has not entered a collective that its
  *                       local peers of the same communicator (same job, step
  *                       and comm hash) have waited in longer than the

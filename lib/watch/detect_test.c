@@ -141,13 +141,14 @@ c_two_comms(void)
 	comm_add(&rk[3], DP, 4, NOW - S, 4, 0, NOW - S);
 }
 
-/* Exits: rank 2 exit 0, rank 1 killed, rank 3 exit 1; rank 0 waits. */
+/* Exits: rank 2 exit 0, rank 1 killed by SIGSEGV, rank 3 exit 1; rank 0
+ * waits. */
 static void
 c_exits(void)
 {
 	lag(T + 10 * S);
 	rk[1].exited = 1;
-	rk[1].exit_status = SIGKILL;		/* a wait status: signalled */
+	rk[1].exit_status = SIGSEGV;		/* a wait status: signalled */
 	rk[2].exited = 1;
 	rk[2].exit_status = 0;
 	rk[3].exited = 1;
@@ -174,6 +175,37 @@ static void c_exit_unknown_recent(void) { c_exit_at(-1, S / 2); }
 static void c_exit_unknown_grace(void) { c_exit_at(-1, DETECT_EXIT_GRACE_NS); }
 static void c_exit_unknown_late(void) { c_exit_at(-1, 2 * S); }
 static void c_exit_unknown_when(void) { c_exit_at(-1, 0); rk[3].exit_ns = 0; }
+static void c_term_recent(void) { c_exit_at(SIGTERM, 2 * S); }
+static void c_kill_recent(void) { c_exit_at(SIGKILL, 2 * S); }
+static void c_shell_term_recent(void) { c_exit_at((128 + SIGTERM) << 8, 2 * S); }
+static void c_term_late(void) { c_exit_at(SIGTERM, T + 1); }
+static void c_segv_at_once(void) { c_exit_at(SIGSEGV, S / 10); }
+
+/* scancel on a node whose ranks were waiting on each other: 0 and 2
+ * killed by SIGTERM half a second ago, 1 and 3 by SIGKILL (the end of
+ * KillWait): the step ending, no rank to blame. */
+static void
+c_scancel(void)
+{
+	int i;
+
+	lag(T + 10 * S);
+	for (i = 0; i < 4; i++) {
+		rk[i].exited = 1;
+		rk[i].exit_known = 1;
+		rk[i].exit_status = i % 2 ? SIGKILL : SIGTERM;
+		rk[i].exit_ns = NOW - S / 2;
+	}
+}
+
+/* The same with rank 2 crashed (SIGSEGV) a second before: only it. */
+static void
+c_scancel_after_segv(void)
+{
+	c_scancel();
+	rk[2].exit_status = SIGSEGV;
+	rk[2].exit_ns = NOW - 3 * S / 2;
+}
 
 /* Rank 2's kernel stuck with all collectives entered: a GPU verdict. */
 static void
@@ -329,8 +361,8 @@ static const struct tcase cases[] = {
 	  c_stuck_holds, 2,
 	  { { DETECT_GPU_STUCK, 2, TP1, "AllReduce", 15, -1, 71 * S, 0 },
 	    { DETECT_GPU_STUCK, 3, TP1, "AllReduce", 15, -1, 71 * S, 0 } } },
-	{ "exits: signal and 1 before 0", c_exits, 3,
-	  { { DETECT_EXITED, 1, 0, "", 0, -1, 0, SIGKILL },
+	{ "exits: SIGSEGV and 1 before 0", c_exits, 3,
+	  { { DETECT_EXITED, 1, 0, "", 0, -1, 0, SIGSEGV },
 	    { DETECT_EXITED, 3, 0, "", 0, -1, 0, 1 << 8 },
 	    { DETECT_EXITED, 2, 0, "", 0, -1, 0, 0 } } },
 	{ "exit 0 two seconds ago: the end of a step, no verdict", c_exit0_recent, 0, { { 0 } } },
@@ -345,6 +377,20 @@ static const struct tcase cases[] = {
 	  { { DETECT_EXITED, 3, 0, "", 0, -1, 0, -1 } } },
 	{ "gone at an unknown time, status not known", c_exit_unknown_when, 1,
 	  { { DETECT_EXITED, 3, 0, "", 0, -1, 0, -1 } } },
+	{ "killed by SIGTERM two seconds ago (scancel): no verdict", c_term_recent, 0,
+	  { { 0 } } },
+	{ "killed by SIGKILL two seconds ago (scancel's KillWait): no verdict", c_kill_recent, 0,
+	  { { 0 } } },
+	{ "exit 143 two seconds ago (a shell's SIGTERM): no verdict", c_shell_term_recent, 0,
+	  { { 0 } } },
+	{ "killed by SIGTERM the threshold and 1 ns ago, the step runs on: named",
+	  c_term_late, 1, { { DETECT_EXITED, 3, 0, "", 0, -1, 0, SIGTERM } } },
+	{ "killed by SIGSEGV a tenth of a second ago: at once", c_segv_at_once, 1,
+	  { { DETECT_EXITED, 3, 0, "", 0, -1, 0, SIGSEGV } } },
+	{ "scancel: every rank killed by SIGTERM or SIGKILL: no verdict", c_scancel, 0,
+	  { { 0 } } },
+	{ "scancel after a SIGSEGV: only the crash", c_scancel_after_segv, 1,
+	  { { DETECT_EXITED, 2, 0, "", 0, -1, 0, SIGSEGV } } },
 	{ "a kernel stuck 62 s", c_gpu_stuck, 1,
 	  { { DETECT_GPU_STUCK, 2, TP, "AllReduce", 9, -1, T + 2 * S, 0 } } },
 	{ "a kernel quiet exactly the threshold", c_gpu_boundary, 0, { { 0 } } },

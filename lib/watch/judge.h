@@ -51,9 +51,8 @@
  *                      holds it).  A pipeline stage waiting on a stage
  *                      that waits upstream is so never named, even in the
  *                      round its wait crosses the threshold before the
- *                      cause's does.  Without the p2p part (version 1
- *                      summaries, KernelCh off) every stuck kernel of the
- *                      group is named, as before.  Not told: a receive
+ *                      cause's does.  Without the p2p part (KernelCh
+ *                      off) every stuck kernel of the group is named.  Not told: a receive
  *                      stuck after its sender's send completed (the data
  *                      lost on the way) looks like a peer that never
  *                      sent; then only the never-silent rule names it.
@@ -72,7 +71,7 @@
  *                      its members' coordinates differ in tp and cp
  *                      only) whose present members are on more than one
  *                      node, or that NCCL counted more than one node for
- *                      at init (detect_comm.nnodes, version 4 summaries):
+ *                      at init (detect_comm.nnodes):
  *                      its collectives cross the network.  Placement never
  *                      puts a TP group across nodes, so the script built
  *                      it (a wrong rank order, its own new_group).  One
@@ -99,8 +98,8 @@
  *                      costs little.
  *   JUDGE_PP_BUBBLE    the pipeline idles more than planned: each present
  *                      rank's PP group (a group spanning pp alone) gives
- *                      its p2p time (detect_comm: wait, span; version 4
- *                      summaries, KernelCh on); once the span has grown
+ *                      its p2p time (detect_comm: wait, span; KernelCh
+ *                      on); once the span has grown
  *                      by bubble_window_ns since the rank's window began,
  *                      the window's idle share is wait / span added over
  *                      it, and a new window begins.  A stage's idle is its

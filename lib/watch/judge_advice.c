@@ -156,7 +156,7 @@ js_fsdp_root(struct round *r)
 	f->npeers_waiting = r->s->grp[best].n;
 	share = best_run ? (double)best_top / (double)best_run : 1.0;
 	f->cost_frac = share;
-	text_copy(f->func, sizeof(f->func), "AllGather", 10);
+	rules_text_copy(f->func, sizeof(f->func), "AllGather", 10);
 	js_put(&l, "one AllGather gathers %.1f GiB of parameters, %.0f %% of the largest run of "
 	    "AllGathers (%llu call%s): FSDP wraps only the root module; wrap each transformer "
 	    "block (auto_wrap_policy, or fully_shard per block)",

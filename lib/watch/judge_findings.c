@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The judge's faults: exits, lost nodes, hangs and stalls (see judge.h). */
-#include <signal.h>
 #include <string.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -55,7 +54,7 @@ js_group_finding(struct round *r, enum judge_kind kind, size_t g, struct line *l
 
 	group_label(r, g, f->group, sizeof(f->group));
 	f->comm_hash = c->hash;
-	text_copy(f->comm, sizeof(f->comm), c->name, sizeof(c->name));
+	rules_text_copy(f->comm, sizeof(f->comm), c->name, sizeof(c->name));
 	l->b = f->text;
 	l->size = sizeof(f->text);
 	l->len = 0;
@@ -133,11 +132,11 @@ lag_findings(struct round *r, size_t g)
 			if ((e->flags & E_WAITING) && ent_comm(r, e)->colls >= target)
 				f->npeers_waiting++;
 		}
-		text_copy(f->func, sizeof(f->func), pcf->func, sizeof(pcf->func));
+		rules_text_copy(f->func, sizeof(f->func), pcf->func, sizeof(pcf->func));
 		f->seq = pcf->seq;
 		f->colls = target;
 		f->since_ns = pc->enter_ns;
-		f->for_ns = age(r->now, pc->enter_ns);
+		f->for_ns = rules_age(r->now, pc->enter_ns);
 		js_put_culprits(&l, r->st, r->rk, ix, f->nculprits, f->ncul_total);
 		js_put(&l, " never entered ");
 		put_coll(&l, f);
@@ -219,14 +218,14 @@ stuck_findings(struct round *r, size_t g)
 				continue;
 			}
 			js_add_culprit(r, f, ix, i);
-			if (age(r->now, c->progress_ns) > quiet) {
-				quiet = age(r->now, c->progress_ns);
+			if (rules_age(r->now, c->progress_ns) > quiet) {
+				quiet = rules_age(r->now, c->progress_ns);
 				f->since_ns = c->progress_ns;
 			}
 			if (!f->func[0] && c->colls == target) {
 				const struct detect_comm *cf = ent_full(r, e);
 
-				text_copy(f->func, sizeof(f->func), cf->func, sizeof(cf->func));
+				rules_text_copy(f->func, sizeof(f->func), cf->func, sizeof(cf->func));
 				f->seq = cf->seq;
 			}
 		}
@@ -326,7 +325,7 @@ js_gpu_stuck_all(struct round *r)
 		 * timeout: its exit comes next); and only for kernels stuck a
 		 * grace past the threshold. */
 		if (pass == 1 && (r->count > 0 || r->any_exit ||
-				  (r->s->found_ns && age(r->now, r->s->found_ns) <= end_grace(r->p))))
+				  (r->s->found_ns && rules_age(r->now, r->s->found_ns) <= end_grace(r->p))))
 			break;
 		for (g = 0; g < r->ngrp; g++) {
 			const struct js_group *gr = &r->s->grp[g];
@@ -346,7 +345,7 @@ js_gpu_stuck_all(struct round *r)
 					/* a grace past the threshold: the cause (a rank
 					 * its peers wait for elsewhere) crosses it a
 					 * round or so after the stages it holds */
-					if (age(r->now, ent_comm(r, &r->s->ent[i])->progress_ns) >
+					if (rules_age(r->now, ent_comm(r, &r->s->ent[i])->progress_ns) >
 					    r->p->hang_threshold_ns + end_grace(r->p))
 						r->s->ent[i].flags |= E_NAMED;
 					continue;
@@ -366,47 +365,19 @@ js_gpu_stuck_all(struct round *r)
 	}
 }
 
-static int
-exit_failed(int status)
-{
-	return status < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0;
-}
-
-/* An exit, for the step's-end rule (judge.h): a failure, an end by a
- * termination signal (or with no status yet), or exit 0. */
-enum { X_FAIL, X_TERM, X_ZERO };
-
-static int
-term_signal(int sig)
-{
-	return sig == SIGTERM || sig == SIGKILL || sig == SIGINT || sig == SIGHUP;
-}
-
-static int
+/* An exit, for the step's-end rule (judge.h): rules.h's class of its
+ * status, an exit with no status yet counted as ended by signal. */
+static enum rules_exit
 exit_class(const struct detect_rank *d)
 {
-	int st = d->exit_status;
-
-	if (!d->exit_known)
-		return X_TERM;
-	if (WIFSIGNALED(st))
-		return term_signal(WTERMSIG(st)) ? X_TERM : X_FAIL;
-	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
-		return X_ZERO;
-	if (WIFEXITED(st) && WEXITSTATUS(st) > 128 && term_signal(WEXITSTATUS(st) - 128))
-		return X_TERM;
-	return X_FAIL;
+	return d->exit_known ? rules_exit_class(d->exit_status) : RULES_EXIT_ENDED;
 }
 
-/* The signal of an X_TERM exit, 0 when its status is not known. */
+/* The signal of an exit ended by signal, 0 when its status is not known. */
 static int
 exit_signal(const struct detect_rank *d)
 {
-	if (!d->exit_known)
-		return 0;
-	if (WIFSIGNALED(d->exit_status))
-		return WTERMSIG(d->exit_status);
-	return WEXITSTATUS(d->exit_status) - 128;
+	return d->exit_known ? rules_exit_signal(d->exit_status) : 0;
 }
 
 /* An exited rank: st its wait status, -1 unknown. */
@@ -422,11 +393,11 @@ exit_finding(struct round *r, uint32_t ix, int st)
 	f->node = (int32_t)jr->node;
 	f->exit_status = st;
 	f->since_ns = jr->st.exit_ns;
-	f->for_ns = jr->st.exit_ns ? age(r->now, jr->st.exit_ns) : 0;
+	f->for_ns = jr->st.exit_ns ? rules_age(r->now, jr->st.exit_ns) : 0;
 	if (r->s->rgrp[ix] != UINT32_MAX)
 		group_label(r, r->s->rgrp[ix], f->group, sizeof(f->group));
 	else
-		text_copy(f->group, sizeof(f->group), "world", 6);
+		rules_text_copy(f->group, sizeof(f->group), "world", 6);
 	js_put(&l, "%s: rank ", f->group);
 	js_put_where(&l, r->st, jr);
 	if (st < 0)
@@ -435,7 +406,8 @@ exit_finding(struct round *r, uint32_t ix, int st)
 		js_put(&l, " was killed by signal %d", WTERMSIG(st));
 	else
 		js_put(&l, " exited with status %d", WEXITSTATUS(st));
-	js_put(&l, exit_failed(st) ? "; its peers will wait on it" :
+	js_put(&l, st < 0 || rules_exit_class(st) != RULES_EXIT_ZERO ?
+	    "; its peers will wait on it" :
 	    " while the step runs on; its peers will wait on it");
 }
 
@@ -489,16 +461,18 @@ js_exits(struct round *r)
 		w[nx++].e = (uint32_t)i;
 		r->any_exit = 1;
 		switch (exit_class(d)) {
-		case X_TERM:
+		case RULES_EXIT_ENDED:
 			nterm++;
 			if (d->exit_ns < t_term || t_term == UINT64_MAX) {
 				t_term = d->exit_ns;
 				sig = exit_signal(d);
 			}
 			break;
-		case X_FAIL:
+		case RULES_EXIT_FAILED:
 			if (d->exit_ns < t_fail)
 				t_fail = d->exit_ns;
+			break;
+		case RULES_EXIT_ZERO:
 			break;
 		}
 	}
@@ -511,11 +485,12 @@ js_exits(struct round *r)
 	 * the grace, exit 0 past the threshold while the step runs on. */
 	for (i = 0; i < nx; i++) {
 		const struct detect_rank *d = &r->rk[w[i].e].st;
-		uint64_t gone = d->exit_ns ? age(r->now, d->exit_ns) : UINT64_MAX;
-		int c = exit_class(d), cause;
+		uint64_t gone = d->exit_ns ? rules_age(r->now, d->exit_ns) : UINT64_MAX;
+		enum rules_exit c = exit_class(d);
+		int cause;
 
-		cause = c == X_FAIL || (c == X_TERM && gone > grace) ||
-			(c == X_ZERO && nrun && gone > r->p->hang_threshold_ns);
+		cause = c == RULES_EXIT_FAILED || (c == RULES_EXIT_ENDED && gone > grace) ||
+			(c == RULES_EXIT_ZERO && nrun && gone > r->p->hang_threshold_ns);
 		/* An exit while a hang is named is its effect: the peers'
 		 * timeouts (NCCL's watchdog) aborting them. */
 		if (r->s->hang_first_ns && d->exit_ns >= r->s->hang_first_ns &&
@@ -528,14 +503,14 @@ js_exits(struct round *r)
 	for (pass = 0; pass < 2; pass++)
 		for (i = 0; i < nx; i++) {
 			const struct detect_rank *d = &r->rk[w[i].e].st;
-			int c = exit_class(d);
+			enum rules_exit c = exit_class(d);
 
-			if (!w[i].t || (c == X_ZERO) != (pass == 1))
+			if (!w[i].t || (c == RULES_EXIT_ZERO) != (pass == 1))
 				continue;
 			/* Within the grace of the first cause; a kill or exit 0
 			 * after a failure is the step coming down. */
 			if ((d->exit_ns > t0 && d->exit_ns - t0 > grace) ||
-			    (c != X_FAIL && t_fail != UINT64_MAX && d->exit_ns > t_fail))
+			    (c != RULES_EXIT_FAILED && t_fail != UINT64_MAX && d->exit_ns > t_fail))
 				continue;
 			exit_finding(r, w[i].e, d->exit_known ? d->exit_status : -1);
 		}
@@ -561,10 +536,10 @@ js_nodes_lost(struct round *r)
 		l.b = f->text;
 		l.size = sizeof(f->text);
 		l.len = 0;
-		text_copy(f->group, sizeof(f->group), "world", 6);
+		rules_text_copy(f->group, sizeof(f->group), "world", 6);
 		f->node = (int32_t)k;
 		f->since_ns = nd->last_ns;
-		f->for_ns = nd->last_ns ? age(r->now, nd->last_ns) : 0;
+		f->for_ns = nd->last_ns ? rules_age(r->now, nd->last_ns) : 0;
 		if (nd->name && nd->name[0])
 			js_put(&l, "world: node %s lost: ", nd->name);
 		else
@@ -593,15 +568,15 @@ js_stalled(struct round *r)
 	struct judge_finding *f;
 	struct line l;
 
-	if (r->no_stall || !nr || age(r->now, last) <= r->p->stall_threshold_ns)
+	if (r->no_stall || !nr || rules_age(r->now, last) <= r->p->stall_threshold_ns)
 		return;
 	f = js_finding_new(r, JUDGE_STALLED);
 	l.b = f->text;
 	l.size = sizeof(f->text);
 	l.len = 0;
-	text_copy(f->group, sizeof(f->group), "world", 6);
+	rules_text_copy(f->group, sizeof(f->group), "world", 6);
 	f->since_ns = last;
-	f->for_ns = age(r->now, last);
+	f->for_ns = rules_age(r->now, last);
 	js_put(&l, "world: all %zu ranks idle outside NCCL for ", nr);
 	js_put_secs(&l, f->for_ns);
 	js_put(&l, ", none in a collective (a checkpoint, a stuck file system?)");

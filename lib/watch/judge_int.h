@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "judge.h"
+#include "rules.h"
 
 /* js_entry.flags */
 #define E_WAITING	0x01u	/* in its last collective past the threshold */
@@ -183,29 +184,12 @@ struct round {
 #define AX_EDP	JUDGE_NAXES		/* a sixth axis: expert dp */
 #define NAX6	(JUDGE_NAXES + 1)
 
-static inline uint64_t
-age(uint64_t now, uint64_t t)
-{
-	return now > t ? now - t : 0;
-}
-
 /* The step's-end grace (judge.h): end_grace_ns, at least
  * DETECT_EXIT_GRACE_NS. */
 static inline uint64_t
 end_grace(const struct judge_params *p)
 {
 	return p->end_grace_ns > DETECT_EXIT_GRACE_NS ? p->end_grace_ns : DETECT_EXIT_GRACE_NS;
-}
-
-static inline void
-text_copy(char *dst, size_t size, const char *src, size_t srclen)
-{
-	size_t n = strnlen(src, srclen);
-
-	if (n >= size)
-		n = size - 1;
-	memcpy(dst, src, n);
-	dst[n] = '\0';
 }
 
 /* Entry e's hot copy (e points into s->ent). */

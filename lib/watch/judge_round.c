@@ -7,24 +7,16 @@
 #include "judge_int.h"
 
 static int
-usable(const struct detect_comm *c)
-{
-	return !(c->flags & (DETECT_BUSY | DETECT_FINAL));
-}
-
-/* In its last collective for longer than the threshold (detect.c's rule). */
-static int
 waiting(const struct js_hot *c, uint64_t now, uint64_t thr)
 {
-	if (!c->colls || age(now, c->enter_ns) <= thr)
-		return 0;
-	return !((c->flags & DETECT_GPU) && c->done >= c->colls);
+	return rules_waiting(c->flags, c->colls, c->done, c->enter_ns, now, thr);
 }
 
+/* The entries are usable communicators only (js_build). */
 static int
 gpu_stuck(const struct js_hot *c, uint64_t now, uint64_t thr)
 {
-	return (c->flags & DETECT_GPU) && c->ch_inflight && age(now, c->progress_ns) > thr;
+	return rules_gpu_stuck(c->flags, c->ch_inflight, c->progress_ns, now, thr);
 }
 
 static int
@@ -133,7 +125,7 @@ js_build(struct round *r)
 
 			if (!d->exited && !r->no_stall)
 				stall_note(r, &d->comm[k], &ran);
-			if (!usable(&d->comm[k]))
+			if (!rules_usable(d->comm[k].flags))
 				continue;
 			memset(e, 0, sizeof(*e));
 			e->hash = d->comm[k].hash;

@@ -297,7 +297,7 @@ slow_streaks(struct round *r)
 			sl->mark_done = c->done;
 		}
 		if (sl->rounds >= r->p->slow_rounds &&
-		    age(r->now, sl->since_ns) >= r->p->slow_persist_ns)
+		    rules_age(r->now, sl->since_ns) >= r->p->slow_persist_ns)
 			sl->named = 1;
 	}
 }
@@ -339,7 +339,7 @@ slow_findings(struct round *r)
 		f->npeers_waiting = s->grp[e->group].n - 1;
 		f->cost_frac = e->lead;
 		f->since_ns = sl->since_ns;
-		f->for_ns = age(r->now, sl->since_ns);
+		f->for_ns = rules_age(r->now, sl->since_ns);
 		js_put(&l, "rank ");
 		js_put_where(&l, r->st, &r->rk[e->ix]);
 		if (f->npeers_waiting == 1)

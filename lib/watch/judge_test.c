@@ -1158,6 +1158,72 @@ fallback_test(void)
 	judge_state_free(s);
 }
 
+/* The ranks detect_run names exited on the whole step (as if one node),
+ * as text, and how many. */
+static size_t
+detect_exits(char *buf, size_t size)
+{
+	static struct detect_rank dr[NR];
+	struct detect_verdict v[NR];
+	size_t i, n, k = 0, len = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < NR; i++)
+		dr[i] = rk[i].st;
+	n = detect_run(dr, NR, NOW, T, v, NR);
+	for (i = 0; i < n && i < NR; i++) {
+		if (v[i].kind != DETECT_EXITED)
+			continue;
+		k++;
+		if (len < size)
+			len += (size_t)snprintf(buf + len, size - len, " %lld", (long long)v[i].rank);
+	}
+	return k;
+}
+
+/*
+ * The exit rule is one (rules.h): the ranks scancel kills (SIGTERM, then
+ * SIGKILL) are no failure in the node view either, so a node's verdicts
+ * blame none of them while the leader names nobody; a SIGSEGV and an exit 1
+ * are failures to both.
+ */
+static void
+node_view_test(void)
+{
+	static struct judge_finding out[8];
+	struct judge_state *s;
+	char who[128];
+	size_t n, nd;
+	pl_err_t err;
+
+	s = judge_state_new(NR, &err);
+	c_cancel_early();
+	n = s ? judge_run(&step, rk, NR, NOW, &par, s, out, 8) : 0;
+	nd = detect_exits(who, sizeof(who));
+	ok(s && n == 0 && nd == 0,
+	   "scancel, every rank killed by SIGTERM or SIGKILL: the node view blames none either "
+	   "(judge %zu, node view%s)", n, who);
+	c_cancel();
+	exit_at(9, SIGTERM, 3 * S);
+	n = s ? judge_run(&step, rk, NR, NOW, &par, s, out, 8) : 0;
+	nd = detect_exits(who, sizeof(who));
+	ok(s && n == 0 && nd == 0,
+	   "scancel 3 s ago: neither names a rank (judge %zu, node view%s)", n, who);
+	c_lone_kill_soon();
+	n = s ? judge_run(&step, rk, NR, NOW, &par, s, out, 8) : 0;
+	nd = detect_exits(who, sizeof(who));
+	ok(s && n == 0 && nd == 0,
+	   "a rank killed by SIGKILL 1 s ago: not a failure to either (judge %zu, node view%s)",
+	   n, who);
+	c_two_fail();
+	n = s ? judge_run(&step, rk, NR, NOW, &par, s, out, 8) : 0;
+	nd = detect_exits(who, sizeof(who));
+	ok(s && n == 2 && out[0].culprits[0] == 6 && out[1].culprits[0] == 9 && nd == 2 &&
+	   strcmp(who, " 6 9") == 0,
+	   "SIGSEGV and exit 1: failures to both (judge %zu, node view%s)", n, who);
+	judge_state_free(s);
+}
+
 /* A hang, then every rank aborting on its timeout: the exits are the
  * hang's effect, none named (and no stuck kernel named in their place). */
 static void
@@ -1551,7 +1617,7 @@ advice_test(void)
 	cm(0, C_TP)->ag_peak_calls = 1;
 	n = advice_round(out, 8);
 	ok(n == 0, "one large AllGather in a TP group: nothing (%zu)", n);
-	/* Only one rank recorded it (version 3 summaries from the others). */
+	/* Only one rank recorded it (the others' nnodes unknown, 0). */
 	cm(7, C_DP)->ag_peak_bytes = cm(7, C_DP)->ag_peak_top = 1024 * MIB;
 	cm(7, C_DP)->ag_peak_calls = 1;
 	n = advice_round(out, 8);
@@ -1627,7 +1693,7 @@ bubble_test(void)
 	n = judge_run(&step, rk, NR, NOW, &par, s, out, 8);
 	ok(n == 0, "bubble: a span that went back starts a new window, nothing measured (%zu)",
 	   n);
-	/* Without p2p time (version 3 summaries): nothing. */
+	/* Without p2p time recorded: nothing. */
 	healthy();
 	n = judge_run(&step, rk, NR, NOW, &par, s, out, 8);
 	ok(n == 0 && strcmp(judge_kind_name(JUDGE_PP_BUBBLE), "pipeline-bubble") == 0 &&
@@ -1649,11 +1715,12 @@ main(void)
 	par.slow_margin = 0.05;
 	par.slow_margin_off = 0.025;
 	par.slow_smooth = 1;
-	plan(3 * (int)NCASES - NLOST - NEND + 4 + 2 + 16 + 7 + 2 + 15 + 6 + 14 + 9);
+	plan(3 * (int)NCASES - NLOST - NEND + 4 + 2 + 16 + 7 + 2 + 15 + 6 + 14 + 9 + 4);
 	run_cases();
 	slow_test();
 	bounded_test();
 	fallback_test();
+	node_view_test();
 	timeouts_test();
 	many_culprits_test();
 	names_test();

@@ -13,35 +13,26 @@
 _Static_assert(SUM_NAXES == PL_NAXES, "coordinates in enum pl_axis order");
 _Static_assert(SUM_NODE_LEN >= 2 && SUM_NIC_LEN >= 2, "room for a text and its NUL");
 _Static_assert(DETECT_NAME_LEN == 48 && DETECT_TEXT_LEN == 16, "the comm texts' wire sizes");
-_Static_assert(PLW_MAX_COMMS <= UINT32_MAX / SUM_COMM_BYTES, "a rank's comms fit a u32 count");
-_Static_assert((uint64_t)SUM_HEADER_BYTES + (uint64_t)SUM_MAX_RANKS * SUM_RANK_BYTES <=
-	       SUM_MAX_BYTES, "the largest rank count fits the size bound");
 
-/* Offsets in the header, a rank and a communicator (summary.h). */
+/* Offsets in the header (summary.h). */
 enum {
 	H_MAGIC = 0, H_VERSION = 8, H_TOTAL = 12, H_NODE = 16, H_JOB = 80, H_STEP = 88,
 	H_NOW = 96, H_REAL = 104, H_SEQ = 112, H_BOOT = 120, H_UID = 128, H_INTERVAL = 132,
 	H_WORLD = 136, H_SIZE = 140, H_NRANKS = 160, H_RESERVED = 164
 };
-enum {
-	R_RANK = 0, R_PID = 8, R_EXIT_AGE = 16, R_STATUS = 24, R_GPU = 28, R_CO = 32,
-	R_EXITED = 52, R_EXIT_KNOWN = 53, R_RESERVED16 = 54, R_NIC = 56, R_NCOMM = 88,
-	R_RESERVED = 92
-};
-enum {
-	C_HASH = 0, C_NAME = 8, C_RANK = 56, C_NRANKS = 60, C_FLAGS = 64, C_NWAIT = 68,
-	C_P2P_PEER = 69, C_COLLS = 72, C_SEQ = 80, C_FUNC = 88, C_ENTER_AGE = 104, C_DONE = 112,
-	C_INFLIGHT = 120, C_PROGRESS_AGE = 128, C_WAIT_SUM = 136, C_GAP_SUM = 144
-};
 _Static_assert(H_RESERVED + 4 == SUM_HEADER_BYTES, "header layout");
-_Static_assert(R_RESERVED + 4 == SUM_RANK_BYTES, "rank layout");
-_Static_assert(C_GAP_SUM + 8 == SUM_COMM_BYTES, "communicator layout");
-_Static_assert(H_NODE + SUM_NODE_LEN == H_JOB && R_NIC + SUM_NIC_LEN == R_NCOMM &&
-	       C_NAME + DETECT_NAME_LEN == C_RANK && C_FUNC + DETECT_TEXT_LEN == C_ENTER_AGE,
-	       "texts fill their arrays");
+_Static_assert(H_NODE + SUM_NODE_LEN == H_JOB, "the node's text fills its array");
 
-#define V1_FLAGS	(DETECT_GPU | DETECT_BUSY | DETECT_FINAL)
-#define KNOWN_FLAGS	(V1_FLAGS | DETECT_P2P | DETECT_SEND)
+#define KNOWN_FLAGS	(DETECT_GPU | DETECT_BUSY | DETECT_FINAL | DETECT_P2P | DETECT_SEND)
+
+/* The largest rank and communicator (every varint at its longest, every
+ * text full), and the smallest (every varint one byte, every text empty). */
+#define RANK_MAX	(4 * 10 + 10 + SUM_NAXES * 5 + 1 + SUM_NIC_LEN + 5)
+#define COMM_MAX	(8 + DETECT_NAME_LEN + 5 * 5 + 8 * 10 + DETECT_TEXT_LEN + 6 * 10)
+#define RANK_MIN	(5 + SUM_NAXES + 1 + 1 + 1)
+#define COMM_MIN	(8 + 1 + 5 + 2 + 1 + 6 + 6)
+_Static_assert((uint64_t)SUM_HEADER_BYTES + (uint64_t)SUM_MAX_RANKS * RANK_MAX <=
+	       SUM_MAX_BYTES, "the most ranks, with no communicator, fit the size bound");
 
 static const char *const axis[SUM_NAXES] = { "tp", "cp", "ep", "dp", "pp" };
 
@@ -64,12 +55,6 @@ put64(uint8_t *p, uint64_t v)
 		p[i] = (uint8_t)(v >> (8 * i));
 }
 
-static uint16_t
-get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] | p[1] << 8);
-}
-
 static uint32_t
 get32(const uint8_t *p)
 {
@@ -80,19 +65,6 @@ static uint64_t
 get64(const uint8_t *p)
 {
 	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
-
-size_t
-sum_size(size_t nranks, size_t ncomm)
-{
-	size_t per;
-
-	if (ncomm > (SIZE_MAX - SUM_RANK_BYTES) / SUM_COMM_BYTES)
-		return 0;
-	per = SUM_RANK_BYTES + ncomm * SUM_COMM_BYTES;
-	if (nranks > (SIZE_MAX - SUM_HEADER_BYTES) / per)
-		return 0;
-	return SUM_HEADER_BYTES + nranks * per;
 }
 
 /* ---- checks shared by the encoder (on its input) and the decoder ---- */
@@ -367,26 +339,6 @@ header_put(uint8_t *p, const struct sum_header *h, uint32_t total, uint32_t nran
 	put32(p + H_NRANKS, nranks);
 }
 
-static void
-rank_put(uint8_t *p, const struct detect_rank *r, uint64_t exit_age,
-	 const struct sum_rank_info *in)
-{
-	int a;
-
-	memset(p, 0, SUM_RANK_BYTES);
-	put64(p + R_RANK, (uint64_t)r->rank);
-	put64(p + R_PID, (uint64_t)r->pid);
-	put64(p + R_EXIT_AGE, exit_age);
-	put32(p + R_STATUS, (uint32_t)r->exit_status);
-	put32(p + R_GPU, (uint32_t)in->gpu);
-	for (a = 0; a < SUM_NAXES; a++)
-		put32(p + R_CO + 4 * a, in->co[a]);
-	p[R_EXITED] = (uint8_t)r->exited;
-	p[R_EXIT_KNOWN] = (uint8_t)r->exit_known;
-	text_put(p + R_NIC, SUM_NIC_LEN, in->nic, sizeof(in->nic));
-	put32(p + R_NCOMM, r->ncomm);
-}
-
 /* c as it goes on the wire (texts made printable, sums capped) and its
  * ages. */
 static void
@@ -415,45 +367,6 @@ comm_wire(const struct detect_comm *c, uint64_t now, struct detect_comm *w, uint
 	*enter_age = age_of(now, c->enter_ns);
 	*progress_age = age_of(now, c->progress_ns);
 }
-
-static void
-comm_put(uint8_t *p, const struct detect_comm *w, uint64_t enter_age, uint64_t progress_age)
-{
-	memset(p, 0, SUM_COMM_BYTES);
-	put64(p + C_HASH, w->hash);
-	memcpy(p + C_NAME, w->name, DETECT_NAME_LEN);
-	put32(p + C_RANK, (uint32_t)w->rank);
-	put32(p + C_NRANKS, (uint32_t)w->nranks);
-	put32(p + C_FLAGS, w->flags);
-	/* nwait <= PLW_RING (checked): one byte; the p2p peer < 2^24 above. */
-	p[C_NWAIT] = (uint8_t)w->nwait;
-	if (w->flags & DETECT_P2P) {
-		p[C_P2P_PEER] = (uint8_t)w->p2p_peer;
-		p[C_P2P_PEER + 1] = (uint8_t)(w->p2p_peer >> 8);
-		p[C_P2P_PEER + 2] = (uint8_t)(w->p2p_peer >> 16);
-	}
-	put64(p + C_COLLS, w->colls);
-	put64(p + C_SEQ, w->seq);
-	memcpy(p + C_FUNC, w->func, DETECT_TEXT_LEN);
-	put64(p + C_ENTER_AGE, enter_age);
-	put64(p + C_DONE, w->done);
-	put64(p + C_INFLIGHT, w->ch_inflight);
-	put64(p + C_PROGRESS_AGE, progress_age);
-	put64(p + C_WAIT_SUM, w->wait_sum_ns);
-	put64(p + C_GAP_SUM, w->gap_sum_ns);
-}
-
-/* ---- version 3: varints and counted texts ---- */
-
-/* The largest rank and communicator in version 3 (every varint at its
- * longest, every text full), and the smallest (every varint one byte,
- * every text empty). */
-#define V3_RANK_MAX	(4 * 10 + 10 + SUM_NAXES * 5 + 1 + SUM_NIC_LEN + 5)
-#define V3_COMM_MAX	(8 + DETECT_NAME_LEN + 5 * 5 + 8 * 10 + DETECT_TEXT_LEN)
-#define V3_RANK_MIN	(5 + SUM_NAXES + 1 + 1 + 1)
-#define V3_COMM_MIN	(8 + 1 + 5 + 2 + 1 + 6)
-/* Version 4 adds six varints to a communicator. */
-#define V4_COMM_MAX	(V3_COMM_MAX + 6 * 10)
 
 /* v as an unsigned LEB128 varint at p (room for 10 bytes); its length. */
 static size_t
@@ -485,8 +398,8 @@ tput(uint8_t *p, size_t size, const char *s, size_t srcsize)
 }
 
 static size_t
-rank_put3(uint8_t *p, const struct detect_rank *r, uint64_t exit_age,
-	  const struct sum_rank_info *in)
+rank_put(uint8_t *p, const struct detect_rank *r, uint64_t exit_age,
+	 const struct sum_rank_info *in)
 {
 	size_t n = 0;
 	int a;
@@ -505,8 +418,7 @@ rank_put3(uint8_t *p, const struct detect_rank *r, uint64_t exit_age,
 }
 
 static size_t
-comm_put3(uint8_t *p, uint32_t version, const struct detect_comm *w, uint64_t enter_age,
-	  uint64_t progress_age)
+comm_put(uint8_t *p, const struct detect_comm *w, uint64_t enter_age, uint64_t progress_age)
 {
 	size_t n = 8;
 
@@ -526,21 +438,19 @@ comm_put3(uint8_t *p, uint32_t version, const struct detect_comm *w, uint64_t en
 	n += vput(p + n, progress_age);
 	n += vput(p + n, w->wait_sum_ns);
 	n += vput(p + n, w->gap_sum_ns);
-	if (version >= 4) {
-		n += vput(p + n, (uint32_t)w->nnodes);
-		n += vput(p + n, w->ag_peak_bytes);
-		n += vput(p + n, w->ag_peak_calls);
-		n += vput(p + n, w->ag_peak_top);
-		n += vput(p + n, w->p2p_wait_ns);
-		n += vput(p + n, w->p2p_span_ns);
-	}
+	n += vput(p + n, (uint32_t)w->nnodes);
+	n += vput(p + n, w->ag_peak_bytes);
+	n += vput(p + n, w->ag_peak_calls);
+	n += vput(p + n, w->ag_peak_top);
+	n += vput(p + n, w->p2p_wait_ns);
+	n += vput(p + n, w->p2p_span_ns);
 	return n;
 }
 
 /* The encoder's own checks: counts, size, job and step, the header. */
 static int
 encode_check(const struct sum_header *h, const struct detect_rank *ranks, size_t n,
-	     uint32_t version, size_t *total, const char *where, pl_err_t *err)
+	     size_t *total, const char *where, pl_err_t *err)
 {
 	size_t i, ncomm = 0;
 
@@ -560,41 +470,31 @@ encode_check(const struct sum_header *h, const struct detect_rank *ranks, size_t
 					  ranks[i].step_id, h->job_id, h->step_id);
 		ncomm += ranks[i].ncomm;
 	}
-	/* n and ncomm are bounded above, so this cannot overflow.  Version
-	 * 3's total is known once written: here its bound. */
-	if (version >= 3)
-		*total = SUM_HEADER_BYTES + n * V3_RANK_MAX + ncomm * V4_COMM_MAX;
-	else
-		*total = SUM_HEADER_BYTES + n * SUM_RANK_BYTES + ncomm * SUM_COMM_BYTES;
-	if (version < 3 && *total > SUM_MAX_BYTES)
-		return pl_err_set(err, "%s: %zu ranks with %zu communicators take %zu bytes: want "
-				  "at most %u", where, n, ncomm, *total, SUM_MAX_BYTES);
+	/* n and ncomm are bounded above, so this cannot overflow.  The total
+	 * is known once written: here its bound. */
+	*total = SUM_HEADER_BYTES + n * RANK_MAX + ncomm * COMM_MAX;
 	return unique_check(ranks, n, where, err);
 }
 
 int
-sum_encode_as(struct buf *out, uint32_t as, const struct sum_header *h,
-	      const struct detect_rank *ranks, const struct sum_rank_info *info, size_t n,
-	      pl_err_t *err)
+sum_encode(struct buf *out, const struct sum_header *h, const struct detect_rank *ranks,
+	   const struct sum_rank_info *info, size_t n, pl_err_t *err)
 {
-	uint8_t hb[SUM_HEADER_BYTES], rb[V3_RANK_MAX], cb[V4_COMM_MAX];
+	uint8_t hb[SUM_HEADER_BYTES], rb[RANK_MAX], cb[COMM_MAX];
 	char where[96], rwhere[192], cwhere[256], cn[PL_CLIP_BUF];
 	const size_t start = out->len;
 	const uint64_t now = h->sender_now_ns;
-	size_t total = 0, i, len;
-	uint32_t k, version = as >= 3 ? as : 1;
+	size_t total = 0, i;
+	uint32_t k;
 
 	if (h->node[0])
 		snprintf(where, sizeof(where), "node summary from %s",
 			 pl_clipn(h->node, strnlen(h->node, sizeof(h->node)), cn, sizeof(cn)));
 	else
 		snprintf(where, sizeof(where), "node summary");
-	if (as < 2 || as > SUM_VERSION)
-		return pl_err_set(err, "%s: version %" PRIu32 ": this layoutd writes 2 (the fixed "
-				  "layout), 3 or 4", where, as);
 	if (out->bad)
 		return pl_err_set(err, "%s: the output buffer is already bad (out of memory)", where);
-	if (encode_check(h, ranks, n, version, &total, where, err) < 0)
+	if (encode_check(h, ranks, n, &total, where, err) < 0)
 		return -1;
 	if (buf_reserve(out, total) < 0)
 		return pl_err_set(err, "%s: out of memory for %zu bytes", where, total);
@@ -611,13 +511,7 @@ sum_encode_as(struct buf *out, uint32_t as, const struct sum_header *h,
 			 r->rank);
 		if (rank_check(h, r, exit_age, &in, rwhere, err) < 0)
 			goto fail;
-		if (version >= 3) {
-			len = rank_put3(rb, r, exit_age, &in);
-		} else {
-			rank_put(rb, r, exit_age, &in);
-			len = SUM_RANK_BYTES;
-		}
-		buf_add(out, rb, len);
+		buf_add(out, rb, rank_put(rb, r, exit_age, &in));
 		for (k = 0; k < r->ncomm; k++) {
 			struct detect_comm w;
 			uint64_t ea, pa;
@@ -626,15 +520,7 @@ sum_encode_as(struct buf *out, uint32_t as, const struct sum_header *h,
 			snprintf(cwhere, sizeof(cwhere), "%s: communicator %" PRIu32, rwhere, k);
 			if (comm_check(&w, ea, pa, cwhere, err) < 0)
 				goto fail;
-			if (version >= 3) {
-				len = comm_put3(cb, version, &w, ea, pa);
-			} else {
-				comm_put(cb, &w, ea, pa);
-				len = SUM_COMM_BYTES;
-			}
-			buf_add(out, cb, len);
-			if ((w.flags & DETECT_P2P) && version < 3)
-				version = 2;
+			buf_add(out, cb, comm_put(cb, &w, ea, pa));
 		}
 	}
 	if (out->bad)
@@ -644,9 +530,6 @@ sum_encode_as(struct buf *out, uint32_t as, const struct sum_header *h,
 			   out->len - start, SUM_MAX_BYTES);
 		goto fail;
 	}
-	/* The fixed layout without a p2p part is version 1's bytes: a leader
-	 * not upgraded yet reads them. */
-	put32((uint8_t *)out->s + start + H_VERSION, version);
 	put32((uint8_t *)out->s + start + H_TOTAL, (uint32_t)(out->len - start));
 	return 0;
 fail:
@@ -654,13 +537,6 @@ fail:
 	if (out->s)
 		out->s[start] = '\0';
 	return -1;
-}
-
-int
-sum_encode(struct buf *out, const struct sum_header *h, const struct detect_rank *ranks,
-	   const struct sum_rank_info *info, size_t n, pl_err_t *err)
-{
-	return sum_encode_as(out, SUM_VERSION, h, ranks, info, n, err);
 }
 
 /* ---- decoding ---- */
@@ -684,8 +560,7 @@ text_get(char *dst, const uint8_t *p, size_t size, const char *where, const char
 	char c[PL_CLIP_BUF];
 	size_t i, n;
 
-	/* One pass in the common case (every text of every communicator of
-	 * every summary a leader takes): printable bytes, the NUL, zeros. */
+	/* One pass in the common case: printable bytes, the NUL, zeros. */
 	for (i = 0; i < size && p[i] >= 0x20 && p[i] <= 0x7e; i++)
 		;
 	if (i < size && !p[i] && size - i - 1 <= sizeof(zeros) &&
@@ -715,16 +590,15 @@ header_get(const uint8_t *p, size_t len, struct sum_header *h, uint32_t *nranks,
 {
 	char c[PL_CLIP_BUF];
 	uint32_t total, v;
-	size_t per;
 	int a;
 
 	snprintf(where, wsize, "node summary");
 	if (len >= 8 && get64(p + H_MAGIC) != SUM_MAGIC)
 		return pl_err_set(err, "node summary: magic %s: want \"PLWSUM01\"",
 				  pl_clipn((const char *)p, 8, c, sizeof(c)));
-	if (len >= 12 && ((v = get32(p + H_VERSION)) < 1 || v > SUM_VERSION))
-		return pl_err_set(err, "node summary: version %" PRIu32 ": this layoutd reads "
-				  "versions 1 to %u", v, SUM_VERSION);
+	if (len >= 12 && (v = get32(p + H_VERSION)) != SUM_VERSION)
+		return pl_err_set(err, "node summary: version %" PRIu32 ": want version %u, the "
+				  "only one this layoutd reads", v, SUM_VERSION);
 	if (len < SUM_HEADER_BYTES)
 		return pl_err_set(err, "node summary: %zu bytes, shorter than its %u-byte header",
 				  len, SUM_HEADER_BYTES);
@@ -761,61 +635,14 @@ header_get(const uint8_t *p, size_t len, struct sum_header *h, uint32_t *nranks,
 	if (*nranks > SUM_MAX_RANKS)
 		return pl_err_set(err, "%s: nranks %" PRIu32 ": want at most %d", where, *nranks,
 				  SUM_MAX_RANKS);
-	per = get32(p + H_VERSION) >= 3 ? V3_RANK_MIN : SUM_RANK_BYTES;
-	if ((len - SUM_HEADER_BYTES) / per < *nranks)
+	if ((len - SUM_HEADER_BYTES) / RANK_MIN < *nranks)
 		return pl_err_set(err, "%s: nranks %" PRIu32 " needs at least %zu bytes, the "
 				  "summary has %zu", where, *nranks,
-				  (size_t)SUM_HEADER_BYTES + (size_t)*nranks * per, len);
+				  (size_t)SUM_HEADER_BYTES + (size_t)*nranks * RANK_MIN, len);
 	return 0;
 }
 
-static int
-comm_get(const uint8_t *p, uint64_t recv, uint32_t version, struct detect_comm *c,
-	 const char *where, pl_err_t *err)
-{
-	uint64_t ea, pa;
-	uint32_t peer;
-
-	c->hash = get64(p + C_HASH);
-	if (text_get(c->name, p + C_NAME, DETECT_NAME_LEN, where, "name", err) < 0 ||
-	    text_get(c->func, p + C_FUNC, DETECT_TEXT_LEN, where, "func", err) < 0)
-		return -1;
-	c->rank = (int32_t)get32(p + C_RANK);
-	c->nranks = (int32_t)get32(p + C_NRANKS);
-	c->flags = get32(p + C_FLAGS);
-	if (version == 1) {
-		/* nwait a u32, no p2p part. */
-		c->nwait = get32(p + C_NWAIT);
-		peer = 0;
-		if (c->flags & ~V1_FLAGS)
-			return pl_err_set(err, "%s: flags 0x%" PRIx32 ": want only 0x%x (gpu), 0x%x "
-					  "(busy) and 0x%x (finalized) in version 1", where,
-					  c->flags, DETECT_GPU, DETECT_BUSY, DETECT_FINAL);
-	} else {
-		c->nwait = p[C_NWAIT];
-		peer = (uint32_t)p[C_P2P_PEER] | (uint32_t)p[C_P2P_PEER + 1] << 8 |
-		       (uint32_t)p[C_P2P_PEER + 2] << 16;
-	}
-	c->p2p_peer = (c->flags & DETECT_P2P) ? (int32_t)peer : -1;
-	if (!(c->flags & DETECT_P2P) && peer)
-		return pl_err_set(err, "%s: p2p_peer %" PRIu32 " without flag 0x%x (p2p): want 0",
-				  where, peer, DETECT_P2P);
-	c->colls = get64(p + C_COLLS);
-	c->seq = get64(p + C_SEQ);
-	ea = get64(p + C_ENTER_AGE);
-	c->done = get64(p + C_DONE);
-	c->ch_inflight = get64(p + C_INFLIGHT);
-	pa = get64(p + C_PROGRESS_AGE);
-	c->wait_sum_ns = get64(p + C_WAIT_SUM);
-	c->gap_sum_ns = get64(p + C_GAP_SUM);
-	if (comm_check(c, ea, pa, where, err) < 0)
-		return -1;
-	c->enter_ns = rebase(recv, ea);
-	c->progress_ns = rebase(recv, pa);
-	return 0;
-}
-
-/* A version 3 reader: where it is, what is left. */
+/* A reader: where it is, what is left. */
 struct cur {
 	const uint8_t *p;
 	size_t left;
@@ -903,8 +730,8 @@ tget(struct cur *c, char *dst, size_t size, const char *where, const char *what,
 }
 
 static int
-comm_get3(struct cur *q, uint32_t version, uint64_t recv, struct detect_comm *c,
-	  const char *where, pl_err_t *err)
+comm_get(struct cur *q, uint64_t recv, struct detect_comm *c, const char *where,
+	 pl_err_t *err)
 {
 	uint64_t v[6] = { 0 }, ea, pa;
 
@@ -927,15 +754,13 @@ comm_get3(struct cur *q, uint32_t version, uint64_t recv, struct detect_comm *c,
 	    vget(q, UINT64_MAX, &c->ch_inflight, where, "ch_inflight", err) < 0 ||
 	    vget(q, UINT64_MAX, &pa, where, "progress_age_ns", err) < 0 ||
 	    vget(q, UINT64_MAX, &c->wait_sum_ns, where, "wait_sum_ns", err) < 0 ||
-	    vget(q, UINT64_MAX, &c->gap_sum_ns, where, "gap_sum_ns", err) < 0)
-		return -1;
-	if (version >= 4 &&
-	    (vget(q, INT32_MAX, &v[5], where, "nnodes", err) < 0 ||
-	     vget(q, UINT64_MAX, &c->ag_peak_bytes, where, "ag_peak_bytes", err) < 0 ||
-	     vget(q, UINT64_MAX, &c->ag_peak_calls, where, "ag_peak_calls", err) < 0 ||
-	     vget(q, UINT64_MAX, &c->ag_peak_top, where, "ag_peak_top", err) < 0 ||
-	     vget(q, UINT64_MAX, &c->p2p_wait_ns, where, "p2p_wait_ns", err) < 0 ||
-	     vget(q, SUM_MAX_AGE_NS, &c->p2p_span_ns, where, "p2p_span_ns", err) < 0))
+	    vget(q, UINT64_MAX, &c->gap_sum_ns, where, "gap_sum_ns", err) < 0 ||
+	    vget(q, INT32_MAX, &v[5], where, "nnodes", err) < 0 ||
+	    vget(q, UINT64_MAX, &c->ag_peak_bytes, where, "ag_peak_bytes", err) < 0 ||
+	    vget(q, UINT64_MAX, &c->ag_peak_calls, where, "ag_peak_calls", err) < 0 ||
+	    vget(q, UINT64_MAX, &c->ag_peak_top, where, "ag_peak_top", err) < 0 ||
+	    vget(q, UINT64_MAX, &c->p2p_wait_ns, where, "p2p_wait_ns", err) < 0 ||
+	    vget(q, SUM_MAX_AGE_NS, &c->p2p_span_ns, where, "p2p_span_ns", err) < 0)
 		return -1;
 	c->nnodes = (int32_t)v[5];
 	c->rank = (int32_t)(uint32_t)v[0];
@@ -953,14 +778,21 @@ comm_get3(struct cur *q, uint32_t version, uint64_t recv, struct detect_comm *c,
 	return 0;
 }
 
-/* rank_get for version 3: the same, the fields read in turn. */
+/*
+ * Rank entry i at *off (of nr) and its communicators; *off moves past
+ * them.  Every length is checked against what is left, with room kept for
+ * the rank entries after this one.  named: the messages say which rank
+ * entry and communicator (else they start with an empty place: the
+ * decoder's first pass, which formats nothing while all is well, and
+ * walks again named to say what was wrong).
+ */
 static int
-rank_get3(const uint8_t *p, size_t len, size_t *off, uint32_t i, uint32_t nr,
-	  const struct sum_header *h, uint64_t recv, struct detect_rank *r,
-	  struct sum_rank_info *in, const char *where, bool named, pl_err_t *err)
+rank_get(const uint8_t *p, size_t len, size_t *off, uint32_t i, uint32_t nr,
+	 const struct sum_header *h, uint64_t recv, struct detect_rank *r,
+	 struct sum_rank_info *in, const char *where, bool named, pl_err_t *err)
 {
 	char rwhere[192] = "", cwhere[256] = "";
-	const size_t after = (size_t)(nr - i - 1) * V3_RANK_MIN;
+	const size_t after = (size_t)(nr - i - 1) * RANK_MIN;
 	struct cur q = { p + *off, len - *off };
 	uint64_t v, exit_age;
 	uint32_t k;
@@ -968,10 +800,10 @@ rank_get3(const uint8_t *p, size_t len, size_t *off, uint32_t i, uint32_t nr,
 
 	if (named)
 		snprintf(rwhere, sizeof(rwhere), "%s: rank entry %" PRIu32, where, i);
-	if (q.left < V3_RANK_MIN + after)
+	if (q.left < RANK_MIN + after)
 		return pl_err_set(err, "%s: %zu bytes left, want at least %zu for it and the %"
 				  PRIu32 " rank entries after it", rwhere, q.left,
-				  V3_RANK_MIN + after, nr - i - 1);
+				  RANK_MIN + after, nr - i - 1);
 	q.left -= after;	/* theirs: never read here */
 	memset(r, 0, offsetof(struct detect_rank, comm));
 	r->job_id = h->job_id;
@@ -1013,88 +845,19 @@ rank_get3(const uint8_t *p, size_t len, size_t *off, uint32_t i, uint32_t nr,
 	if (rank_check(h, r, exit_age, in, rwhere, err) < 0)
 		return -1;
 	r->exit_ns = rebase(recv, exit_age);
-	if (q.left / V3_COMM_MIN < r->ncomm)
+	if (q.left / COMM_MIN < r->ncomm)
 		return pl_err_set(err, "%s: ncomm %" PRIu32 " needs at least %zu bytes and the %"
 				  PRIu32 " rank entries after it %zu, %zu are left", rwhere,
-				  r->ncomm, (size_t)r->ncomm * V3_COMM_MIN, nr - i - 1, after,
+				  r->ncomm, (size_t)r->ncomm * COMM_MIN, nr - i - 1, after,
 				  q.left + after);
 	memset(r->comm, 0, r->ncomm * sizeof(r->comm[0]));
 	for (k = 0; k < r->ncomm; k++) {
 		if (named)
 			snprintf(cwhere, sizeof(cwhere), "%s: communicator %" PRIu32, rwhere, k);
-		if (comm_get3(&q, get32(p + H_VERSION), recv, &r->comm[k], cwhere, err) < 0)
+		if (comm_get(&q, recv, &r->comm[k], cwhere, err) < 0)
 			return -1;
 	}
 	*off = (size_t)(q.p - p);
-	return 0;
-}
-
-/*
- * Rank entry i at *off (of nr) and its communicators; *off moves past
- * them.  Every length is checked against what is left, with room kept for
- * the rank entries after this one.  named: the messages say which rank
- * entry and communicator (else they start with an empty place: the
- * decoder's first pass, which formats nothing while all is well, and
- * walks again named to say what was wrong).
- */
-static int
-rank_get(const uint8_t *p, size_t len, size_t *off, uint32_t i, uint32_t nr,
-	 const struct sum_header *h, uint64_t recv, struct detect_rank *r,
-	 struct sum_rank_info *in, const char *where, bool named, pl_err_t *err)
-{
-	char rwhere[192] = "", cwhere[256] = "";
-	const uint8_t *q = p + *off;
-	const size_t after = (size_t)(nr - i - 1) * SUM_RANK_BYTES;
-	size_t left = len - *off;
-	uint64_t exit_age;
-	uint32_t v, k;
-	int a;
-
-	if (get32(p + H_VERSION) >= 3)
-		return rank_get3(p, len, off, i, nr, h, recv, r, in, where, named, err);
-	if (named)
-		snprintf(rwhere, sizeof(rwhere), "%s: rank entry %" PRIu32, where, i);
-	if (left < SUM_RANK_BYTES + after)
-		return pl_err_set(err, "%s: %zu bytes left, want %zu for it and the %" PRIu32
-				  " rank entries after it", rwhere, left, SUM_RANK_BYTES + after,
-				  nr - i - 1);
-	memset(r, 0, offsetof(struct detect_rank, comm));
-	r->job_id = h->job_id;
-	r->step_id = h->step_id;
-	r->rank = (int64_t)get64(q + R_RANK);
-	if (named)
-		snprintf(rwhere, sizeof(rwhere), "%s: rank entry %" PRIu32 " (rank %" PRId64 ")",
-			 where, i, r->rank);
-	r->pid = (int64_t)get64(q + R_PID);
-	exit_age = get64(q + R_EXIT_AGE);
-	r->exit_status = (int32_t)get32(q + R_STATUS);
-	in->gpu = (int32_t)get32(q + R_GPU);
-	for (a = 0; a < SUM_NAXES; a++)
-		in->co[a] = get32(q + R_CO + 4 * a);
-	r->exited = q[R_EXITED];
-	r->exit_known = q[R_EXIT_KNOWN];
-	if ((v = get16(q + R_RESERVED16)) != 0 || (v = get32(q + R_RESERVED)) != 0)
-		return pl_err_set(err, "%s: reserved field 0x%" PRIx32 ": want 0", rwhere, v);
-	if (text_get(in->nic, q + R_NIC, SUM_NIC_LEN, rwhere, "nic", err) < 0)
-		return -1;
-	r->ncomm = get32(q + R_NCOMM);
-	if (rank_check(h, r, exit_age, in, rwhere, err) < 0)
-		return -1;
-	r->exit_ns = rebase(recv, exit_age);
-	left -= SUM_RANK_BYTES;
-	if ((left - after) / SUM_COMM_BYTES < r->ncomm)
-		return pl_err_set(err, "%s: ncomm %" PRIu32 " needs %zu bytes and the %" PRIu32
-				  " rank entries after it %zu, %zu are left", rwhere, r->ncomm,
-				  (size_t)r->ncomm * SUM_COMM_BYTES, nr - i - 1, after, left);
-	q += SUM_RANK_BYTES;
-	memset(r->comm, 0, r->ncomm * sizeof(r->comm[0]));
-	for (k = 0; k < r->ncomm; k++, q += SUM_COMM_BYTES) {
-		if (named)
-			snprintf(cwhere, sizeof(cwhere), "%s: communicator %" PRIu32, rwhere, k);
-		if (comm_get(q, recv, get32(p + H_VERSION), &r->comm[k], cwhere, err) < 0)
-			return -1;
-	}
-	*off = (size_t)(q - p);
 	return 0;
 }
 

@@ -6,11 +6,11 @@
  * pointers; full state, not a delta, so a leader that restarts has the
  * whole view again from the next summaries.
  *
- * Byte order and encoding: every integer is little-endian, written and
- * read byte by byte at its offset (never a struct copied), so the format is
- * the same on every host.  Texts are fixed arrays, NUL-terminated within
- * the array, printable ASCII (0x20-0x7e) before the NUL and zeros after
- * it.  Offsets below are in bytes.
+ * Byte order and encoding: every integer of the header is little-endian,
+ * written and read byte by byte at its offset (never a struct copied), so
+ * the format is the same on every host.  The header's node is a fixed
+ * array, NUL-terminated within it, printable ASCII (0x20-0x7e) before the
+ * NUL and zeros after it.  Offsets below are in bytes.
  *
  *   header, SUM_HEADER_BYTES (168):
  *     0 magic u64 SUM_MAGIC (the bytes "PLWSUM01")   8 version u32
@@ -20,53 +20,34 @@
  *   128 uid u32       132 interval_ms u32          136 world u32
  *   140 size u32[5] (tp, cp, ep, dp, pp)           160 nranks u32
  *   164 reserved u32 (0)
- *   then nranks times a rank, SUM_RANK_BYTES (96), each followed by its
- *   ncomm communicators:
- *     0 rank i64       8 pid i64        16 exit_age_ns u64
- *    24 exit_status i32   28 gpu i32    32 co u32[5] (tp, cp, ep, dp, pp)
- *    52 exited u8   53 exit_known u8   54 reserved u16 (0)
- *    56 nic char[32]   88 ncomm u32     92 reserved u32 (0)
- *   a communicator, SUM_COMM_BYTES (152): the fields of struct detect_comm
- *     0 hash u64       8 name char[48]  56 rank i32    60 nranks i32
- *    64 flags u32     68 nwait u8       69 p2p_peer u24 72 colls u64
- *    80 seq u64
- *    88 func char[16] 104 enter_age_ns u64  112 done u64
- *   120 ch_inflight u64  128 progress_age_ns u64
- *   136 wait_sum_ns u64  144 gap_sum_ns u64
+ *   then nranks times a rank, each followed by its ncomm communicators,
+ *   packed: each integer an unsigned LEB128 varint (7 bits a byte, least
+ *   significant first, the high bit saying another byte follows; at most
+ *   10 bytes, in its shortest form, so a value has one encoding), each
+ *   text counted (a length byte below the field's array size, then that
+ *   many printable ASCII bytes, no NUL), the communicator's hash the 8
+ *   little-endian bytes it is:
+ *   a rank: rank, pid, exit_age_ns, exit_status, gpu + 1 (0: unknown),
+ *     co[5] (tp, cp, ep, dp, pp), one byte of exit bits (0x1 exited, 0x2
+ *     exit_known, no other), nic (text, 32 bytes with its NUL), ncomm;
+ *   a communicator, the fields of struct detect_comm: hash (8 bytes),
+ *     name (text, 48), rank, nranks, flags, nwait, p2p_peer, colls, seq,
+ *     func (text, 16), enter_age_ns, done, ch_inflight, progress_age_ns,
+ *     wait_sum_ns, gap_sum_ns, nnodes, ag_peak_bytes, ag_peak_calls,
+ *     ag_peak_top, p2p_wait_ns, p2p_span_ns.
  *   p2p_peer is the peer of the p2p operation in flight with the flag
  *   DETECT_P2P (the one a stuck p2p kernel waits on: judge.h), 0 without.
- *
- * Version 3: the same header (version 3), then
- * the same fields in the same order, packed: each integer an unsigned
- * LEB128 varint (7 bits a byte, least significant first, the high bit
- * saying another byte follows; at most 10 bytes, in its shortest form, so
- * a value has one encoding), each text counted (a length byte below the
- * field's array size, then that many printable ASCII bytes, no NUL), the
- * communicator's hash the 8 little-endian bytes it is, no reserved fields:
- *   a rank: rank, pid, exit_age_ns, exit_status, gpu + 1 (0: unknown),
- *     co[5], one byte of exit bits (0x1 exited, 0x2 exit_known, no
- *     other), nic (text), ncomm;
- *   a communicator: hash (8 bytes), name (text), rank, nranks, flags,
- *     nwait, p2p_peer, colls, seq, func (text), enter_age_ns, done,
- *     ch_inflight, progress_age_ns, wait_sum_ns, gap_sum_ns.
+ *   nnodes is the nodes NCCL counted at its init (0 unknown; at most
+ *   nranks); ag_peak_* its AllGather run with the most bytes (record.h;
+ *   all 0, or calls >= 1 with bytes / calls <= top <= bytes); p2p_wait_ns
+ *   and p2p_span_ns its p2p time (record.h; durations, the wait at most
+ *   the span, the span at most ten years).
  * A varint's bound is its field's (u32 fields at most 2^32 - 1, rank,
- * nranks, exit_status at most 2^31 - 1, p2p_peer below SUM_MAX_WORLD),
- * then the checks below apply to the values as to versions 1 and 2.  A
- * healthy rank with six communicators takes about 330 bytes instead of
- * 1,008: a leader reads, hashes and parses a third of the bytes (libevent
- * reads 4 KB a syscall; see docs/ARCHITECTURE.md, the leader's cost).
- *
- * Version 4 (what sum_encode writes): version 3 with six more varints at
- * the end of each communicator: nnodes (the nodes NCCL counted at its
- * init, 0 unknown; at most nranks), ag_peak_bytes, ag_peak_calls,
- * ag_peak_top (its AllGather run with the most bytes: record.h; all 0, or
- * calls >= 1 with bytes / calls <= top <= bytes), p2p_wait_ns and
- * p2p_span_ns (its p2p time: record.h; durations, the wait at most the
- * span, the span at most ten years).  A summary of version 1 to 3 decodes
- * with all six 0 (unknown, nothing recorded): the rules that use them
- * (judge.h: tp-over-network, fsdp-root-only, pipeline-bubble) then see
- * nothing, and the rest is as before.  sum_encode_as(3) writes version 3
- * for a leader not upgraded yet (the six are dropped).
+ * nranks, exit_status, nnodes at most 2^31 - 1, p2p_peer below
+ * SUM_MAX_WORLD), then the checks below apply to the values.  A healthy
+ * rank with six communicators takes about 350 bytes: a leader reads,
+ * hashes and parses few bytes (libevent reads 4 KB a syscall; see
+ * docs/ARCHITECTURE.md, the leader's cost).
  *
  * Times: the sender's clocks mean nothing to the receiver, so each time of
  * detect_rank (exit_ns) and detect_comm (enter_ns, progress_ns) travels as
@@ -78,27 +59,21 @@
  * gap_sum_ns are durations and travel as they are.  sender_real_ns
  * (CLOCK_REALTIME) only dates the summary for people.
  *
- * Versioning: the layout above is version 2, the packed ones versions 3
- * and SUM_VERSION (4).  Any change takes a new version; the receiver reads its
- * own and the older ones it knows and refuses any other (naming it), so a
- * leader never misreads a summary: a leader that reads only versions 1
- * and 2 refuses (and logs) version 3 until it is upgraded; upgrade the
- * layoutds of a cluster together, or the leaders first.  Version 1 is the
- * same as 2 but for nwait, a u32 at 68, and no
- * p2p part (no flag DETECT_P2P or DETECT_SEND, p2p_peer -1 decoded): a
- * version 1 summary is a version 2 one with neither, so a new leader reads
- * the nodes not upgraded yet; an old leader refuses (and logs) the new
- * ones until it is upgraded.  sum_encode_as(2) writes version 1 when no
- * communicator has a p2p part (the same bytes), version 2 otherwise.
- * The reserved fields are 0 and checked.
+ * Versioning: the layout above is SUM_VERSION (4), the only one on the
+ * wire (versions 1 to 3 came before the first release and were never
+ * sent by one).  Any change takes a new version; the receiver reads its
+ * own and refuses any other, naming the version found and the one it
+ * reads, so a leader never misreads a summary: upgrade the layoutds of a
+ * cluster together.  The reserved header field is 0 and checked.
  *
  * What the receiver checks (sum_decode), before any field is used:
  *   - the length: at least the header, at most SUM_MAX_BYTES, equal to
  *     total_size, and exactly the header plus every rank and communicator
- *     the counts say (each length checked before the bytes are read; in
- *     version 3 every varint and text against what is left, with room
- *     kept for the smallest rank entries still to come);
- *   - magic and version; nranks <= SUM_MAX_RANKS, ncomm <= PLW_MAX_COMMS;
+ *     the counts say (every varint and text checked against what is left
+ *     before it is read, with room kept for the smallest rank entries
+ *     still to come);
+ *   - magic and version (SUM_VERSION only); nranks <= SUM_MAX_RANKS,
+ *     ncomm <= PLW_MAX_COMMS;
  *   - texts as above; the node name not empty;
  *   - world in [1, SUM_MAX_WORLD], every layout size >= 1 and
  *     tp * cp * dp * pp == world (ep folds into cp * dp: 1 <= ep <= world);
@@ -150,8 +125,6 @@
 #define SUM_NAXES	5		/* tp, cp, ep, dp, pp: enum pl_axis order */
 
 #define SUM_HEADER_BYTES 168u
-#define SUM_RANK_BYTES	96u
-#define SUM_COMM_BYTES	152u
 
 /* What a node knows of a rank beside its detect_rank: how to name it. */
 struct sum_rank_info {
@@ -179,16 +152,6 @@ struct sum_header {
 };
 
 /*
- * The size of a summary of nranks ranks with ncomm communicators each in
- * the fixed layout, version 2 (0 when that does not fit a size_t): what
- * bounds the ranks a summary may hold; version 3 is smaller unless its
- * values are near their bounds.  A summary whose ranks have
- * different counts is SUM_HEADER_BYTES + nranks * SUM_RANK_BYTES + (all
- * their communicators) * SUM_COMM_BYTES.
- */
-size_t sum_size(size_t nranks, size_t ncomm);
-
-/*
  * Append the summary of n ranks (ranks[i] named by info[i]) under header h
  * to out.  The ages are taken against h->sender_now_ns.  The ranks' job_id
  * and step_id must be h's (they are not sent per rank).
@@ -204,17 +167,6 @@ size_t sum_size(size_t nranks, size_t ncomm);
  */
 int sum_encode(struct buf *out, const struct sum_header *h, const struct detect_rank *ranks,
 	       const struct sum_rank_info *info, size_t n, pl_err_t *err);
-
-/*
- * The same in the layout asked for: 4 (what sum_encode writes), 3 (no
- * nnodes and AllGather run), or 2, the
- * fixed layout (written as version 1 when no communicator has a p2p part),
- * for a leader that reads no version 3 yet and for tests of the fixed
- * layout.
- */
-int sum_encode_as(struct buf *out, uint32_t version, const struct sum_header *h,
-		  const struct detect_rank *ranks, const struct sum_rank_info *info, size_t n,
-		  pl_err_t *err);
 
 /*
  * Decode and check a summary of len bytes (every check of this file's

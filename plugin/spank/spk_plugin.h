@@ -15,6 +15,7 @@
 #include "pl_err.h"
 #include "spk_release.h"
 #include "proto.h"
+#include "watch/register.h"
 
 #define PLUGIN_NAME "parallel-layout"
 
@@ -53,7 +54,7 @@ struct spk_conf {
 #ifndef PL_NCCL_HOOK
 #define PL_NCCL_HOOK "/usr/local/lib/parallel-layout/libparallel-layout-nccl.so"
 #endif
-#define PL_WATCH_DIR "/dev/shm/parallel-layout"
+#define PL_WATCH_DIR REG_WATCH_DIR
 
 /* The option values and the plugstack arguments of this process. */
 struct spk_opts {

@@ -293,16 +293,6 @@ spk_release_short(const struct spk_release *r, char c, const char **name)
 	return -1;
 }
 
-size_t
-spk_release_count(const struct spk_release *r)
-{
-	long ri = index_of(r);
-	size_t i, n = 0;
-
-	for (i = 0; ri >= 0 && i < NOPTS; i++)
-		n += in(&srun_opts[i], ri);
-	return n;
-}
 
 void
 spk_release_unknown_note(const char *version, char *out, size_t outlen)

@@ -79,7 +79,4 @@ int spk_release_short(const struct spk_release *r, char c, const char **name);
  */
 void spk_release_unknown_note(const char *version, char *out, size_t outlen);
 
-/* How many options srun of release r has (the tests compare releases). */
-size_t spk_release_count(const struct spk_release *r);
-
 #endif

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The rules the node view (detect.c) and the step's leader (judge*.c) both
+ * apply, written once so that the two cannot drift: how old a time is, which
+ * communicators count, what "waiting" and "stuck on the GPU" are, and which
+ * exits are failures.  Pure functions over plain values.
+ *
+ * The communicator rules take the fields they read rather than a struct:
+ * detect.c reads them from struct detect_comm, the judge from its compact
+ * copy of them (judge_int.h), and both must give the same answer.
+ */
+#ifndef PL_WATCH_RULES_H
+#define PL_WATCH_RULES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* now - t, or 0 when t is later (a rank's clock is input too). */
+uint64_t rules_age(uint64_t now, uint64_t t);
+
+/* 1 when a communicator's state can be judged: its slot was not busy (a
+ * writer inside: no launch or GPU state) and it is not finalized.  flags
+ * are detect_comm.flags (DETECT_*). */
+int rules_usable(uint32_t flags);
+
+/*
+ * 1 when a rank waits in the last collective it entered for longer than
+ * thr: it entered one (colls > 0) more than thr before now, nothing since,
+ * and, when its GPU part is recorded (DETECT_GPU in flags), has not
+ * completed it (done < colls).
+ */
+int rules_waiting(uint32_t flags, uint64_t colls, uint64_t done, uint64_t enter_ns,
+		  uint64_t now, uint64_t thr);
+
+/*
+ * 1 when a usable communicator with its GPU part recorded has a collective
+ * in flight on the GPU (ch_inflight kernel channels started, not stopped)
+ * with no channel progress for longer than thr since progress_ns.
+ */
+int rules_gpu_stuck(uint32_t flags, uint64_t ch_inflight, uint64_t progress_ns, uint64_t now,
+		    uint64_t thr);
+
+/* The text src (at most srclen bytes, NUL-terminated or not) into dst of
+ * size bytes (size > 0), cut to fit, always NUL-terminated. */
+void rules_text_copy(char *dst, size_t size, const char *src, size_t srclen);
+
+/*
+ * The exit rule: what a rank's known wait status says of its end.
+ *   RULES_EXIT_ZERO    exit 0;
+ *   RULES_EXIT_ENDED   ended as Slurm ends a step (scancel, the time limit,
+ *                      --kill-on-bad-exit): killed by SIGTERM, SIGKILL,
+ *                      SIGINT or SIGHUP, or exit code 128 + one of them (what
+ *                      a shell between Slurm and the program reports);
+ *   RULES_EXIT_FAILED  any other: an exit code other than 0, SIGSEGV,
+ *                      SIGABRT, SIGBUS, ...
+ * An exit whose status is not known yet is each caller's to weigh (the
+ * judge counts it as ended, the node view names it after its grace).
+ */
+enum rules_exit {
+	RULES_EXIT_ZERO,
+	RULES_EXIT_ENDED,
+	RULES_EXIT_FAILED
+};
+
+enum rules_exit rules_exit_class(int status);
+
+/* The signal that ended a RULES_EXIT_ENDED status (killed by it, or exit
+ * code 128 + it); 0 for the other classes. */
+int rules_exit_signal(int status);
+
+#endif
