@@ -51,17 +51,16 @@
 #include "view.h"
 #include "procstat.h"
 #include "reader.h"
+#include "register.h"
 #include "summary.h"
 
 #define NAXES 5
-#define LD_NODE_LEN 64
+#define LD_NODE_LEN REG_NODE_LEN
 #define LD_MAX_VERDICTS 1024
-/* A step's node order, as its first task registers it. */
-#define DECL_MAX_NODES 65536
 
 #define SWEEP_PERIOD_S 60		/* the sweep of watch_dir runs this often */
 
-static const char *const axes[NAXES] = { "tp", "cp", "ep", "dp", "pp" };
+#define axes reg_axes
 
 enum rec_state { REC_UNREAD, REC_OK, REC_BUSY, REC_REFUSED };
 
@@ -84,23 +83,13 @@ struct wtask {
 	struct detect_rank sum;		/* the last accepted summary */
 };
 
-/* What the node's first task said of the whole step ("step" in its
- * registration): the layout and the node order, nodes[0] the leader. */
-struct wdecl {
-	uint32_t world;
-	uint32_t size[NAXES];
-	size_t nnodes;
-	char *pool;			/* the names, each NUL-terminated */
-	uint32_t *off;			/* node k's name at pool + off[k] */
-};
-
 struct wstep {
 	long job, step, uid;
 	long ntasks, cap;
 	struct wtask **tasks;		/* cap of them (watch_max_tasks then), ntasks used */
 	unsigned long seq;		/* registration order, for eviction */
 	char node[LD_NODE_LEN];		/* this node, as its tasks name it */
-	struct wdecl *decl;		/* NULL until a task brings one */
+	struct reg_step *decl;		/* NULL until a task brings one */
 };
 
 struct ld_watch {
@@ -283,16 +272,6 @@ task_free(struct wtask *t)
 }
 
 static void
-decl_free(struct wdecl *dc)
-{
-	if (dc) {
-		free(dc->pool);
-		free(dc->off);
-		free(dc);
-	}
-}
-
-static void
 step_free(struct wstep *s)
 {
 	long i;
@@ -302,7 +281,7 @@ step_free(struct wstep *s)
 	for (i = 0; i < s->ntasks; i++)
 		task_free(s->tasks[i]);
 	free(s->tasks);
-	decl_free(s->decl);
+	reg_step_free(s->decl);
 	free(s);
 }
 
@@ -459,148 +438,12 @@ ld_watch_free(struct ld_watch *w)
 
 /* ---- registration ---------------------------------------------------------- */
 
-static int
-parse_error(const json_error_t *je, const char *what, pl_err_t *err)
-{
-	char c[PL_CLIP_BUF];
-
-	pl_err_set(err, "%s: %s (want {\"job_id\", \"step_id\", \"task\", \"rank\", \"pid\", "
-		   "\"uid\", \"node\", \"coords\": {\"tp\", \"cp\", \"ep\", \"dp\", \"pp\"}, "
-		   "\"record\"} and optionally \"gpu\", \"nic\", \"step\": {\"world\", \"layout\": "
-		   "{\"tp\", \"cp\", \"ep\", \"dp\", \"pp\"}, \"nodes\": [...]} for a task, "
-		   "{\"job_id\", \"step_id\", \"task\", \"status\"} for an exit)",
-		   what, pl_clip(je->text, c, sizeof(c)));
-	return 400;
-}
-
 /* Fill err and return the HTTP status. */
 #define refuse(err, status, ...) pl_err_status(err, status, __VA_ARGS__)
 
-/* A node name as Slurm and the config give it: 1 to 63 letters, digits,
- * '.', '_', '-'. */
-static bool
-node_name_ok(const char *s)
-{
-	size_t n = 0;
-
-	for (; s[n]; n++)
-		if (!((s[n] >= 'a' && s[n] <= 'z') || (s[n] >= 'A' && s[n] <= 'Z') ||
-		      (s[n] >= '0' && s[n] <= '9') || s[n] == '.' || s[n] == '_' || s[n] == '-'))
-			return false;
-	return n > 0 && n < LD_NODE_LEN;
-}
-
-static int
-name_cmp(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-static const char *
-decl_node(const struct wdecl *dc, size_t k)
-{
-	return dc->pool + dc->off[k];
-}
-
-/*
- * The "step" of a registration: {"world", "layout": {tp, cp, ep, dp, pp},
- * "nodes": [...]}.  The world is tp * cp * dp * pp (ep is carried inside
- * cp * dp, as the summary and Megatron-Core have it); the nodes are 1 to
- * DECL_MAX_NODES distinct node names.  Returns 0 with *out (caller frees
- * with decl_free), or an HTTP status with err.
- */
-static int
-decl_parse(json_t *o, struct wdecl **out, pl_err_t *err)
-{
-	static const char *const what = "POST /v1/watch/tasks: step";
-	json_int_t world, sz[NAXES];
-	const char **sorted = NULL;
-	struct wdecl *dc = NULL;
-	char cl[PL_CLIP_BUF];
-	json_error_t je;
-	json_t *nodes;
-	size_t n, k, total = 0;
-	int64_t prod = 1;
-	int a, status = 422;
-
-	*out = NULL;
-	if (json_unpack_ex(o, &je, 0, "{s:I, s:{s:I, s:I, s:I, s:I, s:I !}, s:o !}", "world", &world,
-			   "layout", "tp", &sz[0], "cp", &sz[1], "ep", &sz[2], "dp", &sz[3],
-			   "pp", &sz[4], "nodes", &nodes) < 0) {
-		pl_err_set(err, "%s: %s (want {\"world\": N, \"layout\": {\"tp\", \"cp\", \"ep\", "
-			   "\"dp\", \"pp\"}, \"nodes\": [NAME, ...]})", what,
-			   pl_clip(je.text, cl, sizeof(cl)));
-		return 400;
-	}
-	for (a = 0; a < NAXES; a++) {
-		if (sz[a] < 1 || sz[a] > SUM_MAX_WORLD)
-			return refuse(err, 422, "%s.layout.%s = %" PRId64 ": want 1 to %d", what, axes[a],
-				      (int64_t)sz[a], SUM_MAX_WORLD);
-		if (a != 2 && (prod *= sz[a]) > SUM_MAX_WORLD)
-			prod = (int64_t)SUM_MAX_WORLD + 1;
-	}
-	if (world < 1 || world > SUM_MAX_WORLD || world != prod)
-		return refuse(err, 422, "%s.world = %" PRId64 ": want tp * cp * dp * pp = %" PRId64
-			      " (ep is carried inside cp * dp), 1 to %d", what, (int64_t)world, prod,
-			      SUM_MAX_WORLD);
-	if (sz[2] > world)
-		return refuse(err, 422, "%s.layout.ep = %" PRId64 ": want at most the world, %" PRId64,
-			      what, (int64_t)sz[2], (int64_t)world);
-	n = json_is_array(nodes) ? json_array_size(nodes) : 0;
-	if (n < 1 || n > DECL_MAX_NODES)
-		return refuse(err, 422, "%s.nodes: want an array of 1 to %d node names, nodes[0] the "
-			      "node of rank 0", what, DECL_MAX_NODES);
-	for (k = 0; k < n; k++) {
-		const char *name = json_string_value(json_array_get(nodes, k));
-
-		if (!name || !node_name_ok(name))
-			return refuse(err, 422, "%s.nodes[%zu] = %s: want a node name of 1 to %d letters, "
-				      "digits, '.', '_', '-'", what, k,
-				      name ? pl_clip(name, cl, sizeof(cl)) : "(not a string)",
-				      LD_NODE_LEN - 1);
-		total += strlen(name) + 1;
-	}
-	dc = calloc(1, sizeof(*dc));
-	if (dc) {
-		dc->pool = malloc(total);
-		dc->off = malloc(n * sizeof(*dc->off));
-	}
-	sorted = malloc(n * sizeof(*sorted));
-	if (!dc || !dc->pool || !dc->off || !sorted) {
-		status = 500;
-		pl_err_set(err, "out of memory");
-		goto out;
-	}
-	dc->world = (uint32_t)world;
-	for (a = 0; a < NAXES; a++)
-		dc->size[a] = (uint32_t)sz[a];
-	dc->nnodes = n;
-	for (k = 0, total = 0; k < n; k++) {
-		const char *name = json_string_value(json_array_get(nodes, k));
-
-		dc->off[k] = (uint32_t)total;
-		memcpy(dc->pool + total, name, strlen(name) + 1);
-		sorted[k] = dc->pool + total;
-		total += strlen(name) + 1;
-	}
-	qsort(sorted, n, sizeof(*sorted), name_cmp);
-	for (k = 1; k < n; k++)
-		if (strcmp(sorted[k - 1], sorted[k]) == 0) {
-			pl_err_set(err, "%s.nodes: %s is there twice: want each node once", what, sorted[k]);
-			goto out;
-		}
-	*out = dc;
-	dc = NULL;
-	status = 0;
-out:
-	free(sorted);
-	decl_free(dc);
-	return status;
-}
-
 /* Whether two steps agree; else what differs, into why. */
 static bool
-decl_same(const struct wdecl *a, const struct wdecl *b, char *why, size_t n)
+decl_same(const struct reg_step *a, const struct reg_step *b, char *why, size_t n)
 {
 	size_t k;
 	int i;
@@ -620,8 +463,8 @@ decl_same(const struct wdecl *a, const struct wdecl *b, char *why, size_t n)
 		return false;
 	}
 	for (k = 0; k < a->nnodes; k++)
-		if (strcmp(decl_node(a, k), decl_node(b, k)) != 0) {
-			snprintf(why, n, "nodes[%zu] %s, not %s", k, decl_node(b, k), decl_node(a, k));
+		if (strcmp(reg_step_node(a, k), reg_step_node(b, k)) != 0) {
+			snprintf(why, n, "nodes[%zu] %s, not %s", k, reg_step_node(b, k), reg_step_node(a, k));
 			return false;
 		}
 	return true;
@@ -629,7 +472,7 @@ decl_same(const struct wdecl *a, const struct wdecl *b, char *why, size_t n)
 
 /* Whether a task (its rank, coordinates and node) fits the step; else why. */
 static bool
-task_fits(const struct wdecl *dc, long rank, const long *co, const char *node, char *why,
+task_fits(const struct reg_step *dc, long rank, const long *co, const char *node, char *why,
 	  size_t n)
 {
 	size_t k;
@@ -646,7 +489,7 @@ task_fits(const struct wdecl *dc, long rank, const long *co, const char *node, c
 			return false;
 		}
 	for (k = 0; k < dc->nnodes; k++)
-		if (strcmp(decl_node(dc, k), node) == 0)
+		if (strcmp(reg_step_node(dc, k), node) == 0)
 			return true;
 	snprintf(why, n, "node %s is not among the step's %zu nodes", node, dc->nnodes);
 	return false;
@@ -659,10 +502,10 @@ task_fits(const struct wdecl *dc, long rank, const long *co, const char *node, c
  * HTTP status with err.
  */
 static int
-step_agrees(const struct wstep *s, const struct wdecl *dc, long task, long rank, const long *co,
+step_agrees(const struct wstep *s, const struct reg_step *dc, long task, long rank, const long *co,
 	    const char *node, pl_err_t *err)
 {
-	const struct wdecl *eff = dc ? dc : s ? s->decl : NULL;
+	const struct reg_step *eff = dc ? dc : s ? s->decl : NULL;
 	char why[200];
 	long k;
 
@@ -697,83 +540,36 @@ int
 ld_watch_register(struct ld_watch *w, const char *body, pl_err_t *err)
 {
 	const struct ld_conf *c = &w->d->cur->conf;
-	json_int_t job, stepid, task, rank, pid, uid, co[NAXES], gpu = -1;
-	const char *node, *rec, *nic = "";
 	char cl[PL_CLIP_BUF];
 	struct procstat ps;
+	struct reg_task r;
 	struct wstep *s;
 	struct wtask *t = NULL;
-	struct wdecl *dc = NULL;
-	json_t *root, *jstep = NULL;
+	struct reg_step *dc;
+	const char *node, *rec;
 	long lco[NAXES], k;
 	pl_err_t perr;
-	json_error_t je;
-	int status = 422, i;
-	size_t j;
+	int status, i;
 
-	root = json_loads(body, JSON_REJECT_DUPLICATES, &je);
-	if (!root)
-		return parse_error(&je, "POST /v1/watch/tasks: not JSON", err);
-	if (json_unpack_ex(root, &je, 0,
-			   "{s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:{s:I, s:I, s:I, s:I, s:I !}, s:s, "
-			   "s?:I, s?:s, s?:o !}",
-			   "job_id", &job, "step_id", &stepid, "task", &task, "rank", &rank,
-			   "pid", &pid, "uid", &uid, "node", &node, "coords", "tp", &co[0],
-			   "cp", &co[1], "ep", &co[2], "dp", &co[3], "pp", &co[4],
-			   "record", &rec, "gpu", &gpu, "nic", &nic, "step", &jstep) < 0) {
-		status = parse_error(&je, "POST /v1/watch/tasks", err);
-		goto out;
-	}
-	if (job < 0 || stepid < 0 || task < 0 || rank < 0 || pid <= 0 || uid < 0 ||
-	    job > INT64_MAX / 2 || stepid > INT64_MAX / 2 || rank > READER_MAX_RANKS ||
-	    pid > INT32_MAX || uid > UINT32_MAX - 1 || task >= c->watch_max_tasks) {
-		pl_err_set(err, "POST /v1/watch/tasks: job_id, step_id, rank and uid want >= 0, pid > 0, "
-			   "task in [0, watch_max_tasks = %ld)", c->watch_max_tasks);
-		goto out;
-	}
-	for (i = 0; i < NAXES; i++) {
-		if (co[i] < 0 || co[i] > READER_MAX_RANKS) {
-			pl_err_set(err, "POST /v1/watch/tasks: coords.%s = %" PRId64 ": want 0 to %d",
-				   axes[i], (int64_t)co[i], READER_MAX_RANKS);
-			goto out;
-		}
-		lco[i] = (long)co[i];
-	}
-	if (rec[0] != '/' || strlen(rec) >= LD_PATH) {
-		pl_err_set(err, "POST /v1/watch/tasks: record %s: want an absolute path shorter than %d bytes",
-			   pl_clip_path(rec, cl, sizeof(cl)), LD_PATH);
-		goto out;
-	}
-	if (strlen(node) >= LD_NODE_LEN) {
-		pl_err_set(err, "POST /v1/watch/tasks: node %s: want at most %d bytes",
-			   pl_clip(node, cl, sizeof(cl)), LD_NODE_LEN - 1);
-		goto out;
-	}
-	if (gpu < -1 || gpu >= SUM_MAX_GPU) {
-		pl_err_set(err, "POST /v1/watch/tasks: gpu = %" PRId64 ": want the node's GPU index, "
-			   "0 to %d, or -1 for unknown", (int64_t)gpu, SUM_MAX_GPU - 1);
-		goto out;
-	}
-	for (j = 0; nic[j] && nic[j] >= 0x20 && nic[j] < 0x7f; j++)
-		;
-	if (nic[j] || j >= SUM_NIC_LEN) {
-		pl_err_set(err, "POST /v1/watch/tasks: nic %s: want a NIC name of at most %d printable "
-			   "ASCII bytes (\"\" for none)", pl_clip(nic, cl, sizeof(cl)), SUM_NIC_LEN - 1);
-		goto out;
-	}
-	if (jstep && (status = decl_parse(jstep, &dc, err)) != 0)
-		goto out;
+	if ((status = reg_task_decode(body, c->watch_max_tasks, &r, err)) != 0)
+		return status;
 	status = 422;
-	s = step_find(w, (long)job, (long)stepid);
-	if (s && s->uid != (long)uid) {
+	dc = r.step;
+	r.step = NULL;		/* the step keeps it, or it is freed below */
+	node = r.node;
+	rec = r.record;
+	for (i = 0; i < NAXES; i++)
+		lco[i] = (long)r.coords[i];
+	s = step_find(w, (long)r.job, (long)r.step_id);
+	if (s && s->uid != (long)r.uid) {
 		pl_err_set(err, "POST /v1/watch/tasks: job %ld.%ld belongs to uid %ld, not %ld",
-			   (long)job, (long)stepid, s->uid, (long)uid);
+			   (long)r.job, (long)r.step_id, s->uid, (long)r.uid);
 		goto out;
 	}
-	if ((status = step_agrees(s, dc, (long)task, (long)rank, lco, node, err)) != 0)
+	if ((status = step_agrees(s, dc, (long)r.task, (long)r.rank, lco, node, err)) != 0)
 		goto out;
 	status = 422;
-	if (!s && !(s = step_add(w, (long)job, (long)stepid, (long)uid, err, &status)))
+	if (!s && !(s = step_add(w, (long)r.job, (long)r.step_id, (long)r.uid, err, &status)))
 		goto out;
 	t = calloc(1, sizeof(*t));
 	if (t)
@@ -783,11 +579,11 @@ ld_watch_register(struct ld_watch *w, const char *body, pl_err_t *err)
 		pl_err_set(err, "out of memory");
 		goto out;
 	}
-	t->task = (long)task;
-	t->rank = (long)rank;
-	t->pid = (long)pid;
-	t->gpu = (int)gpu;
-	snprintf(t->nic, sizeof(t->nic), "%s", nic);
+	t->task = (long)r.task;
+	t->rank = (long)r.rank;
+	t->pid = (long)r.pid;
+	t->gpu = (int)r.gpu;
+	snprintf(t->nic, sizeof(t->nic), "%s", r.nic);
 	pl_err_clear(&perr);
 	if (procstat_read(t->pid, &ps, &perr) == 0) {
 		t->start = ps.start;
@@ -806,7 +602,7 @@ ld_watch_register(struct ld_watch *w, const char *body, pl_err_t *err)
 	}
 	snprintf(t->node, sizeof(t->node), "%s", node);
 	for (i = 0; i < NAXES; i++)
-		t->coords[i] = (long)co[i];
+		t->coords[i] = lco[i];
 	for (k = 0; k < s->ntasks; k++)
 		if (s->tasks[k]->task == t->task)
 			break;
@@ -830,52 +626,40 @@ ld_watch_register(struct ld_watch *w, const char *body, pl_err_t *err)
 		       t->task, t->pid, perr.text);
 	if (dc && !s->decl) {
 		ld_log(&w->d->log, "watch: job %ld.%ld: %" PRIu32 " ranks on %zu nodes, leader %s%s",
-		       s->job, s->step, dc->world, dc->nnodes, decl_node(dc, 0),
-		       strcmp(decl_node(dc, 0), node) == 0 ? " (this node)" : "");
+		       s->job, s->step, dc->world, dc->nnodes, reg_step_node(dc, 0),
+		       strcmp(reg_step_node(dc, 0), node) == 0 ? " (this node)" : "");
 		s->decl = dc;
 		dc = NULL;
 	}
 	t = NULL;
 	status = 200;
 out:
-	decl_free(dc);
+	reg_step_free(dc);
 	task_free(t);
-	json_decref(root);
+	reg_task_clear(&r);
 	return status;
 }
 
 int
 ld_watch_exit(struct ld_watch *w, const char *body, pl_err_t *err)
 {
-	json_int_t job, stepid, task, st;
+	struct reg_exit e;
 	struct wstep *s;
-	json_error_t je;
-	json_t *root;
-	int status = 422;
+	int status;
 	long k;
 
-	root = json_loads(body, JSON_REJECT_DUPLICATES, &je);
-	if (!root)
-		return parse_error(&je, "POST /v1/watch/exit: not JSON", err);
-	if (json_unpack_ex(root, &je, 0, "{s:I, s:I, s:I, s:I !}", "job_id", &job, "step_id",
-			   &stepid, "task", &task, "status", &st) < 0) {
-		status = parse_error(&je, "POST /v1/watch/exit", err);
-		goto out;
-	}
-	if (st < 0 || st > 0xffff) {
-		pl_err_set(err, "POST /v1/watch/exit: status %" PRId64 ": want a wait status, 0 to 65535",
-			   (int64_t)st);
-		goto out;
-	}
-	s = job >= 0 && stepid >= 0 ? step_find(w, (long)job, (long)stepid) : NULL;
+	if ((status = reg_exit_decode(body, &e, err)) != 0)
+		return status;
+	status = 422;
+	s = e.job >= 0 && e.step_id >= 0 ? step_find(w, (long)e.job, (long)e.step_id) : NULL;
 	for (k = 0; s && k < s->ntasks; k++)
-		if (s->tasks[k]->task == (long)task)
+		if (s->tasks[k]->task == (long)e.task)
 			break;
 	if (!s || k == s->ntasks) {
 		status = 404;
 		pl_err_set(err, "POST /v1/watch/exit: job %" PRId64 ".%" PRId64 " task %" PRId64
 			   " is not registered (POST /v1/watch/tasks first)",
-			   (int64_t)job, (int64_t)stepid, (int64_t)task);
+			   (int64_t)e.job, (int64_t)e.step_id, (int64_t)e.task);
 		goto out;
 	}
 	if (!s->tasks[k]->exited)
@@ -886,12 +670,11 @@ ld_watch_exit(struct ld_watch *w, const char *body, pl_err_t *err)
 	}
 	s->tasks[k]->exited = true;
 	s->tasks[k]->status_known = true;
-	s->tasks[k]->status = (int)st;
+	s->tasks[k]->status = e.status;
 	ld_log(&w->d->log, "watch: job %ld.%ld task %ld rank %ld exited, wait status %d", s->job,
-	       s->step, s->tasks[k]->task, s->tasks[k]->rank, (int)st);
+	       s->step, s->tasks[k]->task, s->tasks[k]->rank, e.status);
 	status = 200;
 out:
-	json_decref(root);
 	return status;
 }
 
@@ -1115,9 +898,9 @@ ld_watch_step_at(const struct ld_watch *w, size_t i, struct ld_watch_step *out)
 const char *
 ld_watch_step_node(const struct ld_watch *w, size_t i, size_t k)
 {
-	const struct wdecl *dc = w->steps[i]->decl;
+	const struct reg_step *dc = w->steps[i]->decl;
 
-	return dc && k < dc->nnodes ? decl_node(dc, k) : NULL;
+	return dc && k < dc->nnodes ? reg_step_node(dc, k) : NULL;
 }
 
 long
@@ -1359,7 +1142,7 @@ verdict_json(const struct detect_verdict *v)
 /* What the node's first task said of the step: layout, node count and
  * leader (null when nothing was said). */
 static json_t *
-decl_json(const struct wdecl *dc)
+decl_json(const struct reg_step *dc)
 {
 	json_t *lay;
 	int a;
@@ -1370,7 +1153,7 @@ decl_json(const struct wdecl *dc)
 	for (a = 0; lay && a < NAXES; a++)
 		json_object_set_new(lay, axes[a], json_integer(dc->size[a]));
 	return json_pack("{s:I, s:o, s:I, s:s}", "world", (json_int_t)dc->world, "layout", lay,
-			 "nodes", (json_int_t)dc->nnodes, "leader", decl_node(dc, 0));
+			 "nodes", (json_int_t)dc->nnodes, "leader", reg_step_node(dc, 0));
 }
 
 json_t *

@@ -20,6 +20,7 @@
 #include <jansson.h>
 
 #include "spk_plugin.h"
+#include "watch/register.h"
 #include "watch/summary.h"
 
 /* PARENT as a directory fd we may trust: made 0755 when absent, a real
@@ -180,23 +181,27 @@ by_min_rank(const void *a, const void *b)
 }
 
 /*
- * The "step" object: world, layout sizes and the nodes that host ranks,
- * ordered by their lowest rank.  A node of no tasks (its min_rank is the
- * world) hosts no rank and is left out.  NULL when out of memory or a name
- * is not UTF-8.
+ * The step as the registration carries it (watch/register.h): world,
+ * layout sizes and the nodes that host ranks, ordered by their lowest
+ * rank.  A node of no tasks (its min_rank is the world) hosts no rank and
+ * is left out.  NULL when out of memory.
  */
-static json_t *
-step_json(const struct proto_placement *p)
+static struct reg_step *
+step_of(const struct proto_placement *p)
 {
 	const long *sz = p->layout.size;
-	json_t *nodes = json_array(), *o = NULL;
+	static const int order[REG_NAXES] = { PL_TP, PL_CP, PL_EP, PL_DP, PL_PP };
+	struct reg_step *s = NULL;
 	struct node_key *key = NULL;
+	const char **names = NULL;
+	uint32_t size[REG_NAXES];
 	long i, n = 0;
 
-	if (!nodes || p->nnodes < 0)
-		goto out;
+	if (p->nnodes < 0)
+		return NULL;
 	key = malloc(((size_t)p->nnodes + 1) * sizeof(*key));
-	if (!key)
+	names = malloc(((size_t)p->nnodes + 1) * sizeof(*names));
+	if (!key || !names)
 		goto out;
 	for (i = 0; i < p->nnodes; i++)
 		if (p->nodes[i].ntasks > 0 && p->nodes[i].min_rank < p->world) {
@@ -205,63 +210,53 @@ step_json(const struct proto_placement *p)
 		}
 	qsort(key, (size_t)n, sizeof(*key), by_min_rank);
 	for (i = 0; i < n; i++)
-		if (json_array_append_new(nodes, json_string(p->nodes[key[i].index].name)) < 0)
-			goto out;
-	o = json_pack("{s:I, s:{s:I, s:I, s:I, s:I, s:I}, s:O}", "world", (json_int_t)p->world,
-		      "layout", "tp", (json_int_t)sz[PL_TP], "cp", (json_int_t)sz[PL_CP],
-		      "ep", (json_int_t)sz[PL_EP], "dp", (json_int_t)sz[PL_DP],
-		      "pp", (json_int_t)sz[PL_PP], "nodes", nodes);
+		names[i] = p->nodes[key[i].index].name;
+	for (i = 0; i < REG_NAXES; i++)
+		size[i] = (uint32_t)sz[order[i]];
+	s = reg_step_new((uint32_t)p->world, size, names, (size_t)n);
 out:
-	json_decref(nodes);
 	free(key);
-	return o;
+	free(names);
+	return s;
 }
 
 char *
 spk_watch_task_json(const struct spk_watch_task *t)
 {
+	static const int order[REG_NAXES] = { PL_TP, PL_CP, PL_EP, PL_DP, PL_PP };
+	struct reg_task r = { 0 };
 	char rec[PATH_MAX];
-	char *text = NULL;
-	json_t *o, *step = NULL;
-	/* Only what a node summary carries (watch/summary.h): a GPU index
-	 * past it goes as unknown, a longer NIC name as none, rather than as
-	 * a registration layoutd refuses, which would leave the task unwatched. */
-	int gpu = t->gpu >= 0 && t->gpu < SUM_MAX_GPU ? t->gpu : -1;
-	const char *nic = t->nic && strlen(t->nic) < SUM_NIC_LEN ? t->nic : "";
+	char *text;
+	int i;
 
 	if (spk_watch_record_path(t, rec, sizeof(rec)) < 0)
 		return NULL;
-	if (t->place && !(step = step_json(t->place)))
+	if (t->place && !(r.step = step_of(t->place)))
 		return NULL;
-	o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:{s:I, s:I, s:I, s:I, s:I}, s:s, s:i, s:s}",
-		      "job_id", (json_int_t)t->job, "step_id", (json_int_t)t->step,
-		      "task", (json_int_t)t->task, "rank", (json_int_t)t->rank,
-		      "pid", (json_int_t)t->pid, "uid", (json_int_t)t->uid, "node", t->node,
-		      "coords", "tp", (json_int_t)t->co[PL_TP], "cp", (json_int_t)t->co[PL_CP],
-		      "ep", (json_int_t)t->co[PL_EP], "dp", (json_int_t)t->co[PL_DP],
-		      "pp", (json_int_t)t->co[PL_PP], "record", rec,
-		      "gpu", gpu, "nic", nic);
-	/* json_object_set_new takes step, also when it fails. */
-	if (step && !o)
-		json_decref(step);
-	else if (step && json_object_set_new(o, "step", step) < 0) {
-		json_decref(o);
-		o = NULL;
-	}
-	if (o)
-		text = json_dumps(o, JSON_COMPACT);
-	json_decref(o);
+	r.job = (json_int_t)t->job;
+	r.step_id = (json_int_t)t->step;
+	r.task = t->task;
+	r.rank = t->rank;
+	r.pid = t->pid;
+	r.uid = t->uid;
+	r.node = t->node;
+	for (i = 0; i < REG_NAXES; i++)
+		r.coords[i] = t->co[order[i]];
+	r.record = rec;
+	/* Only what a node summary carries (watch/summary.h): a GPU index
+	 * past it goes as unknown, a longer NIC name as none, rather than as
+	 * a registration layoutd refuses, which would leave the task unwatched. */
+	r.gpu = t->gpu >= 0 && t->gpu < SUM_MAX_GPU ? t->gpu : -1;
+	r.nic = t->nic && strlen(t->nic) < SUM_NIC_LEN ? t->nic : "";
+	text = reg_task_encode(&r);
+	reg_step_free(r.step);
 	return text;
 }
 
 char *
 spk_watch_exit_json(unsigned long job, unsigned long step, long task, int status)
 {
-	json_t *o = json_pack("{s:I, s:I, s:I, s:I}", "job_id", (json_int_t)job,
-			      "step_id", (json_int_t)step, "task", (json_int_t)task,
-			      "status", (json_int_t)status);
-	char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	struct reg_exit e = { (json_int_t)job, (json_int_t)step, task, status };
 
-	json_decref(o);
-	return text;
+	return reg_exit_encode(&e);
 }
