@@ -44,7 +44,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -54,6 +53,7 @@
 #include "buf.h"
 #include "judge.h"
 #include "layoutd.h"
+#include "rules.h"
 #include "alert.h"
 #include "drain.h"
 #include "layoutd_curl.h"
@@ -865,17 +865,12 @@ send_all(struct ld_alerts *a, const struct alert *al, const struct ainfo *in,
 	schedule(a);
 }
 
-/* An exit that says nothing of the node: code 0, or a signal Slurm ends
- * and cancels steps with (scancel, a time limit, srun's ^C). */
+/* An exit that says nothing of the node: the one exit rule's (rules.h)
+ * exit 0 or end by Slurm's signal (scancel, a time limit, srun's ^C). */
 static bool
 ended_by_slurm(int st)
 {
-	if (st < 0)
-		return false;
-	if (WIFEXITED(st))
-		return WEXITSTATUS(st) == 0;
-	return WIFSIGNALED(st) && (WTERMSIG(st) == SIGTERM || WTERMSIG(st) == SIGKILL ||
-				   WTERMSIG(st) == SIGINT || WTERMSIG(st) == SIGHUP);
+	return st >= 0 && rules_exit_class(st) != RULES_EXIT_FAILED;
 }
 
 /* At an alert's first re-send: drain the culprits' node when asked and allowed. */
