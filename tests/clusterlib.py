@@ -10,7 +10,11 @@
 
 Every cluster test gets its own lab directory and port base, and all of
 them take one machine-wide lock while their lab is up: two emulated
-clusters at once are too heavy for a small CI machine.
+clusters of one suite at once are too heavy for a small CI machine.  A
+second suite run beside the first (scripts/check runs distcheck's while the
+build tree's runs) sets LAB_SLOT=1: its labs take their own lock, and get
+their own directories, ports and job ids, so one lab of each suite may be
+up at a time.
 """
 import atexit
 import fcntl
@@ -28,6 +32,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 LABCTL = os.environ.get("LABCTL") or os.path.join(HERE, "cluster", "lab")
 LAB_DIR = os.environ.get("LAB_DIR", "")
 LOCK = os.environ.get("LAB_LOCK", "/tmp/pl-lab.lock")
+# 0 or 1: which of two suites run at once this one is (the module's
+# docstring); slot 1 adds ".1" to the lock and the lab's directory, 50 to its
+# port base (the bases are 100 apart) and starts its job ids at 5501.
+SLOT = 1 if os.environ.get("LAB_SLOT", "0") == "1" else 0
+if SLOT:
+    LOCK += ".1"
 # The first port of the labs' bases.  A second Slurm release tested beside
 # the machine's own (scripts/slurm-root) gives its labs another range, so
 # both can be up at once; every base stays below the ephemeral ports (32768).
@@ -136,7 +146,7 @@ class Lab:
         self.dir = self._pick_dir(name)
         # A base per test name: labs of different tests never share ports,
         # even when someone runs them by hand without the lock.
-        self.port_base = port_base or PORT_BASE + 100 * (zlib.crc32(name.encode()) % 30)
+        self.port_base = port_base or PORT_BASE + 100 * (zlib.crc32(name.encode()) % 30) + 50 * SLOT
         self.nodes = nodes
         self.knobs = dict(plugin=plugin, plugin_args=plugin_args, plugin_mode=plugin_mode,
                           layoutd=layoutd, layoutd_map=layoutd_map, layoutd_conf=layoutd_conf)
@@ -164,6 +174,8 @@ class Lab:
 
     @staticmethod
     def _pick_dir(name):
+        if SLOT:
+            name += ".1"
         if LAB_DIR:
             d = os.path.join(os.path.abspath(LAB_DIR), name)
             if len(d) <= MAX_LAB_PATH:
@@ -182,7 +194,8 @@ class Lab:
                  PLUGIN=self.knobs["plugin"] or "", PLUGIN_ARGS=self._plugin_args(),
                  PLUGIN_MODE=self.knobs["plugin_mode"] or "required",
                  LAYOUTD=self.knobs["layoutd"] or "", LAYOUTD_MAP=self.knobs["layoutd_map"] or "",
-                 LAYOUTD_CONF=self.knobs["layoutd_conf"] or "")
+                 LAYOUTD_CONF=self.knobs["layoutd_conf"] or "",
+                 FIRST_JOB_ID="5501" if SLOT else "1")
         return e
 
     def _plugin_args(self):
