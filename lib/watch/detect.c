@@ -254,6 +254,18 @@ comm_has_cause(const struct detect_rank *ranks, size_t n, size_t i,
 	return 0;
 }
 
+/* Whether a local member of rank i's comm c has exited. */
+static int
+comm_lost_member(const struct detect_rank *ranks, size_t n, size_t i, const struct detect_comm *c)
+{
+	size_t j;
+
+	for (j = 0; j < n; j++)
+		if (j != i && ranks[j].exited && find_comm(&ranks[i], &ranks[j], c->hash))
+			return 1;
+	return 0;
+}
+
 static void
 verdict_base(struct detect_verdict *v, enum detect_kind kind, const struct detect_rank *r,
 	     const struct detect_comm *c)
@@ -374,6 +386,11 @@ detect_run(const struct detect_rank *ranks, size_t n, uint64_t now_ns, uint64_t 
 					continue;
 				if (pass == 0 &&
 				    comm_has_cause(ranks, n, i, c, now_ns, threshold_ns))
+					continue;
+				/* Not even then a rank whose communicator lost a
+				 * member: it waits for the one that is gone, whose
+				 * exit is named once its status or the grace is in. */
+				if (pass == 1 && comm_lost_member(ranks, n, i, c))
 					continue;
 				stuck_verdict(&v, &ranks[i], c, now_ns);
 				emit(out, max, &count, &v);

@@ -198,6 +198,23 @@ c_scancel(void)
 	}
 }
 
+/* Rank 3 stopped and its TP peers wait in kernels stuck on it; then rank
+ * 3 is gone, its status not in yet (within the grace) or killed by srun's
+ * SIGTERM: the peers only wait on a member that is gone, and are never
+ * named for it (the cluster test's stop:13:3 ended like this). */
+static void
+c_lagger_gone(int status, uint64_t ago)
+{
+	lag(T + 10 * S);
+	rk[3].exited = 1;
+	rk[3].exit_known = status >= 0;
+	rk[3].exit_status = status >= 0 ? status : 0;
+	rk[3].exit_ns = NOW - ago;
+}
+
+static void c_lagger_gone_unknown(void) { c_lagger_gone(-1, S / 2); }
+static void c_lagger_gone_term(void) { c_lagger_gone(SIGTERM, 2 * S); }
+
 /* The same with rank 2 crashed (SIGSEGV) a second before: only it. */
 static void
 c_scancel_after_segv(void)
@@ -389,6 +406,10 @@ static const struct tcase cases[] = {
 	  { { DETECT_EXITED, 3, 0, "", 0, -1, 0, SIGSEGV } } },
 	{ "scancel: every rank killed by SIGTERM or SIGKILL: no verdict", c_scancel, 0,
 	  { { 0 } } },
+	{ "the lagger gone, its status not in yet: its waiting peers are not named",
+	  c_lagger_gone_unknown, 0, { { 0 } } },
+	{ "the lagger killed by SIGTERM 2 s ago: its waiting peers are not named",
+	  c_lagger_gone_term, 0, { { 0 } } },
 	{ "scancel after a SIGSEGV: only the crash", c_scancel_after_segv, 1,
 	  { { DETECT_EXITED, 2, 0, "", 0, -1, 0, SIGSEGV } } },
 	{ "a kernel stuck 62 s", c_gpu_stuck, 1,
