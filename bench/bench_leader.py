@@ -56,6 +56,7 @@ import time
 top = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, os.path.join(top, "tests"))
 from taplib import http_request, wait_for  # noqa: E402
+from watchlib import SUM_VERSION, sum_header, varint  # noqa: E402
 
 PROG = "bench_leader"
 BUDGET = 0.05           # of one core
@@ -65,10 +66,7 @@ TP, DP, PP = 8, 256, 8
 WORLD = TP * DP * PP
 COMMS = ("tp", "dp", "pp", "world", "mp", "dp-cp")
 JOB = 900001
-SUM_MAGIC = 0x31304d5553574c50
 MUNGE_OPT_TTL, MUNGE_OPT_SOCKET = 4, 8
-# The summaries' version (summary.h: the only one a leader reads).
-VERSION = 4
 FAN_WINDOWS = 3         # the fan-in phase: its median of three windows
 
 
@@ -79,16 +77,6 @@ def die(code, msg):
 
 def h64(*parts):
     return int.from_bytes(hashlib.sha256(repr(parts).encode()).digest()[:8], "little")
-
-
-def varint(x):
-    """Unsigned LEB128, as summary.h has it."""
-    out = bytearray()
-    while x >= 0x80:
-        out.append((x & 0x7f) | 0x80)
-        x >>= 7
-    out.append(x)
-    return bytes(out)
 
 
 def text(s):
@@ -127,9 +115,8 @@ def node_ranks(n):
 
 
 def header(n, seq, blob_len):
-    return struct.pack("<QII64sQQQQQQIII5III", SUM_MAGIC, VERSION, 168 + blob_len,
-                       b"sim%04d" % n, JOB, 0, time.monotonic_ns(), time.time_ns(), seq,
-                       1000 + n, 0, 1000, WORLD, TP, 1, 1, DP, PP, RANKS, 0)
+    return sum_header(b"sim%04d" % n, JOB, 0, seq, 1000 + n, 0, 1000, WORLD, (TP, 1, 1, DP, PP),
+                      RANKS, blob_len)
 
 
 class Munge:
@@ -511,7 +498,7 @@ def main():
                " ".join("%.2f" % (100 * x) for x in fan["windows"]), fan["cpu"] / lead["cpu"],
                100 * fan["munged"], fan["mem"]["VmRSS"] / 1024))
         print(json.dumps({"bench": PROG, "nodes": NODES, "ranks": WORLD, "comms": len(COMMS),
-                          "summary_bytes": size, "summary_version": VERSION, "rounds": rounds, "baseline": base,
+                          "summary_bytes": size, "summary_version": SUM_VERSION, "rounds": rounds, "baseline": base,
                           "munge": mung, "leader": lead, "fanin": fan,
                           "checks": {"baseline": base_ok, "leader": lead_ok, "fanin": fan_ok,
                                      "view": view_ok}}))

@@ -340,11 +340,8 @@ def main():
 
         # rank 1500 exits with status 7: in the condensed table it alone has rows
         rs = list(BIG_RANKS["node-z"])
-        body = bytearray(summary("node-z", BIG, 0, rs, seq=2, world=2048, sizes=BIG_SIZES))
-        at = 168 + rs.index(1500) * 96
-        body[at + 24:at + 28] = (7 << 8).to_bytes(4, "little")
-        body[at + 52:at + 54] = b"\x01\x01"
-        body = bytes(body)
+        body = summary("node-z", BIG, 0, rs, seq=2, world=2048, sizes=BIG_SIZES,
+                       exited={1500: 7 << 8})
         is_eq(peer_call(HOST, a.port, "POST", "/v1/peer/summary", body, m.cred(sha(body)))[0],
               200, "node-z's next summary: rank 1500 exited with status 7")
         ok(wait_for(lambda: any(f["kind"] == "exited" and f["culprits"] == [1500]

@@ -32,7 +32,6 @@ import json
 import os
 import shutil
 import socket
-import struct
 import subprocess
 import sys
 import tempfile
@@ -42,7 +41,7 @@ import watchlib
 from amlib import ALERTMANAGER, Alertmanager, Webhook
 from taplib import (LAYOUTD, data, diag, done, http_request, is_eq, like, ok, run, skip,
                     wait_for)
-from watchlib import DRIVER, HOOK, checker
+from watchlib import DRIVER, HOOK, checker, sum_header, varint
 
 NOBODY = 65534
 TP, DP, PP = 2, 2, 2
@@ -63,37 +62,23 @@ def coords(r):
     return {"tp": r % TP, "cp": 0, "ep": 0, "dp": (r // TP) % DP, "pp": r // (TP * DP)}
 
 
-# ---- the summary format (lib/watch/summary.h), for hand-made summaries ----
-
-SUM_MAGIC = 0x31304d5553574c50
-SUM_VERSION = 4
-
-
-def varint(x):
-    """Unsigned LEB128, as summary.h has it."""
-    out = bytearray()
-    while x >= 0x80:
-        out.append((x & 0x7f) | 0x80)
-        x >>= 7
-    out.append(x)
-    return bytes(out)
-
-
-def summary(node, job, step, ranks, seq=1, boot=7, uid=0, world=WORLD, sizes=(TP, 1, 1, DP, PP)):
-    """A node summary with no communicators: ranks is a list of rank numbers."""
-    now = time.monotonic_ns()
+def summary(node, job, step, ranks, seq=1, boot=7, uid=0, world=WORLD, sizes=(TP, 1, 1, DP, PP),
+            exited=None):
+    """A node summary with no communicators: ranks is a list of rank numbers;
+    exited, {rank: wait status} of the ranks that exited (a second ago)."""
+    exited = exited or {}
     body = b""
     for r in ranks:
         c = coords(r)
+        gone = r in exited
         # rank, pid, exit age, status, gpu + 1 (unknown), coordinates; the
-        # exit bits, an empty NIC; no communicator
-        body += b"".join(varint(x) for x in (r, 1000 + r, 0, 0, 0, c["tp"], c["cp"], c["ep"],
-                                             c["dp"], c["pp"])) + b"\0\0" + varint(0)
-    total = 168 + len(body)
-    head = struct.pack("<QII64sQQQQQQIII5III", SUM_MAGIC, SUM_VERSION, total, node.encode(), job, step,
-                       now, time.time_ns(), seq, boot, uid, INTERVAL_MS, world, *sizes,
-                       len(ranks), 0)
-    return head + body
+        # exit bits (exited, exit_known), an empty NIC; no communicator
+        body += b"".join(varint(x) for x in (r, 1000 + r, 10 ** 9 if gone else 0,
+                                             exited.get(r, 0), 0, c["tp"], c["cp"], c["ep"],
+                                             c["dp"], c["pp"]))
+        body += bytes([3 if gone else 0, 0]) + varint(0)
+    return sum_header(node, job, step, seq, boot, uid, INTERVAL_MS, world, sizes, len(ranks),
+                      len(body)) + body
 
 
 def sha(b):

@@ -29,7 +29,7 @@ import time
 
 from taplib import LAYOUTD, diag, done, http_request, is_eq, like, ok, run, skip, wait_for
 from layoutd_peer_test import Daemon, Munged, free_ports, peer_call, sha
-from watchlib import checker
+from watchlib import checker, sum_header, varint
 
 NODES = ["node1", "node2", "node3", "node4", "node5"]
 HOST = "127.0.0.1"
@@ -39,18 +39,6 @@ INTERVAL_MS = 200
 FAIL_INTERVALS = 3
 LOST_S = 5.0
 JOB = 5150
-SUM_MAGIC = 0x31304d5553574c50
-SUM_VERSION = 4
-
-
-def varint(x):
-    """Unsigned LEB128, as summary.h has it."""
-    out = bytearray()
-    while x >= 0x80:
-        out.append((x & 0x7f) | 0x80)
-        x >>= 7
-    out.append(x)
-    return bytes(out)
 BATCH_MAGIC = 0x3130544142574c50
 
 
@@ -66,10 +54,8 @@ def summary(node, ranks, seq=1, boot=9, job=JOB, world=WORLD, sizes=SIZES):
         # r); the exit bits, an empty NIC; no communicator
         body += b"".join(varint(x) for x in (r, 2000 + r, 0, 0, 0, 0, 0, 0, r, 0)) + \
             b"\0\0" + varint(0)
-    head = struct.pack("<QII64sQQQQQQIII5III", SUM_MAGIC, SUM_VERSION, 168 + len(body), node.encode(),
-                       job, 0, time.monotonic_ns(), time.time_ns(), seq, boot, 0, INTERVAL_MS,
-                       world, *sizes, len(ranks), 0)
-    return head + body
+    return sum_header(node, job, 0, seq, boot, 0, INTERVAL_MS, world, sizes, len(ranks),
+                      len(body)) + body
 
 
 def batch(items):

@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import signal
+import struct
 import subprocess
 import tempfile
 import time
@@ -16,6 +17,34 @@ from taplib import LAYOUTD, diag, http_request, wait_for
 
 DRIVER = os.environ.get("NCCL_DRIVER", "")
 HOOK = os.environ.get("PL_NCCL_HOOK", "")
+
+
+# ---- the node summary's wire (lib/watch/summary.h), for hand-made ones ----
+
+SUM_MAGIC = 0x31304d5553574c50  # the bytes "PLWSUM01"
+SUM_VERSION = 4                 # the only version a leader reads
+SUM_HEADER_BYTES = 168
+
+
+def varint(x):
+    """Unsigned LEB128, as summary.h has it."""
+    out = bytearray()
+    while x >= 0x80:
+        out.append((x & 0x7f) | 0x80)
+        x >>= 7
+    out.append(x)
+    return bytes(out)
+
+
+def sum_header(node, job, step, seq, boot, uid, interval_ms, world, sizes, nranks, body_len,
+               version=SUM_VERSION):
+    """A summary's header for nranks rank entries of body_len bytes after it,
+    sent now (the monotonic and real clocks); sizes: tp, cp, ep, dp, pp."""
+    if isinstance(node, str):
+        node = node.encode()
+    return struct.pack("<QII64sQQQQQQIII5III", SUM_MAGIC, version, SUM_HEADER_BYTES + body_len,
+                       node, job, step, time.monotonic_ns(), time.time_ns(), seq, boot, uid,
+                       interval_ms, world, *sizes, nranks, 0)
 
 
 def checker():
