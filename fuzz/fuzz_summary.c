@@ -8,8 +8,11 @@
  * them went unchecked.  A receiver whose clock is behind the ages gets
  * times of at least 1, never 0 (never) or a wrapped value.  A summary of
  * any other version than SUM_VERSION is refused as such (the regression
- * inputs of versions 1 to 3 that came before the first release).
+ * inputs of versions 1 to 3 that came before the first release).  Handed
+ * over as structs (sum_carry), what was accepted gives the very ranks the
+ * wire gives.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -143,6 +146,33 @@ same_in_space(const uint8_t *data, size_t size, int rv, const struct sum_header 
 	}
 }
 
+/* What was accepted, handed over as structs (sum_carry, a leader's own
+ * node): the very ranks the wire gives from the same summary, at a
+ * receiver's clock other than the sender's. */
+static void
+same_carry(const struct sum_header *h, const struct detect_rank *r,
+	   const struct sum_rank_info *in, size_t n, const void *wire, size_t len)
+{
+	static struct sum_space a, b;
+	const uint64_t recv = RECV - 12345;
+	struct sum_header h2;
+	size_t na = 99, nb = 99, i;
+	pl_err_t ea, eb;
+
+	pl_err_clear(&ea);
+	pl_err_clear(&eb);
+	FUZZ_ASSERT(sum_carry(h, r, in, n, recv, &a, &na, &ea) == 0 && na == n,
+		    "sum_carry takes what the wire took: %s", ea.text);
+	FUZZ_ASSERT(sum_decode_in(wire, len, recv, &h2, &b, &nb, &eb) == 0 && nb == n &&
+		    !memcmp(h, &h2, sizeof(h2)), "decoded again: %s", eb.text);
+	for (i = 0; i < n; i++)
+		FUZZ_ASSERT(!memcmp(&a.ranks[i], &b.ranks[i], offsetof(struct detect_rank, comm)) &&
+			    !memcmp(a.ranks[i].comm, b.ranks[i].comm,
+				    a.ranks[i].ncomm * sizeof(a.ranks[i].comm[0])) &&
+			    !memcmp(&a.info[i], &b.info[i], sizeof(a.info[i])),
+			    "sum_carry: rank entry %zu differs from the wire's", i);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -205,6 +235,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_ASSERT((uint8_t)b.s[96 + i] == (uint8_t)(RECV >> (8 * i)), "sender_now written");
 	FUZZ_ASSERT(!memcmp(b.s, data, 96) && !memcmp(b.s + 104, data + 104, size - 104),
 		    "encoded again: the very bytes that came");
+	same_carry(&h, r, in, n, b.s, b.len);
 	buf_free(&b);
 	check_young(data, size, n);
 	free(r);

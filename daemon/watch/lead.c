@@ -352,30 +352,26 @@ lead_take_ranks(struct ld_leads *p, struct ld_lead *l, long ni, const struct det
 }
 
 /*
- * One summary of len bytes, come at recv_ns: over the network (own false:
- * the sender's node must be another) or this node's own, handed in
- * (target: this node is its own target, so the step is led here).
- * Returns the HTTP status (200, 409 stale or not this step, 422 not a
- * summary, 5xx) with err and *r the refusal reason.
+ * A summary decoded into p->dec (n ranks, header h), come at recv_ns: over
+ * the network (own false: the sender's node must be another) or this
+ * node's own, handed in (target: this node is its own target, so the step
+ * is led here).  The HTTP status with err and *r, as ld_lead_take.
  */
-int
-ld_lead_take(struct ld_leads *p, const void *data, size_t len, uint64_t recv_ns, bool own,
-	     bool target, enum ld_peer_refusal *r, pl_err_t *err)
+static int
+lead_take_decoded(struct ld_leads *p, const struct sum_header *hp, size_t n, uint64_t recv_ns,
+		  bool own, bool target, enum ld_peer_refusal *r, pl_err_t *err)
 {
 	const struct sum_rank_info *info;
 	const struct detect_rank *ranks;
+	const struct sum_header h = *hp;
 	struct ld_lead *l;
 	struct lnode *nd;
-	struct sum_header h;
 	char why[WHY_LEN];
-	size_t n = 0, i;
+	size_t i;
 	int status = 422;
 	bool done = true;
 	long ni, wi;
 
-	*r = LD_REFUSE_SUMMARY;
-	if (sum_decode_in(data, len, recv_ns, &h, &p->dec, &n, err) < 0)
-		return 422;
 	ranks = p->dec.ranks;
 	info = p->dec.info;
 	*r = LD_REFUSE_STEP;
@@ -450,6 +446,33 @@ ld_lead_take(struct ld_leads *p, const void *data, size_t len, uint64_t recv_ns,
 	status = 200;
 out:
 	return status;
+}
+
+
+int
+ld_lead_take(struct ld_leads *p, const void *data, size_t len, uint64_t recv_ns,
+	     enum ld_peer_refusal *r, pl_err_t *err)
+{
+	struct sum_header h;
+	size_t n = 0;
+
+	*r = LD_REFUSE_SUMMARY;
+	if (sum_decode_in(data, len, recv_ns, &h, &p->dec, &n, err) < 0)
+		return 422;
+	return lead_take_decoded(p, &h, n, recv_ns, false, false, r, err);
+}
+
+int
+ld_lead_take_own(struct ld_leads *p, const struct sum_header *h, const struct detect_rank *ranks,
+		 const struct sum_rank_info *info, size_t n, uint64_t recv_ns, bool target,
+		 enum ld_peer_refusal *r, pl_err_t *err)
+{
+	size_t nout = 0;
+
+	*r = LD_REFUSE_SUMMARY;
+	if (sum_carry(h, ranks, info, n, recv_ns, &p->dec, &nout, err) < 0)
+		return 422;
+	return lead_take_decoded(p, h, nout, recv_ns, true, target, r, err);
 }
 
 

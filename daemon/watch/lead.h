@@ -22,6 +22,9 @@ struct ld;
 struct ld_lead;			/* a step this node leads (private) */
 struct ld_leads;
 struct judge_finding;
+struct detect_rank;
+struct sum_header;
+struct sum_rank_info;
 struct judge_rank;
 struct judge_step;
 
@@ -102,14 +105,22 @@ void ld_leads_set_findings_cb(struct ld_leads *p, ld_findings_cb cb);
 const struct ld_lead *ld_lead_find(const struct ld_leads *p, uint64_t job, uint64_t step);
 
 /*
- * One summary of len bytes, come at recv_ns: over the network (own false:
- * the sender's node must be another) or this node's own, handed in
- * (target: this node is its own target, so the step is led here).
- * Returns the HTTP status (200, 409 stale or not this step, 422 not a
- * summary, 5xx) with err and *r the refusal reason.
+ * One summary of len bytes from another node, come at recv_ns.  Returns
+ * the HTTP status (200, 409 stale or not this step, 422 not a summary,
+ * 5xx) with err and *r the refusal reason.
  */
-int ld_lead_take(struct ld_leads *p, const void *data, size_t len, uint64_t recv_ns, bool own,
-		 bool target, enum ld_peer_refusal *r, pl_err_t *err);
+int ld_lead_take(struct ld_leads *p, const void *data, size_t len, uint64_t recv_ns,
+		 enum ld_peer_refusal *r, pl_err_t *err);
+
+/*
+ * This node's own summary (header h, n ranks with their naming) handed to
+ * the judge as structs, as the wire would carry them (sum_carry: the same
+ * values and refusals, no bytes); target: this node is its own target, so
+ * the step is led here.  The status as ld_lead_take.
+ */
+int ld_lead_take_own(struct ld_leads *p, const struct sum_header *h, const struct detect_rank *ranks,
+		     const struct sum_rank_info *info, size_t n, uint64_t recv_ns, bool target,
+		     enum ld_peer_refusal *r, pl_err_t *err);
 
 /* Judge every step led here; let go of those no longer led here. */
 void ld_lead_all(struct ld_leads *p, uint64_t now);

@@ -351,7 +351,7 @@ summary_checked(struct ld_peers *p, struct mjob *j)
 	if (!post_credential_ok(p, j, "/v1/peer/summary"))
 		return;
 	pl_err_clear(&err);
-	status = ld_lead_take(p->leads, j->body, j->len, j->recv_ns, false, false, &r, &err);
+	status = ld_lead_take(p->leads, j->body, j->len, j->recv_ns, &r, &err);
 	if (status != 200) {
 		refuse(p, j->req, j->from, r, status, "POST /v1/peer/summary: %s", err.text);
 		return;
@@ -422,7 +422,7 @@ relay_take(struct ld_peers *p, struct mjob *j, enum ld_peer_refusal *r, pl_err_t
 		return fail(err, 500, "out of memory");
 	if (ss->target == me) {
 		/* this node leads the step now: no node before it answers */
-		status = ld_lead_take(p->leads, j->body, j->len, j->recv_ns, false, false, r, err);
+		status = ld_lead_take(p->leads, j->body, j->len, j->recv_ns, r, err);
 		if (status == 200)
 			p->st.accepted++;
 		return status;
@@ -521,8 +521,7 @@ batch_take(struct ld_peers *p, const void *data, size_t len, uint64_t recv_ns, s
 	pl_err_clear(&ferr);
 	while (sum_batch_next(data, len, &off, &s, &sl, &hold, err) == 1) {
 		pl_err_clear(&ierr);
-		status = ld_lead_take(p->leads, s, sl, hold < recv_ns ? recv_ns - hold : 1, false, false,
-				      &ir, &ierr);
+		status = ld_lead_take(p->leads, s, sl, hold < recv_ns ? recv_ns - hold : 1, &ir, &ierr);
 		p->st.batch_items++;
 		if (status == 200) {
 			(*taken)++;
@@ -1066,10 +1065,12 @@ lead_target(void *arg, uint64_t job, uint64_t step)
 	return ld_peer_target(arg, job, step, &k, &relay);
 }
 
-/* This node's summary of watch step wi into out.  0, or -1 (logged). */
+/* This node's summary of watch step wi into out, its header into *hp and
+ * its ranks (p->scratch, p->scratch_info) counted in *np.  0, or -1
+ * (logged). */
 static int
 build_summary(struct ld_peers *p, size_t wi, const struct ld_watch_step *ws, struct sstep *ss,
-	      uint64_t now, struct buf *out)
+	      uint64_t now, struct buf *out, struct sum_header *hp, size_t *np)
 {
 	const struct ld_conf *c = &p->d->cur->conf;
 	struct sum_header h;
@@ -1114,6 +1115,8 @@ build_summary(struct ld_peers *p, size_t wi, const struct ld_watch_step *ws, str
 		return -1;
 	}
 	ss->seq++;
+	*hp = h;
+	*np = n;
 	return 0;
 }
 
@@ -1170,7 +1173,7 @@ relay_clear(struct sstep *ss)
  */
 static void
 route_summary(struct ld_peers *p, size_t wi, const struct ld_watch_step *ws, struct sstep *ss,
-	      const struct buf *sum, uint64_t now)
+	      const struct buf *sum, const struct sum_header *h, size_t n, uint64_t now)
 {
 	const struct ld_conf *c = &p->d->cur->conf;
 	enum ld_peer_refusal r;
@@ -1244,7 +1247,8 @@ route_summary(struct ld_peers *p, size_t wi, const struct ld_watch_step *ws, str
 	}
 	if (sum && (self || ld_lead_find(p->leads, ws->job_id, ws->step_id))) {
 		pl_err_clear(&err);
-		if (ld_lead_take(p->leads, sum->s, sum->len, now, true, self, &r, &err) == 200)
+		if (ld_lead_take_own(p->leads, h, p->scratch, p->scratch_info, n, now, self, &r,
+				     &err) == 200)
 			p->st.handed_in++;
 		else
 			ld_ratelog(&p->d->log, &p->rl_send, "peer: job %" PRIu64 ".%" PRIu64 ": this "
@@ -1258,7 +1262,7 @@ route_summary(struct ld_peers *p, size_t wi, const struct ld_watch_step *ws, str
 				continue;
 			pl_err_clear(&err);
 			if (ld_lead_take(p->leads, ss->held[i].body.s, ss->held[i].body.len,
-					 ss->held[i].recv_ns, false, false, &r, &err) == 200)
+					 ss->held[i].recv_ns, &r, &err) == 200)
 				p->st.accepted++;
 			else
 				refuse(p, NULL, ss->held[i].node, r, 409, "a relayed summary: %s",
@@ -1277,7 +1281,8 @@ send_all(struct ld_peers *p, uint64_t now)
 	struct buf sum = BUF_INIT;
 	struct sstep *ss, **pp;
 	struct ld_watch_step ws;
-	size_t i, n = ld_watch_nsteps(p->d->watch);
+	struct sum_header h;
+	size_t i, nr, n = ld_watch_nsteps(p->d->watch);
 
 	p->tick++;
 	for (i = 0; i < n; i++) {
@@ -1298,12 +1303,12 @@ send_all(struct ld_peers *p, uint64_t now)
 		}
 		if (ws.ended && ss->final_sent && ws.nknown == ss->final_known) {
 			if (ss->held_bytes)
-				route_summary(p, i, &ws, ss, NULL, now);	/* members' only */
+				route_summary(p, i, &ws, ss, NULL, NULL, 0, now);	/* members' only */
 			continue;
 		}
-		if (build_summary(p, i, &ws, ss, now, &sum) < 0)
+		if (build_summary(p, i, &ws, ss, now, &sum, &h, &nr) < 0)
 			continue;
-		route_summary(p, i, &ws, ss, &sum, now);
+		route_summary(p, i, &ws, ss, &sum, &h, nr, now);
 		ss->final_sent = ws.ended;
 		ss->final_known = ws.nknown;
 	}

@@ -539,7 +539,7 @@ fail:
 	return -1;
 }
 
-/* ---- decoding ---- */
+/* ---- the ranks as a summary carries them, without the bytes ---- */
 
 /* A rebased time: age 0 is 0; else recv - age, at least 1. */
 static uint64_t
@@ -549,6 +549,102 @@ rebase(uint64_t recv, uint64_t age)
 		return 0;
 	return age >= recv ? 1 : recv - age;
 }
+
+/* Communicator c as a receiver decodes it from the wire at recv (where
+ * names it for comm_check); *bytes grows by its length on the wire. */
+static int
+comm_carry(const struct detect_comm *c, uint64_t now, uint64_t recv, struct detect_comm *out,
+	   size_t *bytes, const char *where, pl_err_t *err)
+{
+	uint8_t cb[COMM_MAX];
+	struct detect_comm w;
+	uint64_t ea, pa;
+
+	comm_wire(c, now, &w, &ea, &pa);
+	if (comm_check(&w, ea, pa, where, err) < 0)
+		return -1;
+	*bytes += comm_put(cb, &w, ea, pa);
+	memcpy(out, &w, sizeof(*out));
+	out->enter_ns = rebase(recv, ea);
+	out->progress_ns = rebase(recv, pa);
+	if (!(out->flags & DETECT_P2P))
+		out->p2p_peer = -1;	/* the wire carries 0, read back as none */
+	return 0;
+}
+
+int
+sum_carry(const struct sum_header *h, const struct detect_rank *ranks,
+	  const struct sum_rank_info *info, size_t n, uint64_t recv_now_ns, struct sum_space *sp,
+	  size_t *nout, pl_err_t *err)
+{
+	char where[96], rwhere[192], cwhere[256], cn[PL_CLIP_BUF];
+	const uint64_t now = h->sender_now_ns;
+	uint8_t rb[RANK_MAX];
+	size_t total, bytes = SUM_HEADER_BYTES, i;
+	uint32_t k;
+
+	*nout = 0;
+	if (h->node[0])
+		snprintf(where, sizeof(where), "node summary from %s",
+			 pl_clipn(h->node, strnlen(h->node, sizeof(h->node)), cn, sizeof(cn)));
+	else
+		snprintf(where, sizeof(where), "node summary");
+	if (encode_check(h, ranks, n, &total, where, err) < 0)
+		return -1;
+	if (n > sp->cap) {
+		struct detect_rank *r = realloc(sp->ranks, n * sizeof(*r));
+		struct sum_rank_info *in;
+
+		if (r)
+			sp->ranks = r;
+		in = r ? realloc(sp->info, n * sizeof(*in)) : NULL;
+		if (in)
+			sp->info = in;
+		if (!r || !in)
+			return pl_err_set(err, "%s: out of memory for %zu ranks", where, n);
+		sp->cap = n;
+	}
+	for (i = 0; i < n; i++) {
+		const struct detect_rank *r = &ranks[i];
+		struct detect_rank *o = &sp->ranks[i];
+		struct sum_rank_info *in = &sp->info[i];
+		uint64_t exit_age = age_of(now, r->exit_ns);
+
+		memset(in, 0, sizeof(*in));
+		in->gpu = info[i].gpu;
+		memcpy(in->co, info[i].co, sizeof(in->co));
+		text_put((uint8_t *)in->nic, sizeof(in->nic), info[i].nic, sizeof(info[i].nic));
+		snprintf(rwhere, sizeof(rwhere), "%s: rank entry %zu (rank %" PRId64 ")", where, i,
+			 r->rank);
+		if (rank_check(h, r, exit_age, in, rwhere, err) < 0)
+			return -1;
+		bytes += rank_put(rb, r, exit_age, in);
+		memset(o, 0, offsetof(struct detect_rank, comm));
+		o->job_id = h->job_id;
+		o->step_id = h->step_id;
+		o->rank = r->rank;
+		o->pid = r->pid;
+		o->exited = r->exited;
+		o->exit_known = r->exit_known;
+		o->exit_status = r->exit_status;
+		o->exit_ns = rebase(recv_now_ns, exit_age);
+		o->ncomm = r->ncomm;
+		memset(o->comm, 0, r->ncomm * sizeof(o->comm[0]));
+		for (k = 0; k < r->ncomm; k++) {
+			snprintf(cwhere, sizeof(cwhere), "%s: communicator %" PRIu32, rwhere, k);
+			if (comm_carry(&r->comm[k], now, recv_now_ns, &o->comm[k], &bytes, cwhere,
+				       err) < 0)
+				return -1;
+		}
+	}
+	if (bytes > SUM_MAX_BYTES)
+		return pl_err_set(err, "%s: %zu ranks take %zu bytes: want at most %u", where, n,
+				  bytes, SUM_MAX_BYTES);
+	*nout = n;
+	return 0;
+}
+
+/* ---- decoding ---- */
 
 /* A wire text: NUL within size, zeros after it (the printable check is
  * text_check's, on the copy); copied into dst. */

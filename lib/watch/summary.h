@@ -200,6 +200,18 @@ int sum_decode_in(const void *data, size_t len, uint64_t recv_now_ns, struct sum
 void sum_space_free(struct sum_space *sp);
 
 /*
+ * What a receiver at recv_now_ns would decode from sum_encode's summary of
+ * the same arguments, into sp (as sum_decode_in), without the bytes: the
+ * same texts made printable, sums and ages bounded, times rebased, and the
+ * same refusals (by the same checks).  For a leader's own node, whose
+ * summary need not go through the wire to reach its judge.  0, or -1 with
+ * err and *n 0.
+ */
+int sum_carry(const struct sum_header *h, const struct detect_rank *ranks,
+	      const struct sum_rank_info *info, size_t n, uint64_t recv_now_ns,
+	      struct sum_space *sp, size_t *nout, pl_err_t *err);
+
+/*
  * A batch: the summaries a relay forwards to the leader in one message
  * (the fan-in of layoutd_peer.c), each with how long it waited at the
  * relay so that the leader rebases its ages right.

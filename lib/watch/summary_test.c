@@ -13,6 +13,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "summary.h"
@@ -1050,13 +1051,157 @@ t_size(void)
 	buf_free(&b);
 }
 
+/*
+ * sum_carry against the wire: the fixture as it stands (fh, fr, fi, n
+ * ranks) through sum_carry, and through sum_encode then sum_decode_in,
+ * both at recv, give the same header, ranks and naming to the byte, or the
+ * same refusal.
+ */
+static void
+carry_same(size_t n, uint64_t recv, const char *what)
+{
+	struct sum_space a = { NULL, NULL, 0 }, b = { NULL, NULL, 0 };
+	struct buf w = BUF_INIT;
+	struct sum_header h;
+	size_t na = 0, nb = 0, i;
+	pl_err_t ea, eb;
+	const char *d = NULL;
+	int ra, rb;
+
+	pl_err_clear(&ea);
+	pl_err_clear(&eb);
+	ra = sum_carry(&fh, fr, fi, n, recv, &a, &na, &ea);
+	rb = sum_encode(&w, &fh, fr, fi, n, &eb);
+	if (rb == 0)
+		rb = sum_decode_in(w.s, w.len, recv, &h, &b, &nb, &eb);
+	if (ra != rb || na != nb)
+		d = "the outcome";
+	else if (ra < 0 && strcmp(ea.text, eb.text) != 0)
+		d = "the refusal";
+	else if (ra == 0 && memcmp(&h, &fh, sizeof(h)) != 0)
+		d = "the header";
+	for (i = 0; !d && ra == 0 && i < na; i++) {
+		const struct detect_rank *x = &a.ranks[i], *y = &b.ranks[i];
+
+		if ((d = rank_diff(x, y)) || (d = info_diff(&a.info[i], &b.info[i])))
+			break;
+		if (memcmp(x, y, offsetof(struct detect_rank, comm)) != 0 ||
+		    memcmp(x->comm, y->comm, x->ncomm * sizeof(x->comm[0])) != 0 ||
+		    memcmp(&a.info[i], &b.info[i], sizeof(a.info[i])) != 0)
+			d = "a byte of a rank entry";
+	}
+	if (!ok(!d, "sum_carry as the wire: %s (%s%s)", what, ra < 0 ? "refused: " : "",
+		ra < 0 ? ea.text : "the same ranks"))
+		diag("  %s differs: carry %d (%s), wire %d (%s)", d, ra, ea.text, rb, eb.text);
+	sum_space_free(&a);
+	sum_space_free(&b);
+	buf_free(&w);
+}
+
+static void
+t_carry(void)
+{
+	static struct detect_rank big[SUM_MAX_RANKS];
+	static struct sum_rank_info bigi[SUM_MAX_RANKS];
+	struct detect_rank save[3];
+	struct sum_rank_info savei[3];
+	size_t i;
+	int k;
+
+	fixture();
+	carry_same(3, RECV, "the fixture");
+	carry_same(3, 5 * S, "a receiver whose clock is behind the ages");
+	carry_same(0, RECV, "no ranks");
+	fixture();
+	memcpy(fr[0].comm[0].name, "t\x01p\n", 5);
+	memset(fr[0].comm[1].name, 'x', sizeof(fr[0].comm[1].name));
+	memset(fr[0].comm[1].func, 'y', sizeof(fr[0].comm[1].func));
+	memcpy(fi[0].nic, "mlx\x05", 5);
+	fh.sender_now_ns = 20 * YEARS10;
+	fr[0].comm[0].enter_ns = 1;
+	fr[0].comm[0].progress_ns = 20 * YEARS10 - 5 * S;
+	fr[0].comm[0].wait_sum_ns = UINT64_MAX;
+	fr[0].comm[0].gap_sum_ns = UINT64_MAX;
+	fr[1].exit_ns = 1;
+	carry_same(3, 30 * YEARS10, "a hostile record's texts, ages and sums");
+	fixture();
+	fr[0].comm[0].flags |= DETECT_P2P | DETECT_SEND;
+	fr[0].comm[0].p2p_peer = 1;
+	fr[0].comm[1].p2p_peer = 3;	/* no p2p flag: the wire says none */
+	carry_same(3, RECV, "a p2p in flight");
+	fixture();
+	fr[0].comm[0].nnodes = 5;
+	fr[0].comm[0].ag_peak_bytes = 10;
+	fr[0].comm[0].ag_peak_calls = 3;
+	fr[0].comm[0].ag_peak_top = 1;
+	fr[0].comm[1].p2p_wait_ns = 9;
+	fr[0].comm[1].p2p_span_ns = 5;
+	carry_same(3, RECV, "nnodes, an AllGather run and a p2p wait out of range");
+	fixture();
+	fh.world = 0;
+	carry_same(3, RECV, "a bad header");
+	fixture();
+	fr[2].pid = 0;
+	carry_same(3, RECV, "a bad rank field");
+	fixture();
+	fr[1].comm[0].flags = 0x10;
+	carry_same(3, RECV, "an unknown flag");
+	fixture();
+	fr[0].comm[0].nwait = 40;
+	carry_same(3, RECV, "nwait beyond the ring");
+	fixture();
+	fr[1].step_id = 4;
+	carry_same(3, RECV, "a rank of another step");
+	fixture();
+	fr[2].rank = 4;
+	carry_same(3, RECV, "a rank twice");
+	fixture();
+	fi[0].co[4] = 2;
+	carry_same(3, RECV, "a coordinate out of the layout");
+	fixture();
+	fr[0].exit_status = -1;
+	carry_same(3, RECV, "a negative exit status");
+	/* The 1 MiB bound, counted without writing. */
+	fixture();
+	memcpy(save, fr, sizeof(save));
+	memcpy(savei, fi, sizeof(savei));
+	fh.world = 2048;
+	fh.size[0] = 8;
+	fh.size[1] = 1;
+	fh.size[2] = 2;
+	fh.size[3] = 128;
+	fh.size[4] = 2;
+	for (i = 0; i < SUM_MAX_RANKS; i++) {
+		big[i] = save[0];
+		big[i].rank = (int64_t)i;
+		big[i].ncomm = PLW_MAX_COMMS;
+		for (k = 0; k < PLW_MAX_COMMS; k++)
+			big[i].comm[k] = save[0].comm[0];
+		bigi[i] = savei[0];
+	}
+	{
+		struct sum_space a = { NULL, NULL, 0 };
+		size_t na = 9;
+		pl_err_t e;
+
+		pl_err_clear(&e);
+		ok(sum_carry(&fh, big, bigi, SUM_MAX_RANKS, RECV, &a, &na, &e) == -1 && na == 0 &&
+		   strstr(e.text, "1024 ranks take 1823784 bytes: want at most 1048576"),
+		   "sum_carry refuses what would be over 1 MiB on the wire, as encode: %s", e.text);
+		pl_err_clear(&e);
+		ok(sum_carry(&fh, big, bigi, 512, RECV, &a, &na, &e) == 0 && na == 512,
+		   "and takes 512 such ranks (%s)", e.text);
+		sum_space_free(&a);
+	}
+}
+
 int
 main(void)
 {
 	uint8_t *good;
 	size_t len;
 
-	plan(5 + 2 + (int)NPATCH + 4 + 3 + 2 + 4 + 11 + 2 + 4 + 1 + 9);
+	plan(5 + 2 + (int)NPATCH + 4 + 3 + 2 + 4 + 11 + 2 + 4 + 1 + 9 + 16);
 	t_roundtrip();
 	t_bytes();
 	good = encoded(&len);
@@ -1073,5 +1218,6 @@ main(void)
 	t_p2p();
 	t_size();
 	t_v4();
+	t_carry();
 	return done_testing();
 }
