@@ -289,6 +289,43 @@ unique_check(const struct detect_rank *r, size_t n, const char *where, pl_err_t 
 
 /* ---- encoding ---- */
 
+/* "node summary from NODE" (or without a node) into where, for messages. */
+static void
+sender_where(const struct sum_header *h, char *where, size_t size)
+{
+	char cn[PL_CLIP_BUF];
+
+	if (h->node[0])
+		snprintf(where, size, "node summary from %s",
+			 pl_clipn(h->node, strnlen(h->node, sizeof(h->node)), cn, sizeof(cn)));
+	else
+		snprintf(where, size, "node summary");
+}
+
+/* sp grown to hold n ranks; 0, or -1 with err (where names the summary). */
+static int
+space_grow(struct sum_space *sp, size_t n, const char *where, pl_err_t *err)
+{
+	struct detect_rank *r;
+	struct sum_rank_info *in;
+
+	if (n <= sp->cap)
+		return 0;
+	/* each rank entry zeroed up to its last communicator as it is filled:
+	 * a rank's 32 slots are 6.4 KB, most of them unused */
+	r = realloc(sp->ranks, n * sizeof(*r));
+	if (r)
+		sp->ranks = r;
+	in = r ? realloc(sp->info, n * sizeof(*in)) : NULL;
+	if (in)
+		sp->info = in;
+	if (!r || !in)
+		return pl_err_set(err, "%s: out of memory for %zu ranks", where, n);
+	sp->cap = n;
+	return 0;
+}
+
+
 /* A time as an age against now: 0 stays 0 (never); at or after now is 1;
  * capped at SUM_MAX_AGE_NS. */
 static uint64_t
@@ -481,17 +518,13 @@ sum_encode(struct buf *out, const struct sum_header *h, const struct detect_rank
 	   const struct sum_rank_info *info, size_t n, pl_err_t *err)
 {
 	uint8_t hb[SUM_HEADER_BYTES], rb[RANK_MAX], cb[COMM_MAX];
-	char where[96], rwhere[192], cwhere[256], cn[PL_CLIP_BUF];
+	char where[96], rwhere[192], cwhere[256];
 	const size_t start = out->len;
 	const uint64_t now = h->sender_now_ns;
 	size_t total = 0, i;
 	uint32_t k;
 
-	if (h->node[0])
-		snprintf(where, sizeof(where), "node summary from %s",
-			 pl_clipn(h->node, strnlen(h->node, sizeof(h->node)), cn, sizeof(cn)));
-	else
-		snprintf(where, sizeof(where), "node summary");
+	sender_where(h, where, sizeof(where));
 	if (out->bad)
 		return pl_err_set(err, "%s: the output buffer is already bad (out of memory)", where);
 	if (encode_check(h, ranks, n, &total, where, err) < 0)
@@ -577,33 +610,18 @@ sum_carry(const struct sum_header *h, const struct detect_rank *ranks,
 	  const struct sum_rank_info *info, size_t n, uint64_t recv_now_ns, struct sum_space *sp,
 	  size_t *nout, pl_err_t *err)
 {
-	char where[96], rwhere[192], cwhere[256], cn[PL_CLIP_BUF];
+	char where[96], rwhere[192], cwhere[256];
 	const uint64_t now = h->sender_now_ns;
 	uint8_t rb[RANK_MAX];
 	size_t total, bytes = SUM_HEADER_BYTES, i;
 	uint32_t k;
 
 	*nout = 0;
-	if (h->node[0])
-		snprintf(where, sizeof(where), "node summary from %s",
-			 pl_clipn(h->node, strnlen(h->node, sizeof(h->node)), cn, sizeof(cn)));
-	else
-		snprintf(where, sizeof(where), "node summary");
+	sender_where(h, where, sizeof(where));
 	if (encode_check(h, ranks, n, &total, where, err) < 0)
 		return -1;
-	if (n > sp->cap) {
-		struct detect_rank *r = realloc(sp->ranks, n * sizeof(*r));
-		struct sum_rank_info *in;
-
-		if (r)
-			sp->ranks = r;
-		in = r ? realloc(sp->info, n * sizeof(*in)) : NULL;
-		if (in)
-			sp->info = in;
-		if (!r || !in)
-			return pl_err_set(err, "%s: out of memory for %zu ranks", where, n);
-		sp->cap = n;
-	}
+	if (space_grow(sp, n, where, err) < 0)
+		return -1;
 	for (i = 0; i < n; i++) {
 		const struct detect_rank *r = &ranks[i];
 		struct detect_rank *o = &sp->ranks[i];
@@ -975,19 +993,8 @@ decode_into(const uint8_t *p, size_t len, uint64_t recv_now_ns, struct sum_heade
 		return pl_err_set(err, "node summary: no data");
 	if (header_get(p, len, h, &nr, where, sizeof(where), err) < 0)
 		return -1;
-	if (nr > sp->cap) {
-		/* each rank entry zeroed up to its last communicator as it is read
-		 * (rank_get): a rank's 32 slots are 6.4 KB, most of them unused */
-		r = realloc(sp->ranks, nr * sizeof(*r));
-		if (r)
-			sp->ranks = r;
-		in = r ? realloc(sp->info, nr * sizeof(*in)) : NULL;
-		if (in)
-			sp->info = in;
-		if (!r || !in)
-			return pl_err_set(err, "%s: out of memory for %" PRIu32 " ranks", where, nr);
-		sp->cap = nr;
-	}
+	if (space_grow(sp, nr, where, err) < 0)
+		return -1;
 	r = sp->ranks;
 	in = sp->info;
 	if (nr)
