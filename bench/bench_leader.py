@@ -261,7 +261,7 @@ def make_creds(m, blobs, rounds, seq0, forged=False):
 
 
 def fanin_width(n):
-    """peer_fanin = auto for a step of n nodes (layoutd_peer.c)."""
+    """peer_fanin = auto for a step of n nodes (daemon/watch/peer.c)."""
     if n <= 64:
         return 0
     w = 1

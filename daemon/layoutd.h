@@ -104,7 +104,7 @@ struct ld_conf {
 	long watch_max_tasks;		/* registered tasks per step */
 	char watch_dir[LD_PATH];	/* the step directories (the plugin's watch_dir) */
 	long watch_leftover_s;		/* idle this long, a step directory is left over */
-	/* the peers (layoutd_peer.c) */
+	/* the peers (watch/peer.c) */
 	int peer_port;			/* other nodes' layoutd, when the map has no port */
 	int peer_listen;		/* LD_PEER_LISTEN_* or a port (0 = any free one) */
 	char peer_host[LD_PATH];	/* its address when a port is given */

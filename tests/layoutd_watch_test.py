@@ -80,7 +80,7 @@ def verdicts_when(d, job, cond, limit):
 
 OLD_S = 3600           # how old a planted leftover is made (os.utime)
 LEFTOVER = 10          # watch_leftover_s in the test's config
-SWEEP_DIRS = 64        # step directories one pass reads (layoutd_watch.c)
+SWEEP_DIRS = 64        # step directories one pass reads (watch/sweep.c)
 
 
 def dead_pid():

@@ -213,7 +213,7 @@ int sum_carry(const struct sum_header *h, const struct detect_rank *ranks,
 
 /*
  * A batch: the summaries a relay forwards to the leader in one message
- * (the fan-in of layoutd_peer.c), each with how long it waited at the
+ * (the fan-in of daemon/watch/peer.c), each with how long it waited at the
  * relay so that the leader rebases its ages right.
  *
  *   header, SUM_BATCH_HEADER_BYTES (24):
