@@ -51,6 +51,7 @@
 
 #include "alerts.h"
 #include "buf.h"
+#include "clock.h"
 #include "judge.h"
 #include "layoutd.h"
 #include "rules.h"
@@ -60,7 +61,6 @@
 #include "lead.h"
 #include "text.h"
 
-#define NS 1000000000ULL
 #define MAX_TARGETS 8
 #define TARGET_INFLIGHT 4		/* requests in flight per target */
 #define BACKOFF_MAX_S 60
@@ -165,15 +165,6 @@ static const enum judge_kind all_kinds[] = {
 
 /* ---- time ------------------------------------------------------------------- */
 
-static uint64_t
-clock_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * NS + (uint64_t)ts.tv_nsec;
-}
-
 /* A time of the monotonic clock as wall-clock time, with one anchor. */
 struct anchor {
 	uint64_t mono, real;
@@ -182,8 +173,8 @@ struct anchor {
 static void
 anchor_now(struct anchor *an, uint64_t mono)
 {
-	an->real = clock_ns(CLOCK_REALTIME);
-	an->mono = mono ? mono : clock_ns(CLOCK_MONOTONIC);
+	an->real = real_ns();
+	an->mono = mono ? mono : mono_ns();
 }
 
 static uint64_t
@@ -615,7 +606,7 @@ on_delivered(void *arg, const struct ld_http_result *r)
 		ld_ratelog(lg, &a->rl_fail[e->rcv], "alerts: %s %s: alert %s (%s) not delivered "
 			   "(try %u of %ld): %s; trying again in %u s", rcv_names[e->rcv], e->url, fp,
 			   e->resolved ? "resolved" : "firing", e->attempts, retries + 1, why, wait);
-		e->next_ns = clock_ns(CLOCK_MONOTONIC) + (uint64_t)wait * NS;
+		e->next_ns = mono_ns() + (uint64_t)wait * NS;
 		schedule(a);
 		return;
 	}
@@ -661,7 +652,7 @@ static void
 on_kick(evutil_socket_t fd, short what, void *arg)
 {
 	struct ld_alerts *a = arg;
-	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+	uint64_t now = mono_ns();
 	struct dlv *e, *next;
 
 	for (e = a->q; e; e = next) {
@@ -676,7 +667,7 @@ on_kick(evutil_socket_t fd, short what, void *arg)
 static void
 schedule(struct ld_alerts *a)
 {
-	uint64_t now = clock_ns(CLOCK_MONOTONIC), due = UINT64_MAX;
+	uint64_t now = mono_ns(), due = UINT64_MAX;
 	const struct dlv *e;
 	struct timeval tv;
 
@@ -880,7 +871,7 @@ maybe_drain(struct ld_alerts *a, const struct ld_step_view *v, const struct aler
 	const struct ld_conf *c = &a->d->cur->conf;
 	const struct judge_finding *f = &al->f;
 	char nodes[LABEL_LEN], reason[160], ranks[64];
-	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+	uint64_t now = mono_ns();
 	size_t i, o = 0, recent;
 	bool one;
 

@@ -24,12 +24,12 @@
 
 #include <event2/event.h>
 
+#include "clock.h"
 #include "drain.h"
 #include "layoutd.h"
 #include "lead.h"		/* LD_PEER_NODE_LEN */
 #include "text.h"
 
-#define NS 1000000000ULL
 #define DRAIN_TIMEOUT_S 30
 #define DRAIN_OUT_MAX 1024
 #define DRAIN_HISTORY 1024		/* drain_max_per_hour's bound */
@@ -56,15 +56,6 @@ struct ld_drains {
 	size_t next;
 	unsigned long started, ok, failed;
 };
-
-static uint64_t
-mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NS + (uint64_t)ts.tv_nsec;
-}
 
 static void
 drain_free(struct ld_drains *ds, struct drain *dr)

@@ -31,6 +31,7 @@
 #include "judge.h"
 #include "layoutd.h"
 #include "lead.h"
+#include "register.h"
 #include "util.h"
 #include "view.h"
 #include "summary.h"
@@ -38,7 +39,6 @@
 
 #define LEAD_MAX_FINDINGS 256		/* findings kept per step and round */
 
-static const char *const axes[NAXES] = { "tp", "cp", "ep", "dp", "pp" };
 
 /* ---- the state ----------------------------------------------------------- */
 
@@ -266,7 +266,7 @@ lead_fits(const struct ld_lead *l, const struct sum_header *h, char *why, size_t
 	}
 	for (a = 0; a < NAXES; a++)
 		if (h->size[a] != l->size[a]) {
-			snprintf(why, n, "%s %" PRIu32 ", not the step's %" PRIu32, axes[a], h->size[a],
+			snprintf(why, n, "%s %" PRIu32 ", not the step's %" PRIu32, reg_axes[a], h->size[a],
 				 l->size[a]);
 			return false;
 		}
@@ -816,7 +816,7 @@ coords_json(const uint32_t *co)
 	int a;
 
 	for (a = 0; o && a < NAXES; a++)
-		json_object_set_new(o, axes[a], json_integer(co[a]));
+		json_object_set_new(o, reg_axes[a], json_integer(co[a]));
 	return o;
 }
 

@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "layoutd.h"
 #include "pl_err.h"
 #include "sweep.h"
@@ -62,15 +63,6 @@ struct ld_sweep {
 	int nnoted;
 	bool noted_full;		/* said that further names are not logged */
 };
-
-static uint64_t
-mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
-}
 
 /* A canonical decimal of n bytes: digits only, no leading zero, at most 18
  * (job and step ids as the plugin writes them, %lu). */

@@ -10,31 +10,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "layoutd.h"
 #include "pl_err.h"
 #include "summary.h"
 
 #define NAXES SUM_NAXES
-#define NS UINT64_C(1000000000)
 #define WHY_LEN 200
-
-static inline uint64_t
-mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NS + (uint64_t)ts.tv_nsec;
-}
-
-static inline uint64_t
-real_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * NS + (uint64_t)ts.tv_nsec;
-}
 
 static inline double
 age_s(uint64_t now, uint64_t t)

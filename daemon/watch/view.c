@@ -45,6 +45,7 @@
 #include <event2/event.h>
 
 #include "buf.h"
+#include "clock.h"
 #include "detect.h"
 #include "layoutd.h"
 #include "sweep.h"
@@ -60,7 +61,6 @@
 
 #define SWEEP_PERIOD_S 60		/* the sweep of watch_dir runs this often */
 
-#define axes reg_axes
 
 enum rec_state { REC_UNREAD, REC_OK, REC_BUSY, REC_REFUSED };
 
@@ -114,15 +114,6 @@ struct ld_watch {
 	struct ld_sweep *sweep;		/* watch/sweep.c */
 	unsigned long reused;		/* registered pids found held by another process */
 };
-
-static uint64_t
-mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
-}
 
 /* A pidfd for pid (Linux 5.3 and later), or -1. */
 static int
@@ -454,7 +445,7 @@ decl_same(const struct reg_step *a, const struct reg_step *b, char *why, size_t 
 	}
 	for (i = 0; i < NAXES; i++)
 		if (a->size[i] != b->size[i]) {
-			snprintf(why, n, "layout.%s %" PRIu32 ", not %" PRIu32, axes[i], b->size[i],
+			snprintf(why, n, "layout.%s %" PRIu32 ", not %" PRIu32, reg_axes[i], b->size[i],
 				 a->size[i]);
 			return false;
 		}
@@ -485,7 +476,7 @@ task_fits(const struct reg_step *dc, long rank, const long *co, const char *node
 	for (i = 0; i < NAXES; i++)
 		if (co[i] >= (long)dc->size[i]) {
 			snprintf(why, n, "coords.%s = %ld is not below the step's %s = %" PRIu32,
-				 axes[i], co[i], axes[i], dc->size[i]);
+				 reg_axes[i], co[i], reg_axes[i], dc->size[i]);
 			return false;
 		}
 	for (k = 0; k < dc->nnodes; k++)
@@ -1104,7 +1095,7 @@ task_json(const struct wtask *t, uint64_t now)
 	int a;
 
 	for (a = 0; co && a < NAXES; a++)
-		json_object_set_new(co, axes[a], json_integer(t->coords[a]));
+		json_object_set_new(co, reg_axes[a], json_integer(t->coords[a]));
 	for (i = 0; comms && (t->rs == REC_OK || t->rs == REC_BUSY) && i < t->sum.ncomm; i++)
 		json_array_append_new(comms, ld_watch_comm_json(&t->sum.comm[i], now));
 	o = json_pack("{s:I, s:I, s:I, s:s, s:o, s:s, s:b, s:o, s:s, s:o, s:o, s:i, s:s}",
@@ -1151,7 +1142,7 @@ decl_json(const struct reg_step *dc)
 		return json_null();
 	lay = json_object();
 	for (a = 0; lay && a < NAXES; a++)
-		json_object_set_new(lay, axes[a], json_integer(dc->size[a]));
+		json_object_set_new(lay, reg_axes[a], json_integer(dc->size[a]));
 	return json_pack("{s:I, s:o, s:I, s:s}", "world", (json_int_t)dc->world, "layout", lay,
 			 "nodes", (json_int_t)dc->nnodes, "leader", reg_step_node(dc, 0));
 }
