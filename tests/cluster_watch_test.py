@@ -383,6 +383,10 @@ if have_layoutd:
        % ([(v["comm"], v["func"], v["seq"], round(v["for_s"], 2)) for _, v in gs][:1]))
     early = [v for t, v in verdicts.get(home, []) if v["kind"] != "exited" and v["rank"] != 13]
     is_eq(early, [], "stuck:13:3: no other rank of rank 13's node is blamed (its TP peers wait on it)")
+    # Its stuck kernel is the pipeline receive of step 3, whose sender is on
+    # another node: the node infers it (the leader sees both ends).
+    is_eq(sorted(set((v["comm"], v["evidence"]) for _, v in gs)), [("pp", "inferred")],
+          "stuck:13:3: the stuck kernel is its pp receive, named inferred on its own node")
 
     # 7. One node's layoutd down: the step runs as before, the other nodes
     #    register their tasks, and slurmd's log says why node2's did not.

@@ -762,9 +762,10 @@ log_verdict(struct ld_watch *w, const struct detect_verdict *v, const char *what
 		       v->rank, v->pid, v->exit_status);
 	else
 		ld_log(&w->d->log, "watch: %s: job %" PRIu64 ".%" PRIu64 " rank %" PRId64
-		       " pid %" PRId64 " %s in communicator %s (%016" PRIx64 ") at %s seq %" PRIu64
-		       " for %.1f s", what, v->job_id, v->step_id, v->rank, v->pid,
-		       detect_kind_name(v->kind), pl_clip(v->comm_name, n, sizeof(n)), v->comm_hash,
+		       " pid %" PRId64 " %s (%s) in communicator %s (%016" PRIx64 ") at %s seq %"
+		       PRIu64 " for %.1f s", what, v->job_id, v->step_id, v->rank, v->pid,
+		       detect_kind_name(v->kind), detect_evidence_name(v->evidence),
+		       pl_clip(v->comm_name, n, sizeof(n)), v->comm_hash,
 		       pl_clip(v->func, n, sizeof(n)), v->seq, (double)v->for_ns / 1e9);
 }
 
@@ -1116,13 +1117,15 @@ verdict_json(const struct detect_verdict *v)
 	char n[PL_CLIP_BUF], f[PL_CLIP_BUF], h[24];
 
 	if (v->kind == DETECT_EXITED)
-		return json_pack("{s:s, s:I, s:I, s:o}", "kind", detect_kind_name(v->kind),
+		return json_pack("{s:s, s:s, s:I, s:I, s:o}", "kind", detect_kind_name(v->kind),
+				 "evidence", detect_evidence_name(v->evidence),
 				 "rank", (json_int_t)v->rank, "pid", (json_int_t)v->pid,
 				 "exit_status", v->exit_status < 0 ? json_null() :
 				 json_integer(v->exit_status));
 	snprintf(h, sizeof(h), "%016" PRIx64, v->comm_hash);
-	return json_pack("{s:s, s:I, s:I, s:s, s:s, s:s, s:I, s:I, s:o, s:f}",
-			 "kind", detect_kind_name(v->kind), "rank", (json_int_t)v->rank,
+	return json_pack("{s:s, s:s, s:I, s:I, s:s, s:s, s:s, s:I, s:I, s:o, s:f}",
+			 "kind", detect_kind_name(v->kind),
+			 "evidence", detect_evidence_name(v->evidence), "rank", (json_int_t)v->rank,
 			 "pid", (json_int_t)v->pid, "comm", pl_clip(v->comm_name, n, sizeof(n)),
 			 "comm_hash", h, "func", pl_clip(v->func, f, sizeof(f)),
 			 "seq", (json_int_t)v->seq, "colls", (json_int_t)v->colls,

@@ -11,6 +11,12 @@ _Static_assert(sizeof(struct detect_comm) == 200, "detect_comm stays compact");
 #define KERNEL_CH_BIT	(1u << 6)
 
 const char *
+detect_evidence_name(int ev)
+{
+	return ev == DETECT_INFERRED ? "inferred" : "observed";
+}
+
+const char *
 detect_kind_name(enum detect_kind k)
 {
 	switch (k) {
@@ -254,6 +260,78 @@ comm_has_cause(const struct detect_rank *ranks, size_t n, size_t i,
 	return 0;
 }
 
+/* How many local ranks are members of rank i's comm c (i included). */
+static size_t
+local_members(const struct detect_rank *ranks, size_t n, size_t i, const struct detect_comm *c)
+{
+	size_t j, m = 0;
+
+	for (j = 0; j < n; j++)
+		m += j == i || find_comm(&ranks[i], &ranks[j], c->hash);
+	return m;
+}
+
+/* Whether a live local member of rank i's comm c has completed the
+ * collective whose kernel still runs on rank i (the (done+1)-th): then
+ * rank i's kernel is stuck where its peers' kernels ended, which its own
+ * record shows. */
+static int
+peer_completed(const struct detect_rank *ranks, size_t n, size_t i, const struct detect_comm *c)
+{
+	size_t j;
+
+	for (j = 0; j < n; j++) {
+		const struct detect_comm *m;
+
+		if (j == i || ranks[j].exited)
+			continue;
+		m = find_comm(&ranks[i], &ranks[j], c->hash);
+		if (m && (m->flags & DETECT_GPU) && m->done > c->done)
+			return 1;
+	}
+	return 0;
+}
+
+/* Whether live local peers wait for rank i in a communicator other than
+ * c, where it lags. */
+static int
+holds_peers(const struct detect_rank *ranks, size_t n, size_t i, const struct detect_comm *c,
+	    uint64_t now, uint64_t thr)
+{
+	const struct detect_comm *pc;
+	size_t peer;
+	uint32_t k;
+
+	for (k = 0; k < ranks[i].ncomm && k < PLW_MAX_COMMS; k++)
+		if (ranks[i].comm[k].hash != c->hash &&
+		    lagging(ranks, n, i, &ranks[i].comm[k], now, thr, &peer, &pc))
+			return 1;
+	return 0;
+}
+
+/*
+ * What a stuck kernel of rank i in c rests on, on this node: 1 observed (a
+ * local peer completed the collective that still runs here), 2 inferred
+ * (every member is on this node and none is a cause: nobody else can be;
+ * or a p2p transfer that holds local peers waiting for rank i elsewhere,
+ * whose other end may be the cause), 0 nothing this node can tell (a p2p
+ * transfer that holds nobody here: its other end only waits as this one
+ * does; a communicator with members elsewhere: the step's leader sees
+ * them all).
+ */
+static int
+stuck_evidence(const struct detect_rank *ranks, size_t n, size_t i, const struct detect_comm *c,
+	       uint64_t now, uint64_t thr)
+{
+	if (c->flags & DETECT_P2P)
+		return holds_peers(ranks, n, i, c, now, thr) ? DETECT_INFERRED : 0;
+	if (peer_completed(ranks, n, i, c))
+		return DETECT_OBSERVED;
+	if (c->nranks > 0 && local_members(ranks, n, i, c) >= (size_t)c->nranks)
+		return DETECT_INFERRED;
+	return 0;
+}
+
 /* Whether a local member of rank i's comm c has exited. */
 static int
 comm_lost_member(const struct detect_rank *ranks, size_t n, size_t i, const struct detect_comm *c)
@@ -272,6 +350,7 @@ verdict_base(struct detect_verdict *v, enum detect_kind kind, const struct detec
 {
 	memset(v, 0, sizeof(*v));
 	v->kind = kind;
+	v->evidence = DETECT_OBSERVED;
 	v->job_id = r->job_id;
 	v->step_id = r->step_id;
 	v->rank = r->rank;
@@ -367,22 +446,29 @@ detect_run(const struct detect_rank *ranks, size_t n, uint64_t now_ns, uint64_t 
 					continue;
 				named++;
 				lag_verdict(&v, &ranks[i], c, &ranks[peer], pc, now_ns);
+				if (held)
+					v.evidence = DETECT_INFERRED;
 				emit(out, max, &count, &v);
 			}
 		if (named || !found)
 			break;
 	}
-	/* Stuck kernels whose communicator has no local cause; when nothing
-	 * at all is named (a cycle of waits, each stuck on the GPU), every
-	 * stuck kernel: a hang is never silent. */
+	/* Stuck kernels whose communicator has no local cause, where this
+	 * node can tell (stuck_evidence); when nothing at all is named (a
+	 * cycle of waits, each stuck on the GPU), every such stuck kernel,
+	 * inferred: a hang is never silent. */
 	for (pass = 0; pass < 2; pass++) {
 		if (pass == 1 && count > 0)
 			break;
 		for (i = 0; i < n; i++)
 			for (k = 0; k < ranks[i].ncomm && k < PLW_MAX_COMMS; k++) {
 				const struct detect_comm *c = &ranks[i].comm[k];
+				int ev;
 
 				if (ranks[i].exited || !gpu_stuck(c, now_ns, threshold_ns))
+					continue;
+				ev = stuck_evidence(ranks, n, i, c, now_ns, threshold_ns);
+				if (!ev)
 					continue;
 				if (pass == 0 &&
 				    comm_has_cause(ranks, n, i, c, now_ns, threshold_ns))
@@ -393,6 +479,7 @@ detect_run(const struct detect_rank *ranks, size_t n, uint64_t now_ns, uint64_t 
 				if (pass == 1 && comm_lost_member(ranks, n, i, c))
 					continue;
 				stuck_verdict(&v, &ranks[i], c, now_ns);
+				v.evidence = pass == 1 ? DETECT_INFERRED : ev;
 				emit(out, max, &count, &v);
 			}
 	}

@@ -47,10 +47,23 @@
  *                       for longer than the threshold.  Not reported for a
  *                       communicator in which a local rank exited or was
  *                       found not entering: its peers' stuck kernels are the
- *                       effect, not the cause.  When that leaves no
+ *                       effect, not the cause.  A node names only what
+ *                       it can tell: a kernel still running where a local
+ *                       peer's kernel completed the same collective
+ *                       (observed), or, in a communicator all of whose
+ *                       members are on the node, every stuck kernel
+ *                       (inferred).  Never a p2p transfer (its other end,
+ *                       waiting for data, looks the same) nor a collective
+ *                       with members elsewhere all stuck here: a rank that
+ *                       only waits is no culprit, and the step's leader
+ *                       sees every member.  When that leaves no
  *                       verdict of any kind (a cycle of
- *                       waits, each stuck on the GPU), every stuck kernel is
- *                       named: a hang is never silent.
+ *                       waits, each stuck on the GPU), every such stuck
+ *                       kernel is named, inferred: a hang is never silent.
+ * Every verdict says what it rests on (evidence): observed, its rank's own
+ * record or process shows it (an exit, a collective never entered while
+ * its peers wait, a kernel running where its peers' completed), or
+ * inferred (a cycle of laggers, a stuck group of the node's own).
  * "Longer than" is strict: a wait of exactly the threshold is no verdict.
  * A rank that never initialised a communicator (no slot) takes part in no
  * communicator and so yields no verdict but its exit.  Busy slots (a writer
@@ -168,7 +181,13 @@ struct detect_verdict {
 	int64_t peer_rank;	/* DETECT_NOT_ENTERED: the peer that waited
 				 * longest (global rank), else -1 */
 	uint64_t for_ns;	/* how long (0 for DETECT_EXITED) */
+	int evidence;		/* DETECT_OBSERVED or DETECT_INFERRED */
 };
+
+/* What a verdict rests on: its rank's own record and process show the
+ * fault, or it is the one left by elimination. */
+#define DETECT_OBSERVED	1
+#define DETECT_INFERRED	2
 
 /*
  * The summary of one rank from its record's snapshot: header identity and
@@ -185,6 +204,9 @@ void detect_summarize(const struct reader_snap *snap, struct detect_rank *out);
  */
 size_t detect_run(const struct detect_rank *ranks, size_t n, uint64_t now_ns,
 		  uint64_t threshold_ns, struct detect_verdict *out, size_t max);
+
+/* "observed", "inferred". */
+const char *detect_evidence_name(int ev);
 
 /* "exited", "not-entered", "gpu-stuck". */
 const char *detect_kind_name(enum detect_kind k);

@@ -16,6 +16,7 @@
 #define T	(60 * S)		/* the hang threshold */
 #define TP	0x7701ULL
 #define DP	0x7702ULL
+#define PP	0x7703ULL
 
 static struct detect_rank rk[8];
 static size_t nrk;
@@ -56,6 +57,17 @@ comm_add(struct detect_rank *r, uint64_t hash, uint64_t colls, uint64_t enter, u
 	c->ch_inflight = inflight;
 	c->progress_ns = prog;
 	return c;
+}
+
+/* Every communicator of the node's ranks has n members. */
+static void
+members(int32_t n)
+{
+	size_t i, k;
+
+	for (i = 0; i < nrk; i++)
+		for (k = 0; k < rk[i].ncomm; k++)
+			rk[i].comm[k].nranks = n;
 }
 
 /* Four ranks in TP, all through collective 10 a second ago: healthy. */
@@ -113,10 +125,12 @@ c_lag_nogpu(void)
 		rk[i].comm[0].flags = 0;
 }
 
-/* The lagger's slot was busy: it is left out. */
+/* The lagger's slot was busy: it is left out, and the three stuck kernels
+ * wait for a member this node cannot read: no verdict until it can. */
 static void c_lag_busy(void) { lag(T + 10 * S); rk[3].comm[0].flags |= DETECT_BUSY; }
 
-/* The lagger belongs to another step: not a peer. */
+/* The lagger belongs to another step: not a peer, so the three wait for a
+ * member elsewhere and are not named here. */
 static void c_lag_other_step(void) { lag(T + 10 * S); rk[3].step_id = 1; }
 
 /* The peers' clock values lie in the future: no verdict, no wrap. */
@@ -256,7 +270,9 @@ c_uninit_healthy(void)
 }
 
 /* Rank 3 never initialised while the others are stuck in TP: it cannot be
- * named (no slot says it belongs), so their stuck kernels are reported. */
+ * named (no slot says it belongs), and the three only wait for a fourth
+ * member this node cannot see: nothing is named here (the step's leader
+ * sees the whole communicator). */
 static void
 c_uninit_stuck(void)
 {
@@ -282,6 +298,7 @@ c_cascade(void)
 	comm_add(&rk[2], DP, 4, NOW - 70 * S, 3, 2, NOW - 70 * S);
 	comm_add(rank_add(3), TP1, 16, NOW - 72 * S, 16, 0, NOW - 72 * S);
 	comm_add(&rk[3], DP1, 4, NOW - 70 * S, 3, 2, NOW - 70 * S);
+	members(2);
 }
 
 /* A cycle: rank 0 waits on rank 1 in TP, rank 1 on rank 0 in DP. */
@@ -293,6 +310,7 @@ c_cycle(void)
 	comm_add(&rk[0], DP, 2, NOW - 100 * S, 2, 0, NOW - 100 * S);
 	comm_add(rank_add(1), TP, 4, NOW - 100 * S, 4, 0, NOW - 100 * S);
 	comm_add(&rk[1], DP, 3, NOW - 70 * S, 2, 2, NOW - 70 * S);
+	members(2);
 }
 
 /* Rank 2's kernel never completes in TP {2,3}: ranks 2 and 3, stuck on
@@ -311,6 +329,7 @@ c_stuck_holds(void)
 	comm_add(&rk[2], DP, 3, NOW - 80 * S, 3, 0, NOW - 80 * S);
 	comm_add(rank_add(3), TP1, 16, NOW - 71 * S, 15, 2, NOW - 71 * S);
 	comm_add(&rk[3], DP1, 3, NOW - 80 * S, 3, 0, NOW - 80 * S);
+	members(2);
 }
 
 static void
@@ -325,6 +344,50 @@ c_cycle_nogpu(void)
 	}
 }
 
+/* Every rank's kernel stuck in the 10th collective, none completed it:
+ * with all 4 members here the node infers every one; with 8 members (four
+ * elsewhere) it names none, for the step's leader to judge. */
+static void
+c_all_stuck(int32_t n)
+{
+	int i;
+
+	nrk = 0;
+	for (i = 0; i < 4; i++)
+		comm_add(rank_add(i), TP, 10, NOW - T - 5 * S, 9, 2, NOW - T - 5 * S);
+	members(n);
+}
+
+static void c_all_stuck_here(void) { c_all_stuck(4); }
+static void c_all_stuck_elsewhere(void) { c_all_stuck(8); }
+
+/* Rank 2 stuck in a p2p transfer while its peers completed theirs: its
+ * other end, waiting for data, would look the same; never named here. */
+static void c_gpu_p2p(void) { c_gpu(T + 2 * S); rk[2].comm[0].flags |= DETECT_P2P; }
+
+/* Rank 2's p2p transfer on the pipeline (its other end elsewhere) stuck
+ * while its three TP peers wait for it in the 10th TP collective: it holds
+ * them, so the node names it, inferred (the other end may be the cause);
+ * they only wait. */
+static void
+c_gpu_p2p_holds(void)
+{
+	struct detect_comm *c;
+	int i;
+
+	nrk = 0;
+	for (i = 0; i < 4; i++)
+		comm_add(rank_add(i), TP, i == 2 ? 9 : 10, NOW - T - 5 * S, 9, i == 2 ? 0 : 2,
+			 NOW - T - 5 * S);
+	c = comm_add(&rk[2], PP, 3, NOW - T - 4 * S, 2, 2, NOW - T - 2 * S);
+	c->flags |= DETECT_P2P;
+	c->p2p_peer = 6;
+}
+
+/* Rank 2 stuck where its local peers completed, in a communicator of 8:
+ * its own record shows it (observed), whatever the other four do. */
+static void c_gpu_wide(void) { c_gpu(T + 2 * S); members(8); }
+
 struct want {
 	enum detect_kind kind;
 	int64_t rank;
@@ -334,6 +397,7 @@ struct want {
 	int64_t peer;
 	uint64_t for_ns;
 	int status;
+	int ev;			/* 0: DETECT_OBSERVED, else DETECT_INFERRED */
 };
 
 struct tcase {
@@ -347,53 +411,49 @@ static const struct tcase cases[] = {
 	{ "healthy", c_healthy, 0, { { 0 } } },
 	{ "one behind, peers waiting 5 s", c_behind_recent, 0, { { 0 } } },
 	{ "rank 3 not entering, peers waiting 70 s", c_lag, 1,
-	  { { DETECT_NOT_ENTERED, 3, TP, "AllReduce", 9, 0, T + 15 * S, 0 } } },
+	  { { DETECT_NOT_ENTERED, 3, TP, "AllReduce", 9, 0, T + 15 * S, 0, 0 } } },
 	{ "peers waiting exactly the threshold", c_lag_boundary, 0, { { 0 } } },
 	{ "peers waiting the threshold and 1 ns", c_lag_boundary1, 1,
-	  { { DETECT_NOT_ENTERED, 3, TP, "AllReduce", 9, 0, T + 1, 0 } } },
+	  { { DETECT_NOT_ENTERED, 3, TP, "AllReduce", 9, 0, T + 1, 0, 0 } } },
 	{ "peers completed their collective", c_lag_done, 0, { { 0 } } },
 	{ "no kernel-channel events", c_lag_nogpu, 1,
-	  { { DETECT_NOT_ENTERED, 3, TP, "AllReduce", 9, 0, T + 15 * S, 0 } } },
-	{ "the lagger's slot busy", c_lag_busy, 3,
-	  { { DETECT_GPU_STUCK, 0, TP, "AllReduce", 9, -1, T + 10 * S, 0 },
-	    { DETECT_GPU_STUCK, 1, TP, "AllReduce", 9, -1, T + 10 * S, 0 },
-	    { DETECT_GPU_STUCK, 2, TP, "AllReduce", 9, -1, T + 10 * S, 0 } } },
-	{ "the lagger in another step", c_lag_other_step, 3,
-	  { { DETECT_GPU_STUCK, 0, TP, "AllReduce", 9, -1, T + 10 * S, 0 },
-	    { DETECT_GPU_STUCK, 1, TP, "AllReduce", 9, -1, T + 10 * S, 0 },
-	    { DETECT_GPU_STUCK, 2, TP, "AllReduce", 9, -1, T + 10 * S, 0 } } },
+	  { { DETECT_NOT_ENTERED, 3, TP, "AllReduce", 9, 0, T + 15 * S, 0, 0 } } },
+	{ "the lagger's slot busy: its waiting peers are not named", c_lag_busy, 0,
+	  { { 0 } } },
+	{ "the lagger in another step: its waiting peers are not named", c_lag_other_step, 0,
+	  { { 0 } } },
 	{ "times in the future", c_future, 0, { { 0 } } },
 	{ "lagging in TP, healthy in DP", c_two_comms, 1,
-	  { { DETECT_NOT_ENTERED, 3, TP, "AllReduce", 9, 0, T + 15 * S, 0 } } },
+	  { { DETECT_NOT_ENTERED, 3, TP, "AllReduce", 9, 0, T + 15 * S, 0, 0 } } },
 	{ "a stopped rank held its TP peer out of DP: only it is named", c_cascade, 2,
-	  { { DETECT_NOT_ENTERED, 1, TP, "AllReduce", 12, 0, 70 * S, 0 },
-	    { DETECT_NOT_ENTERED, 1, DP1, "AllReduce", 3, 3, 70 * S, 0 } } },
+	  { { DETECT_NOT_ENTERED, 1, TP, "AllReduce", 12, 0, 70 * S, 0, 0 },
+	    { DETECT_NOT_ENTERED, 1, DP1, "AllReduce", 3, 3, 70 * S, 0, 0 } } },
 	{ "a cycle of waits, both stuck on the GPU: both named", c_cycle, 2,
-	  { { DETECT_GPU_STUCK, 0, TP, "AllReduce", 4, -1, 70 * S, 0 },
-	    { DETECT_GPU_STUCK, 1, DP, "AllReduce", 2, -1, 70 * S, 0 } } },
+	  { { DETECT_GPU_STUCK, 0, TP, "AllReduce", 4, -1, 70 * S, 0, DETECT_INFERRED },
+	    { DETECT_GPU_STUCK, 1, DP, "AllReduce", 2, -1, 70 * S, 0, DETECT_INFERRED } } },
 	{ "a cycle of waits, no GPU part: both named", c_cycle_nogpu, 2,
-	  { { DETECT_NOT_ENTERED, 0, DP, "AllReduce", 2, 1, 70 * S, 0 },
-	    { DETECT_NOT_ENTERED, 1, TP, "AllReduce", 4, 0, 70 * S, 0 } } },
+	  { { DETECT_NOT_ENTERED, 0, DP, "AllReduce", 2, 1, 70 * S, 0, DETECT_INFERRED },
+	    { DETECT_NOT_ENTERED, 1, TP, "AllReduce", 4, 0, 70 * S, 0, DETECT_INFERRED } } },
 	{ "a stuck TP kernel held its ranks out of DP: the kernels are named",
 	  c_stuck_holds, 2,
-	  { { DETECT_GPU_STUCK, 2, TP1, "AllReduce", 15, -1, 71 * S, 0 },
-	    { DETECT_GPU_STUCK, 3, TP1, "AllReduce", 15, -1, 71 * S, 0 } } },
+	  { { DETECT_GPU_STUCK, 2, TP1, "AllReduce", 15, -1, 71 * S, 0, DETECT_INFERRED },
+	    { DETECT_GPU_STUCK, 3, TP1, "AllReduce", 15, -1, 71 * S, 0, DETECT_INFERRED } } },
 	{ "exits: SIGSEGV and 1 before 0", c_exits, 3,
-	  { { DETECT_EXITED, 1, 0, "", 0, -1, 0, SIGSEGV },
-	    { DETECT_EXITED, 3, 0, "", 0, -1, 0, 1 << 8 },
-	    { DETECT_EXITED, 2, 0, "", 0, -1, 0, 0 } } },
+	  { { DETECT_EXITED, 1, 0, "", 0, -1, 0, SIGSEGV, 0 },
+	    { DETECT_EXITED, 3, 0, "", 0, -1, 0, 1 << 8, 0 },
+	    { DETECT_EXITED, 2, 0, "", 0, -1, 0, 0, 0 } } },
 	{ "exit 0 two seconds ago: the end of a step, no verdict", c_exit0_recent, 0, { { 0 } } },
 	{ "exit 0 exactly the threshold ago", c_exit0_threshold, 0, { { 0 } } },
 	{ "exit 0 the threshold and 1 ns ago", c_exit0_late, 1,
-	  { { DETECT_EXITED, 3, 0, "", 0, -1, 0, 0 } } },
+	  { { DETECT_EXITED, 3, 0, "", 0, -1, 0, 0, 0 } } },
 	{ "exit 1 a tenth of a second ago: at once", c_exit1_at_once, 1,
-	  { { DETECT_EXITED, 3, 0, "", 0, -1, 0, 1 << 8 } } },
+	  { { DETECT_EXITED, 3, 0, "", 0, -1, 0, 1 << 8, 0 } } },
 	{ "gone half a second, status not yet known", c_exit_unknown_recent, 0, { { 0 } } },
 	{ "gone exactly the grace, status not known", c_exit_unknown_grace, 0, { { 0 } } },
 	{ "gone two seconds, status never came: named, status -1", c_exit_unknown_late, 1,
-	  { { DETECT_EXITED, 3, 0, "", 0, -1, 0, -1 } } },
+	  { { DETECT_EXITED, 3, 0, "", 0, -1, 0, -1, 0 } } },
 	{ "gone at an unknown time, status not known", c_exit_unknown_when, 1,
-	  { { DETECT_EXITED, 3, 0, "", 0, -1, 0, -1 } } },
+	  { { DETECT_EXITED, 3, 0, "", 0, -1, 0, -1, 0 } } },
 	{ "killed by SIGTERM two seconds ago (scancel): no verdict", c_term_recent, 0,
 	  { { 0 } } },
 	{ "killed by SIGKILL two seconds ago (scancel's KillWait): no verdict", c_kill_recent, 0,
@@ -401,9 +461,9 @@ static const struct tcase cases[] = {
 	{ "exit 143 two seconds ago (a shell's SIGTERM): no verdict", c_shell_term_recent, 0,
 	  { { 0 } } },
 	{ "killed by SIGTERM the threshold and 1 ns ago, the step runs on: named",
-	  c_term_late, 1, { { DETECT_EXITED, 3, 0, "", 0, -1, 0, SIGTERM } } },
+	  c_term_late, 1, { { DETECT_EXITED, 3, 0, "", 0, -1, 0, SIGTERM, 0 } } },
 	{ "killed by SIGSEGV a tenth of a second ago: at once", c_segv_at_once, 1,
-	  { { DETECT_EXITED, 3, 0, "", 0, -1, 0, SIGSEGV } } },
+	  { { DETECT_EXITED, 3, 0, "", 0, -1, 0, SIGSEGV, 0 } } },
 	{ "scancel: every rank killed by SIGTERM or SIGKILL: no verdict", c_scancel, 0,
 	  { { 0 } } },
 	{ "the lagger gone, its status not in yet: its waiting peers are not named",
@@ -411,19 +471,29 @@ static const struct tcase cases[] = {
 	{ "the lagger killed by SIGTERM 2 s ago: its waiting peers are not named",
 	  c_lagger_gone_term, 0, { { 0 } } },
 	{ "scancel after a SIGSEGV: only the crash", c_scancel_after_segv, 1,
-	  { { DETECT_EXITED, 2, 0, "", 0, -1, 0, SIGSEGV } } },
+	  { { DETECT_EXITED, 2, 0, "", 0, -1, 0, SIGSEGV, 0 } } },
 	{ "a kernel stuck 62 s", c_gpu_stuck, 1,
-	  { { DETECT_GPU_STUCK, 2, TP, "AllReduce", 9, -1, T + 2 * S, 0 } } },
+	  { { DETECT_GPU_STUCK, 2, TP, "AllReduce", 9, -1, T + 2 * S, 0, 0 } } },
 	{ "a kernel quiet exactly the threshold", c_gpu_boundary, 0, { { 0 } } },
 	{ "a stuck kernel, GPU part not recorded", c_gpu_nogpu, 0, { { 0 } } },
 	{ "a stuck kernel with more queued", c_gpu_queued, 1,
-	  { { DETECT_GPU_STUCK, 2, TP, "", 0, -1, T + 2 * S, 0 } } },
+	  { { DETECT_GPU_STUCK, 2, TP, "", 0, -1, T + 2 * S, 0, 0 } } },
 	{ "a stuck kernel in a finalized comm", c_gpu_final, 0, { { 0 } } },
 	{ "a rank never initialised, the rest healthy", c_uninit_healthy, 0, { { 0 } } },
-	{ "a rank never initialised, the rest stuck", c_uninit_stuck, 3,
-	  { { DETECT_GPU_STUCK, 0, TP, "AllReduce", 9, -1, T + 10 * S, 0 },
-	    { DETECT_GPU_STUCK, 1, TP, "AllReduce", 9, -1, T + 10 * S, 0 },
-	    { DETECT_GPU_STUCK, 2, TP, "AllReduce", 9, -1, T + 10 * S, 0 } } },
+	{ "a rank never initialised, the rest stuck: nothing named here", c_uninit_stuck, 0,
+	  { { 0 } } },
+	{ "every kernel stuck, every member here: all four inferred", c_all_stuck_here, 4,
+	  { { DETECT_GPU_STUCK, 0, TP, "AllReduce", 9, -1, T + 5 * S, 0, DETECT_INFERRED },
+	    { DETECT_GPU_STUCK, 1, TP, "AllReduce", 9, -1, T + 5 * S, 0, DETECT_INFERRED },
+	    { DETECT_GPU_STUCK, 2, TP, "AllReduce", 9, -1, T + 5 * S, 0, DETECT_INFERRED },
+	    { DETECT_GPU_STUCK, 3, TP, "AllReduce", 9, -1, T + 5 * S, 0, DETECT_INFERRED } } },
+	{ "every kernel stuck, four members elsewhere: none named here",
+	  c_all_stuck_elsewhere, 0, { { 0 } } },
+	{ "a p2p transfer stuck: never named on its own node", c_gpu_p2p, 0, { { 0 } } },
+	{ "a p2p transfer stuck that holds its TP peers: it, inferred", c_gpu_p2p_holds, 1,
+	  { { DETECT_GPU_STUCK, 2, PP, "AllReduce", 2, -1, T + 2 * S, 0, DETECT_INFERRED } } },
+	{ "stuck where local peers completed, members elsewhere: observed", c_gpu_wide, 1,
+	  { { DETECT_GPU_STUCK, 2, TP, "AllReduce", 9, -1, T + 2 * S, 0, 0 } } },
 };
 
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
@@ -453,6 +523,9 @@ same(const struct detect_verdict *v, const struct want *w, char *why, size_t siz
 			 (unsigned long long)w->for_ns);
 	else if (v->exit_status != w->status)
 		snprintf(why, size, "status %d, want %d", v->exit_status, w->status);
+	else if (v->evidence != (w->ev ? w->ev : DETECT_OBSERVED))
+		snprintf(why, size, "evidence %s, want %s", detect_evidence_name(v->evidence),
+			 detect_evidence_name(w->ev ? w->ev : DETECT_OBSERVED));
 	else if (v->pid != 100 + w->rank || v->job_id != 9)
 		snprintf(why, size, "pid %lld job %llu", (long long)v->pid,
 			 (unsigned long long)v->job_id);
