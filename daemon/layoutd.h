@@ -70,6 +70,16 @@
 #define LD_PEER_LISTEN_NO (-1)		/* no peer listener, no summaries sent */
 #define LD_PEER_LISTEN_AUTO (-2)	/* the map's addr/peer_port, else 0.0.0.0:peer_port */
 
+/* The daemon's own files (the culprits' stacks): systemd's StateDirectory. */
+#define LD_DEFAULT_STATE_DIR "/var/lib/parallel-layout"
+
+/* The tool that captures a culprit's stacks (stack_tool). */
+enum ld_stack_tool {
+	LD_STACK_AUTO,		/* eu-stack when installed, else gdb */
+	LD_STACK_EU,		/* eu-stack only */
+	LD_STACK_GDB,		/* gdb only */
+};
+
 /* What a TCP caller, which has no credentials, may do. */
 enum ld_tcp_access {
 	LD_TCP_READ_ONLY,	/* /v1/health and /v1/topology only (default) */
@@ -125,6 +135,10 @@ struct ld_conf {
 	bool drain;			/* drain the culprit's node in Slurm */
 	long drain_max_per_hour;	/* drains at most in any hour */
 	char scontrol[LD_PATH];		/* the scontrol the drain runs */
+	bool stacks;			/* capture a critical finding's culprit's stacks */
+	long stack_timeout_s;		/* one capture, whole */
+	enum ld_stack_tool stack_tool;
+	char state_dir[LD_PATH];	/* pattern: %n node name, %% a % */
 };
 
 /* One setting from the command line: applied after the file, so it wins. */
