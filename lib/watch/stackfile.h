@@ -33,6 +33,7 @@
 #define STACKFILE_OUT_MAX (256 * 1024)	/* a file's tool output, at most */
 #define STACKFILE_REQ_MAX 16		/* captures asked in one answer, at most */
 #define STACKFILE_NAME "stack-rank"	/* stack-rankR.txt */
+#define STACKFILE_STATE_DIR "/var/lib/parallel-layout"	/* state_dir's default */
 
 /* 1 for the findings whose culprits are captured: critical ones that name
  * a live rank (not-entered, gpu-stuck); never advice, warnings, an exit
