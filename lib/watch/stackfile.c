@@ -193,7 +193,7 @@ stackfile_req_parse(const json_t *a, struct stackfile_req *out, size_t max, size
 void
 stackfile_header(struct buf *b, const struct stackfile_head *h)
 {
-	char text[JUDGE_TEXT_LEN], node[80], tool[512], status[256], when[40];
+	char text[JUDGE_TEXT_LEN], node[80], tool[1024], status[1024], when[40];
 	time_t t = (time_t)(h->when_real_ns / 1000000000u);
 	struct tm tm;
 
