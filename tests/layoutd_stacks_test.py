@@ -243,6 +243,10 @@ def main():
         ok(grand and wait_for(lambda: proc_state(grand) in (None, "Z"), 5),
            "timeout: what the tool started is killed with it (its process group)")
         ok(d.alive(), "timeout: the daemon answers on")
+        st, _, m = d.metrics()
+        ok(st == 200 and re.search(r'^parallel_layout_stacks_total\{result="timed_out"\} 1$', m, re.M)
+           and re.search(r'^parallel_layout_stacks_total\{result="written"\} 1$', m, re.M),
+           "timeout: /metrics counts the capture written and the tool timed out")
         is_eq(proc_state(w.procs[2].pid), "S", "timeout: the rank runs on")
         w.close(d)
     finally:
