@@ -44,6 +44,8 @@ static const struct option dopts[] = {
 	{ "topology", required_argument, NULL, D_TOPOLOGY },
 	{ "munge-socket", required_argument, NULL, D_MUNGE_SOCKET },
 	{ "scontrol", required_argument, NULL, D_SCONTROL },
+	{ "stack", required_argument, NULL, D_STACK },
+	{ "state-dir", required_argument, NULL, D_STATE_DIR },
 	{ "help", no_argument, NULL, D_HELP },
 	{ NULL, 0, NULL, 0 }
 };
@@ -136,6 +138,8 @@ ctl_dparse(int argc, char **argv, unsigned allowed, unsigned nonempty, struct ct
 		case D_TOPOLOGY: a->topology = optarg; break;
 		case D_MUNGE_SOCKET: a->munge_socket = optarg; break;
 		case D_SCONTROL: a->scontrol = optarg; break;
+		case D_STACK: a->stack = optarg; break;
+		case D_STATE_DIR: a->state_dir = optarg; break;
 		case D_TIMEOUT:
 			if ((a->timeout_ms = ctl_parse_count("--timeout", optarg, 3600000)) < 0)
 				return 2;

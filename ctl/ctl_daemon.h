@@ -14,6 +14,7 @@
 struct ctl_dargs {
 	const char *socket, *layout, *nodes, *view;
 	const char *leader, *topology, *munge_socket, *scontrol;	/* watch's */
+	const char *stack, *state_dir;	/* watch --stack RANK, --state-dir */
 	const char *arg;		/* the command's argument (D_ARG); NULL: none */
 	char socket_buf[PATH_MAX];
 	long timeout_ms, tpn, job_id, step_id, interval_ms;
@@ -23,7 +24,7 @@ struct ctl_dargs {
 /* The options' codes; D_HELP last. */
 enum { D_SOCKET = 2000, D_TIMEOUT, D_JSON, D_LAYOUT, D_NODES, D_TPN, D_VIEW, D_JOB, D_STEP,
 	D_ONCE, D_LOCAL, D_ALL_RANKS, D_INTERVAL, D_LEADER, D_TOPOLOGY, D_MUNGE_SOCKET,
-	D_SCONTROL, D_HELP };
+	D_SCONTROL, D_STACK, D_STATE_DIR, D_HELP };
 
 /* Options each command accepts: bit (1 << (code - D_SOCKET)). */
 #define D_BIT(code) (1u << ((code) - D_SOCKET))

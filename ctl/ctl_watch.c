@@ -50,6 +50,7 @@
 #include "ctl_daemon.h"
 #include "hosts.h"
 #include "peerwire.h"
+#include "stackfile.h"
 #include "topo.h"
 
 #define STEP_PAGE 1024		/* the leader's page of ranks, at most */
@@ -1026,6 +1027,19 @@ print_nodes(FILE *f, json_t *v, const struct marks *mk, bool tty)
 	free(held);
 }
 
+/* A finding's stack files (NODE:PATH), each with how to read it. */
+static void
+print_stack_files(FILE *f, json_t *finding)
+{
+	json_t *files = json_object_get(finding, "stack_files"), *x;
+	char b[PL_CLIP_BUF];
+	size_t i;
+
+	json_array_foreach(files, i, x)
+		if (json_is_string(x))
+			fprintf(f, "   stacks: %s\n", pl_clip(json_string_value(x), b, sizeof(b)));
+}
+
 static void
 print_view(FILE *f, json_t *v, const struct wctx *c, bool tty)
 {
@@ -1089,6 +1103,7 @@ print_view(FILE *f, json_t *v, const struct wctx *c, bool tty)
 		if (tty)
 			fputs("\033[0m", f);
 		fputc('\n', f);
+		print_stack_files(f, x);
 	}
 	free(m.cul);
 	free(m.hash);
@@ -1289,7 +1304,8 @@ const struct ctl_cmd ctl_cmd_watch = {
 	"JOBID[.STEP] [--once] [--json] [--interval MS] [--all-ranks]\n"
 	"[--leader HOST:PORT] [--nodes HOSTLIST] [--topology MAP]\n"
 	"[--munge-socket PATH] [--scontrol PATH] [--local]\n"
-	"[--socket PATH|http://HOST:PORT] [--timeout MS]",
+	"[--socket PATH|http://HOST:PORT] [--timeout MS]\n"
+	"JOBID[.STEP] --stack RANK [--state-dir PATH]",
 	"show a job step's ranks in NCCL as its leader sees them, live",
 	"Show the whole step as its leader sees it (GET /v1/watch/step), from any node\n"
 	"of the step or a login host: its nodes and their state, one row per rank and\n"
@@ -1312,6 +1328,12 @@ const struct ctl_cmd ctl_cmd_watch = {
 	"place every --interval ms (default 1000) until interrupted; --once prints it\n"
 	"once, --json prints the leader's JSON, every page of ranks merged.\n"
 	"--local shows this node's view instead (GET /v1/watch on --socket).\n"
+	"--stack RANK prints the stacks this node's layoutd captured of RANK, a culprit\n"
+	"of a critical finding (a hang, a collective stuck on the GPU), as the alert's\n"
+	"stack_file and the findings name it: STATE_DIR/JOBID.STEP/stack-rankRANK.txt\n"
+	"(step 0 when not given; --state-dir: layoutd's state_dir, default\n"
+	"/var/lib/parallel-layout, %n this node's name, $SLURMD_NODENAME or hostname -s;\n"
+	"root's to read).  Run it on the culprit's node.\n"
 	"Exit status: 0 shown, 1 no view (why, and each node asked, on stderr), 2 usage.\n",
 	watch_exec,
 	NULL
@@ -1453,12 +1475,71 @@ leader_ok(const char *s)
 	return !errno && end != colon + 1 && !*end && port >= 1 && port <= 65535;
 }
 
+#define STACK_SHOW_MAX (2L << 20)	/* a stack file shown, at most */
+
+/* This node's name: $SLURMD_NODENAME, else the short host name. */
+static void
+this_node(char *out, size_t n)
+{
+	const char *env = getenv("SLURMD_NODENAME");
+
+	if (env && *env) {
+		snprintf(out, n, "%s", env);
+		return;
+	}
+	if (gethostname(out, n) < 0)
+		snprintf(out, n, "localhost");
+	out[n - 1] = '\0';
+	out[strcspn(out, ".")] = '\0';
+}
+
+/* --stack RANK: the culprit's stack file of job.step (step 0 when not
+ * given) as this node's layoutd wrote it, printed as it is. */
+static int
+watch_stack(long job, long step, const char *rank_text, const char *state_dir)
+{
+	char node[256], path[PATH_MAX], buf[8192], *end = NULL;
+	long rank, total = 0;
+	pl_err_t err;
+	size_t n;
+	FILE *f;
+
+	errno = 0;
+	rank = strtol(rank_text, &end, 10);
+	if (errno || end == rank_text || *end || rank < 0 || rank > 2147483647L) {
+		ctl_error("watch: --stack %s: expected a rank, a whole number from 0 to 2147483647",
+			  ctl_clip(rank_text));
+		return 2;
+	}
+	this_node(node, sizeof(node));
+	pl_err_clear(&err);
+	if (stackfile_path(path, sizeof(path), state_dir ? state_dir : STACKFILE_STATE_DIR, node,
+			   (uint64_t)job, (uint64_t)(step < 0 ? 0 : step), rank, &err) < 0) {
+		ctl_error("watch --stack: %s (--state-dir: layoutd's state_dir)", err.text);
+		return 2;
+	}
+	f = fopen(path, "re");
+	if (!f) {
+		ctl_error("watch --stack %ld: %s: %s (a culprit of a critical finding is captured "
+			  "on its own node; see the alert's stack_file)", rank, ctl_clip(path),
+			  strerror(errno));
+		return 1;
+	}
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0 && total < STACK_SHOW_MAX) {
+		fwrite(buf, 1, n, stdout);
+		total += (long)n;
+	}
+	fclose(f);
+	return 0;
+}
+
 /* watch's options, from the table of the commands that ask a layoutd
  * (ctl_daemon.c); those of WATCH_VALUES are refused without a value. */
 #define WATCH_OPTS (D_COMMON | D_BIT(D_JSON) | D_BIT(D_ONCE) | D_BIT(D_LOCAL) | \
 		    D_BIT(D_ALL_RANKS) | D_BIT(D_INTERVAL) | WATCH_VALUES | D_ARG)
 #define WATCH_VALUES (D_BIT(D_LEADER) | D_BIT(D_NODES) | D_BIT(D_TOPOLOGY) | \
-		      D_BIT(D_MUNGE_SOCKET) | D_BIT(D_SCONTROL))
+		      D_BIT(D_MUNGE_SOCKET) | D_BIT(D_SCONTROL) | D_BIT(D_STACK) | \
+		      D_BIT(D_STATE_DIR))
 
 static int
 watch_exec(int argc, char **argv)
@@ -1483,6 +1564,12 @@ watch_exec(int argc, char **argv)
 	if (a.leader && !leader_ok(a.leader)) {
 		ctl_error("watch: --leader %s: expected HOST:PORT, a layoutd's peer listener (e.g. "
 			  "gpu001:6830 or [fd00::1]:6830)", ctl_clip(a.leader));
+		return 2;
+	}
+	if (a.stack)
+		return watch_stack(job, step, a.stack, a.state_dir);
+	if (a.state_dir) {
+		ctl_error("watch: --state-dir goes with --stack RANK");
 		return 2;
 	}
 	if (a.json)

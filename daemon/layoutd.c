@@ -5,8 +5,8 @@
  * libevent's sample/http-server.c: main builds config, base, http,
  * listeners and signals, dispatches, then frees in reverse under one label.
  *
- * It never daemonizes (the only children it forks are scontrol for a drain
- * and the hwloc check): systemd (Type=simple) or a shell supervises it,
+ * It never daemonizes (the only children it forks are scontrol for a drain,
+ * eu-stack or gdb for a culprit's stacks, and the hwloc check): systemd (Type=simple) or a shell supervises it,
  * and a daemon that stays in the foreground cannot lose its log or its pid
  * file in a double fork.
  */
@@ -30,6 +30,7 @@
 #include "layoutd_conn.h"
 #include "layoutd_curl.h"
 #include "watch/peer.h"
+#include "watch/stacks.h"
 #include "layoutd_steps.h"
 #include "watch/view.h"
 
@@ -236,6 +237,16 @@ peer_tick(void *arg)
 	ld_peer_tick(arg);
 }
 
+/* A judge round's findings: the culprits' stacks are asked for first, so
+ * a capture starts before the alert goes out, then the alerts. */
+static void
+on_findings(struct ld *d, const struct ld_step_view *v, const struct judge_finding *f, size_t n,
+	    uint64_t now_ns)
+{
+	ld_stacks_findings(d, v, f, n, now_ns);
+	ld_alert_findings(d, v, f, n, now_ns);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -310,7 +321,12 @@ main(int argc, char **argv)
 		pl_err_set(&err, "out of memory");
 		goto out;
 	}
-	ld_peer_set_findings_cb(d.peers, ld_alert_findings);
+	d.stacks = ld_stacks_new(&d);
+	if (!d.stacks) {
+		pl_err_set(&err, "out of memory");
+		goto out;
+	}
+	ld_peer_set_findings_cb(d.peers, on_findings);
 	ld_watch_on_sample(d.watch, peer_tick, d.peers);
 	ld_http_apply(&d);
 	ld_http_setup(&d, d.http);
@@ -370,6 +386,7 @@ out:
 	ld_curl_free(d.curl);
 	d.curl = NULL;
 	ld_alert_free(d.alerts);
+	ld_stacks_free(d.stacks);
 	ld_watch_free(d.watch);
 	if (d.base)
 		event_base_free(d.base);

@@ -23,6 +23,8 @@
  *     lead.c          the steps led here: their ranks, the judge (lead.h)
  *     alert.c         alerts out of the judge's findings (alert.h)
  *     drain.c         draining a node through scontrol (drain.h)
+ *     stacks.c        the stacks of a critical finding's culprit (stacks.h)
+ *     child.c         a child program on a pipe, for drain and stacks (child.h)
  *   layoutd_metrics.c GET /metrics (Prometheus text format), from the
  *                     rooms' *_stats()
  *   layoutd_http.c    routing and the handlers
@@ -49,6 +51,7 @@
 #include "peerwire.h"
 #include "pl_err.h"
 #include "proto.h"
+#include "stackfile.h"
 #include "topo.h"
 
 #define LD_PROG "layoutd"
@@ -69,6 +72,16 @@
 /* peer_listen besides a port. */
 #define LD_PEER_LISTEN_NO (-1)		/* no peer listener, no summaries sent */
 #define LD_PEER_LISTEN_AUTO (-2)	/* the map's addr/peer_port, else 0.0.0.0:peer_port */
+
+/* The daemon's own files (the culprits' stacks): systemd's StateDirectory. */
+#define LD_DEFAULT_STATE_DIR STACKFILE_STATE_DIR
+
+/* The tool that captures a culprit's stacks (stack_tool). */
+enum ld_stack_tool {
+	LD_STACK_AUTO,		/* eu-stack when installed, else gdb */
+	LD_STACK_EU,		/* eu-stack only */
+	LD_STACK_GDB,		/* gdb only */
+};
 
 /* What a TCP caller, which has no credentials, may do. */
 enum ld_tcp_access {
@@ -125,6 +138,10 @@ struct ld_conf {
 	bool drain;			/* drain the culprit's node in Slurm */
 	long drain_max_per_hour;	/* drains at most in any hour */
 	char scontrol[LD_PATH];		/* the scontrol the drain runs */
+	bool stacks;			/* capture a critical finding's culprit's stacks */
+	long stack_timeout_s;		/* one capture, whole */
+	enum ld_stack_tool stack_tool;
+	char state_dir[LD_PATH];	/* pattern: %n node name, %% a % */
 };
 
 /* One setting from the command line: applied after the file, so it wins. */
@@ -297,6 +314,7 @@ struct ld_curl;
 struct ld_steps;
 struct ld_watch;
 struct ld_peers;
+struct ld_stacks;
 
 struct ld {
 	struct ld_load *cur;
@@ -310,6 +328,7 @@ struct ld {
 	struct ld_peers *peers;		/* watch/peer.c */
 	struct ld_curl *curl;		/* layoutd_curl.c: the loop's HTTP client */
 	struct ld_alerts *alerts;	/* watch/alert.c */
+	struct ld_stacks *stacks;	/* watch/stacks.c */
 	struct timespec start;		/* CLOCK_MONOTONIC */
 	unsigned long requests;
 	unsigned long reloads;

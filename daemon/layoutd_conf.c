@@ -69,6 +69,13 @@ static int set_tcp(struct ld_conf *c, const char *value, pl_err_t *err);
 static int set_peer_listen(struct ld_conf *c, const char *value, pl_err_t *err);
 static int set_peer_fanin(struct ld_conf *c, const char *value, pl_err_t *err);
 
+static const struct choice stack_tool_names[] = {
+	[LD_STACK_AUTO] = { "auto", "eu-stack when installed, else gdb" },
+	[LD_STACK_EU] = { "eu-stack", "elfutils' eu-stack only" },
+	[LD_STACK_GDB] = { "gdb", "gdb only" },
+	{ NULL, NULL }
+};
+
 static const struct choice tcp_access_names[] = {
 	[LD_TCP_READ_ONLY] = { "read-only", "health and topology only" },
 	[LD_TCP_QUERY] = { "query", "placements too, nothing recorded" },
@@ -132,6 +139,11 @@ static const struct row rows[] = {
 	{ "drain_max_per_hour", K_COUNT, NUM(drain_max_per_hour, 0, 1000, 1) },
 	{ "scontrol", K_PATH, F(scontrol), .sdef = "/usr/bin/scontrol",
 	  .what = "the absolute path of scontrol" },
+	{ "stacks", K_BOOL, F(stacks), .def = true,
+	  .what = "capture the stacks of a critical finding's culprit" },
+	{ "stack_timeout_s", K_SECONDS, NUM(stack_timeout_s, 1, 120, 10) },
+	{ "stack_tool", K_ENUM, F(stack_tool), .def = LD_STACK_AUTO, .names = stack_tool_names },
+	{ "state_dir", K_SOCKET, F(state_dir), .sdef = LD_DEFAULT_STATE_DIR },
 };
 
 #undef NUM

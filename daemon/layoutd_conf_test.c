@@ -55,6 +55,10 @@ want_defaults(struct ld_conf *c)
 	c->alert_timeout_ms = 5000;
 	c->drain_max_per_hour = 1;
 	snprintf(c->scontrol, sizeof(c->scontrol), "/usr/bin/scontrol");
+	c->stacks = true;
+	c->stack_timeout_s = 10;
+	c->stack_tool = LD_STACK_AUTO;
+	snprintf(c->state_dir, sizeof(c->state_dir), "/var/lib/parallel-layout");
 	c->tcp_access = LD_TCP_READ_ONLY;
 	c->slurm_uid = -1;
 }
@@ -192,6 +196,12 @@ test_accepted(void)
 	ACCEPT("scontrol", "/opt/slurm/bin/scontrol",
 	       snprintf(want.scontrol, sizeof(want.scontrol), "/opt/slurm/bin/scontrol"),
 	       "scontrol");
+	ACCEPT("stacks", "no", want.stacks = false, "stacks no");
+	ACCEPT("stack_tool", "gdb", want.stack_tool = LD_STACK_GDB, "stack_tool gdb");
+	ACCEPT("stack_tool", "eu-stack", want.stack_tool = LD_STACK_EU, "stack_tool eu-stack");
+	ACCEPT("state_dir", "/lab/%n/state",
+	       snprintf(want.state_dir, sizeof(want.state_dir), "/lab/%%n/state"),
+	       "state_dir with the node's name");
 #undef ACCEPT
 }
 
@@ -227,6 +237,7 @@ test_bounds(void)
 		L(alert_queue_max, 1, 65536),
 		L(alert_timeout_ms, 100, 600000),
 		L(drain_max_per_hour, 0, 1000),
+		L(stack_timeout_s, 1, 120),
 		L(max_body, 1024, 1L << 30),
 		L(max_header, 1024, 1L << 20),
 #undef L
@@ -347,6 +358,10 @@ test_refused(void)
 		{ "drain = 1", "drain = 1: expected yes" },
 		{ "scontrol = scontrol", "scontrol = scontrol: expected the absolute path of scontrol, "
 		  "e.g. /usr/bin/scontrol" },
+		{ "stack_tool = pstack", "stack_tool = pstack: expected auto (eu-stack when "
+		  "installed, else gdb), eu-stack (elfutils' eu-stack only) or gdb (gdb only)" },
+		{ "state_dir = var/lib", "state_dir = var/lib: expected an absolute path" },
+		{ "state_dir = /s/%j", "state_dir = /s/%j: bad % sequence" },
 		{ "sokcet = /x", ":1: unknown key 'sokcet' (accepted: map, socket, socket_mode," },
 	};
 	char want[1024];

@@ -35,6 +35,7 @@
 #include "layoutd_conn.h"
 #include "watch/alert.h"
 #include "watch/peer.h"
+#include "watch/stacks.h"
 #include "watch/view.h"
 
 /* A label value or a HELP text as the format wants it. */
@@ -548,6 +549,28 @@ alert_metrics(const struct ld_alerts *a, struct buf *b)
 	}
 }
 
+static void
+stacks_metrics(const struct ld_stacks *sk, struct buf *b)
+{
+	struct ld_stacks_stats st;
+
+	ld_stacks_stats(sk, &st);
+	ld_metric_family(b, "parallel_layout_stacks_total", "counter",
+			 "Culprits' stacks (stacks = yes), by what happened: asked (of another "
+			 "node, by the leader), started, written, timed_out (a tool killed after "
+			 "stack_timeout_s), refused (a request checked and refused, a bound "
+			 "reached, a pid another process holds).");
+	ld_metric(b, "parallel_layout_stacks_total", (double)st.asked, "result", "asked", NULL);
+	ld_metric(b, "parallel_layout_stacks_total", (double)st.started, "result", "started", NULL);
+	ld_metric(b, "parallel_layout_stacks_total", (double)st.written, "result", "written", NULL);
+	ld_metric(b, "parallel_layout_stacks_total", (double)st.timed_out, "result", "timed_out",
+		  NULL);
+	ld_metric(b, "parallel_layout_stacks_total", (double)st.refused, "result", "refused", NULL);
+	ld_metric_family(b, "parallel_layout_stacks_running", "gauge",
+			 "Captures of culprits' stacks running now.");
+	ld_metric(b, "parallel_layout_stacks_running", (double)st.running, NULL);
+}
+
 char *
 ld_metrics_text(struct ld *d, size_t *len)
 {
@@ -560,6 +583,8 @@ ld_metrics_text(struct ld *d, size_t *len)
 		peer_metrics(d, &b);
 	if (d->alerts)
 		alert_metrics(d->alerts, &b);
+	if (d->stacks)
+		stacks_metrics(d->stacks, &b);
 	*len = b.len;
 	text = buf_take(&b);
 	return text;

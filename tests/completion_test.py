@@ -67,7 +67,8 @@ ok("layoutctl topo show --svg" in complete("layoutctl topo show --"), "topo show
 # lists them all, and each one offered is one watch's parser takes.
 wopts = sorted(c[len("layoutctl watch "):] for c in complete("layoutctl watch --"))
 is_eq(wopts, ["--all-ranks", "--interval", "--json", "--leader", "--local", "--munge-socket",
-              "--nodes", "--once", "--scontrol", "--socket", "--timeout", "--topology"],
+              "--nodes", "--once", "--scontrol", "--socket", "--stack", "--state-dir", "--timeout",
+              "--topology"],
       "watch --<TAB>: watch's options")
 refused = []
 for o in wopts:

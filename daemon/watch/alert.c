@@ -55,10 +55,12 @@
 #include "judge.h"
 #include "layoutd.h"
 #include "rules.h"
+#include "stackfile.h"
 #include "alert.h"
 #include "drain.h"
 #include "layoutd_curl.h"
 #include "lead.h"
+#include "stacks.h"
 #include "text.h"
 
 #define MAX_TARGETS 8
@@ -374,6 +376,32 @@ make_culprits(const struct ld_step_view *v, const struct judge_finding *f, struc
 	return arr;
 }
 
+/* stack_file: "NODE:PATH" of each culprit's stacks (watch/stacks.h),
+ * ", " between them, for a finding whose culprits are captured; named
+ * before the file exists, as its path follows from node, step and rank. */
+static void
+add_stack_files(struct ld_alerts *a, const struct ld_step_view *v, const struct judge_finding *f,
+		json_t *ann)
+{
+	char name[LD_PATH + LD_PEER_NODE_LEN + 2];
+	struct buf b = BUF_INIT;
+	const struct judge_rank *jr;
+	size_t i;
+
+	if (!ann || !stackfile_wanted(f->kind))
+		return;
+	for (i = 0; i < f->nculprits; i++) {
+		jr = view_rank(v, f->culprits[i]);
+		if (jr && view_node(v, jr->node)[0] &&
+		    ld_stacks_name(a->d, view_node(v, jr->node), v->job_id, v->step_id,
+				   f->culprits[i], name, sizeof(name)) == 0)
+			buf_printf(&b, "%s%s", b.len ? ", " : "", name);
+	}
+	if (b.len && !b.bad)
+		json_object_set_new(ann, "stack_file", json_string(buf_str(&b)));
+	buf_free(&b);
+}
+
 /* The annotations (summary, description) and the culprits of an alert
  * now. */
 static void
@@ -426,6 +454,7 @@ make_annotations(struct ld_alerts *a, const struct ld_step_view *v, const struct
 	*ann = json_pack("{s:s, s:s}", "summary", ascii(clean, sizeof(clean), f->text),
 			 "description", b.bad ? "(out of memory)" : buf_str(&b));
 	buf_free(&b);
+	add_stack_files(a, v, f, *ann);
 }
 
 /* ---- the alerts' daemon-side records ------------------------------------------ */

@@ -6,7 +6,7 @@
  * and killed when it runs past DRAIN_TIMEOUT_S.  No signal handler is
  * involved, and the loop never waits for the child.
  */
-#define _GNU_SOURCE		/* syscall(): close_range in the drain's child */
+#define _GNU_SOURCE		/* WCOREDUMP (watch/text.h) */
 #include "config.h"
 
 #include <errno.h>
@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -24,6 +23,7 @@
 
 #include <event2/event.h>
 
+#include "child.h"
 #include "clock.h"
 #include "drain.h"
 #include "layoutd.h"
@@ -146,28 +146,6 @@ on_drain_out(evutil_socket_t fd, short what, void *arg)
 	drain_poll_later(dr, 0);
 }
 
-/* The child: scontrol with the pipe as its output, nothing else open. */
-static void __attribute__((noreturn))
-drain_child(const char *path, char *const argv[], int out, int devnull)
-{
-	long fd, max = sysconf(_SC_OPEN_MAX);
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_DFL;
-	sigaction(SIGPIPE, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	if (dup2(devnull, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0)
-		_exit(126);
-#ifdef SYS_close_range
-	if (syscall(SYS_close_range, 3U, ~0U, 0U) < 0)
-#endif
-		for (fd = 3; fd < (max > 0 && max < 65536 ? max : 65536); fd++)
-			close((int)fd);
-	execv(path, argv);
-	_exit(127);
-}
-
 void
 ld_drain_start(struct ld_drains *ds, const char *node, const char *reason)
 {
@@ -175,7 +153,6 @@ ld_drain_start(struct ld_drains *ds, const char *node, const char *reason)
 	char nodearg[LD_PEER_NODE_LEN + 16], reasonarg[200];
 	char *argv[] = { (char *)c->scontrol, "update", nodearg, "state=drain", reasonarg, NULL };
 	struct drain *dr = calloc(1, sizeof(*dr));
-	int p[2] = { -1, -1 }, devnull = -1;
 	pid_t pid;
 
 	if (!dr) {
@@ -189,26 +166,25 @@ ld_drain_start(struct ld_drains *ds, const char *node, const char *reason)
 	snprintf(dr->reason, sizeof(dr->reason), "%.*s", (int)sizeof(dr->reason) - 1, reason);
 	snprintf(nodearg, sizeof(nodearg), "nodename=%s", dr->node);
 	snprintf(reasonarg, sizeof(reasonarg), "reason=%s", dr->reason);
-	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (devnull < 0 || pipe(p) < 0)
-		goto fail;
-	dr->ev_out = event_new(ds->d->base, p[0], EV_READ | EV_PERSIST, on_drain_out, dr);
 	dr->ev_wait = evtimer_new(ds->d->base, on_drain_wait, dr);
-	if (!dr->ev_out || !dr->ev_wait)
+	if (!dr->ev_wait)
 		goto fail;
-	pid = fork();
+	pid = ld_child_start(c->scontrol, argv, false, &dr->fd);
 	if (pid < 0)
 		goto fail;
-	if (pid == 0)
-		drain_child(c->scontrol, argv, p[1], devnull);
-	close(p[1]);
-	close(devnull);
 	dr->pid = pid;
-	dr->fd = p[0];
-	fcntl(dr->fd, F_SETFL, fcntl(dr->fd, F_GETFL) | O_NONBLOCK);
-	fcntl(dr->fd, F_SETFD, FD_CLOEXEC);
+	dr->ev_out = event_new(ds->d->base, dr->fd, EV_READ | EV_PERSIST, on_drain_out, dr);
+	if (!dr->ev_out) {
+		/* reaped on the timer like any other; its output is lost */
+		close(dr->fd);
+		dr->fd = -1;
+		dr->eof = true;
+	}
 	dr->started_ns = mono_ns();
-	event_add(dr->ev_out, NULL);
+	if (dr->ev_out)
+		event_add(dr->ev_out, NULL);
+	else
+		drain_poll_later(dr, 0);
 	dr->next = ds->list;
 	ds->list = dr;
 	ds->t[ds->next] = dr->started_ns;
@@ -221,12 +197,6 @@ fail:
 	ds->failed++;
 	ld_log(&ds->d->log, "drain: node %s not drained: cannot start %s: %s", node, c->scontrol,
 	       strerror(errno));
-	if (p[0] >= 0)
-		close(p[0]);
-	if (p[1] >= 0)
-		close(p[1]);
-	if (devnull >= 0)
-		close(devnull);
 	drain_free(ds, dr);
 }
 

@@ -31,6 +31,8 @@
 #include "judge.h"
 #include "layoutd.h"
 #include "lead.h"
+#include "stackfile.h"
+#include "stacks.h"
 #include "register.h"
 #include "util.h"
 #include "view.h"
@@ -162,6 +164,7 @@ struct ld_leads {
 	struct ld_lead *leads;
 	long nleads;
 	struct sum_space dec;		/* what ld_lead_take decodes into */
+	struct sum_header last;		/* the header ld_lead_take took last */
 };
 
 static struct ld_lead *
@@ -456,10 +459,21 @@ ld_lead_take(struct ld_leads *p, const void *data, size_t len, uint64_t recv_ns,
 	struct sum_header h;
 	size_t n = 0;
 
+	int status;
+
 	*r = LD_REFUSE_SUMMARY;
 	if (sum_decode_in(data, len, recv_ns, &h, &p->dec, &n, err) < 0)
 		return 422;
-	return lead_take_decoded(p, &h, n, recv_ns, false, false, r, err);
+	status = lead_take_decoded(p, &h, n, recv_ns, false, false, r, err);
+	if (status == 200)
+		p->last = h;
+	return status;
+}
+
+const struct sum_header *
+ld_lead_last(const struct ld_leads *p)
+{
+	return &p->last;
 }
 
 int
@@ -820,8 +834,29 @@ coords_json(const uint32_t *co)
 	return o;
 }
 
+/* "NODE:PATH" of each culprit's stacks (watch/stacks.h) whose node is
+ * known; [] when stacks are off. */
 static json_t *
-finding_json(const struct ld_lead *l, const struct judge_finding *f, uint64_t now)
+stack_files_json(const struct ld *d, const struct ld_lead *l, const struct judge_finding *f)
+{
+	char name[LD_PATH + LD_PEER_NODE_LEN + 2];
+	json_t *a = json_array();
+	long x;
+	size_t i;
+
+	for (i = 0; a && i < f->nculprits; i++) {
+		x = rank_find(l, f->culprits[i]);
+		if (x >= 0 && l->rk[x].node < l->nnodes &&
+		    ld_stacks_name(d, l->nodes[l->rk[x].node].name, l->job, l->step,
+				   f->culprits[i], name, sizeof(name)) == 0)
+			json_array_append_new(a, json_string(name));
+	}
+	return a;
+}
+
+static json_t *
+finding_json(const struct ld *d, const struct ld_lead *l, const struct judge_finding *f,
+	     uint64_t now)
 {
 	json_t *cul = json_array(), *o;
 	char h[24];
@@ -853,6 +888,8 @@ finding_json(const struct ld_lead *l, const struct judge_finding *f, uint64_t no
 		json_object_set_new(o, "idle_frac", json_real(f->cost_frac));
 		json_object_set_new(o, "plan_frac", json_real(f->plan_frac));
 	}
+	if (o && stackfile_wanted(f->kind))
+		json_object_set_new(o, "stack_files", stack_files_json(d, l, f));
 	return o;
 }
 
@@ -937,7 +974,7 @@ step_view_json(const struct ld_leads *p, const struct ld_lead *l, uint64_t now, 
 	next = i < l->nrk ? json_integer(l->rk[order[i]].st.rank) : json_null();
 	free(order);
 	for (i = 0; find && i < l->nfind; i++)
-		json_array_append_new(find, finding_json(l, &l->find[i], now));
+		json_array_append_new(find, finding_json(p->d, l, &l->find[i], now));
 	return json_pack("{s:I, s:I, s:I, s:s, s:s, s:o, s:I, s:o, s:f, s:I, s:I, s:o, s:I, s:I, "
 			 "s:o, s:o, s:o, s:o}",
 			 "job_id", (json_int_t)l->job, "step_id", (json_int_t)l->step,

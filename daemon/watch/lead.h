@@ -112,6 +112,10 @@ const struct ld_lead *ld_lead_find(const struct ld_leads *p, uint64_t job, uint6
 int ld_lead_take(struct ld_leads *p, const void *data, size_t len, uint64_t recv_ns,
 		 enum ld_peer_refusal *r, pl_err_t *err);
 
+/* The header of the summary ld_lead_take() took last (200): its node,
+ * job and step, for the answer. */
+const struct sum_header *ld_lead_last(const struct ld_leads *p);
+
 /*
  * This node's own summary (header h, n ranks with their naming) handed to
  * the judge as structs, as the wire would carry them (sum_carry: the same

@@ -68,6 +68,7 @@
 #include "lead.h"
 #include "munge_worker.h"
 #include "peer.h"
+#include "stacks.h"
 #include "util.h"
 #include "view.h"
 #include "peerwire.h"
@@ -341,6 +342,21 @@ post_credential_ok(struct ld_peers *p, struct mjob *j, const char *path)
 	return true;
 }
 
+/* The 200 answer to a node's summary: with the captures of its culprits'
+ * stacks the leader asks of it (peerwire.h), if any. */
+static json_t *
+summary_answer(struct ld_peers *p, const struct sum_header *h)
+{
+	json_t *o = json_pack("{s:s}", "status", "ok");
+	json_t *cap = ld_stacks_asked(p->d->stacks, h->job_id, h->step_id, h->node);
+
+	if (o && cap)
+		json_object_set_new(o, "capture", cap);
+	else
+		json_decref(cap);
+	return o;
+}
+
 static void
 summary_checked(struct ld_peers *p, struct mjob *j)
 {
@@ -357,7 +373,7 @@ summary_checked(struct ld_peers *p, struct mjob *j)
 		return;
 	}
 	p->st.accepted++;
-	ld_reply_json(j->req, 200, json_pack("{s:s}", "status", "ok"));
+	ld_reply_json(j->req, 200, summary_answer(p, ld_lead_last(p->leads)));
 }
 
 static struct sstep *sstep_get(struct ld_peers *p, uint64_t job, uint64_t step);
@@ -913,6 +929,23 @@ link_ended(struct ld_peers *p, struct plink *k, bool ok, const char *why)
 	}
 }
 
+/* The leader's 200 answer to a summary may ask for captures of this
+ * node's culprits (peerwire.h): an answer cut at LD_HTTP_BODY_MAX or not
+ * JSON asks nothing. */
+static void
+take_captures(struct ld_peers *p, struct plink *k, const struct ld_http_result *r)
+{
+	json_t *o;
+
+	if (!r->body || r->len > LD_HTTP_BODY_MAX || !strstr(r->body, "\"capture\""))
+		return;
+	o = json_loads(r->body, 0, NULL);
+	if (json_is_object(o) && json_object_get(o, "capture"))
+		ld_stacks_requested(p->d->stacks, k->owner->job, k->owner->step, k->node,
+				    json_object_get(o, "capture"));
+	json_decref(o);
+}
+
 static void
 on_posted(void *arg, const struct ld_http_result *r)
 {
@@ -921,6 +954,8 @@ on_posted(void *arg, const struct ld_http_result *r)
 	size_t n;
 
 	if (r->status == 200) {
+		if (k->kind == LINK_SUMMARY)
+			take_captures(k->peers, k, r);
 		link_ended(k->peers, k, true, "");
 		return;
 	}

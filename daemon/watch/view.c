@@ -1048,6 +1048,8 @@ ld_watch_task_at(const struct ld_watch *w, size_t i, size_t k, struct ld_watch_t
 
 	memset(out, 0, sizeof(*out));
 	out->rank = t->rank;
+	out->pid = t->pid;
+	out->start = t->start;
 	out->exited = t->exited;
 	out->lag_s = -1;
 	if (t->rs != REC_OK && t->rs != REC_BUSY)

@@ -135,6 +135,8 @@ struct detect_comm;
  * registration or sample). */
 struct ld_watch_task {
 	int64_t rank;
+	long pid;			/* as registered */
+	uint64_t start;			/* its /proc/PID/stat start time then; 0 unknown */
 	bool exited;
 	double lag_s;			/* since it last entered a collective; < 0 never */
 	size_t ncomms;			/* 0 unless its record was read (ok or busy) */

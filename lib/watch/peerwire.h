@@ -13,7 +13,14 @@
  *   - the 421 a node answers when it runs the step but another leads it:
  *     {"error", "leader": where it sends its summaries, "acting": whether
  *     that is not the step's first node};
- *   - the reasons a request is refused, by name.
+ *   - the reasons a request is refused, by name;
+ *   - the leader's 200 answer to a node's POST /v1/peer/summary:
+ *     {"status": "ok"}, and when the leader wants stacks of that node's
+ *     culprits, "capture": [{"job", "step", "rank", "kind", "text"}, ...]
+ *     (at most STACKFILE_REQ_MAX, lib/watch/stackfile.h's codec and
+ *     checks).  The node captures only a rank of the step it sent the
+ *     summary of, registered there and alive; a node of an older release
+ *     ignores the key.
  *
  * The summaries themselves are lib/watch/summary.h's, with their own
  * version.
