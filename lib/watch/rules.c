@@ -74,3 +74,10 @@ rules_exit_class(int status)
 		return RULES_EXIT_ZERO;
 	return RULES_EXIT_FAILED;
 }
+
+int
+rules_exit0_awaited(uint64_t exited_colls, uint32_t flags, uint64_t colls, uint64_t done,
+		    uint64_t enter_ns, uint64_t now, uint64_t thr)
+{
+	return colls > exited_colls && rules_waiting(flags, colls, done, enter_ns, now, thr);
+}

@@ -68,4 +68,15 @@ enum rules_exit rules_exit_class(int status);
  * code 128 + it); 0 for the other classes. */
 int rules_exit_signal(int status);
 
+/*
+ * The exit rule for an exit 0: a culprit only when a live peer waits for
+ * it.  1 when a peer's state in a communicator the exited rank belonged
+ * to (flags, colls, done, enter_ns) waits past thr (rules_waiting) in a
+ * collective the exited rank never reached (more than its exited_colls).
+ * A normal end with skew (the others gone, one rank writing its last
+ * checkpoint) has nobody waiting and names nobody.
+ */
+int rules_exit0_awaited(uint64_t exited_colls, uint32_t flags, uint64_t colls, uint64_t done,
+			uint64_t enter_ns, uint64_t now, uint64_t thr);
+
 #endif

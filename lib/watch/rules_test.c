@@ -143,15 +143,31 @@ exit_test(void)
 	}
 }
 
+/* The exit rule for an exit 0: a culprit only while a live peer waits
+ * for it where it never reached. */
+static void
+exit0_test(void)
+{
+	ok(rules_exit0_awaited(9, DETECT_GPU, 10, 9, NOW - 70 * S, NOW, T),
+	   "exit 0: awaited by a peer waiting 70 s in the 10th, it left after 9");
+	ok(!rules_exit0_awaited(10, DETECT_GPU, 10, 9, NOW - 70 * S, NOW, T),
+	   "exit 0: not when it reached the collective the peer waits in");
+	ok(!rules_exit0_awaited(9, DETECT_GPU, 10, 9, NOW - 30 * S, NOW, T),
+	   "exit 0: not while the peer waits less than the threshold");
+	ok(!rules_exit0_awaited(9, DETECT_GPU, 10, 10, NOW - 70 * S, NOW, T),
+	   "exit 0: not when the peer completed it (a normal end: nobody waits)");
+}
+
 int
 main(void)
 {
 	plan(4 + 3 + (int)(sizeof(waits) / sizeof(waits[0]) + sizeof(stucks) / sizeof(stucks[0])) +
-	     4 + (int)(sizeof(exits) / sizeof(exits[0])));
+	     4 + (int)(sizeof(exits) / sizeof(exits[0])) + 4);
 	age_test();
 	usable_test();
 	comm_rules_test();
 	text_copy_test();
 	exit_test();
+	exit0_test();
 	return done_testing();
 }
