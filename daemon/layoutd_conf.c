@@ -135,7 +135,7 @@ static const struct row rows[] = {
 	{ "alert_queue_max", K_COUNT, NUM(alert_queue_max, 1, 65536, 1024) },
 	{ "alert_timeout_ms", K_MS, NUM(alert_timeout_ms, 100, 600000, 5000) },
 	{ "drain", K_BOOL, F(drain), .def = false,
-	  .what = "drain the node of a hung, stuck or exited rank" },
+	  .what = "drain the node of a rank whose kernel is seen stuck on the GPU" },
 	{ "drain_max_per_hour", K_COUNT, NUM(drain_max_per_hour, 0, 1000, 1) },
 	{ "scontrol", K_PATH, F(scontrol), .sdef = "/usr/bin/scontrol",
 	  .what = "the absolute path of scontrol" },

@@ -353,8 +353,8 @@ test_refused(void)
 		  "quote or backslash in a URL" },
 		{ "webhook_url = http://1,http://2,http://3,http://4,http://5,http://6,http://7,"
 		  "http://8,http://9", "~: more than 8 URLs" },
-		{ "drain = maybe", "drain = maybe: expected yes (drain the node of a hung, stuck or "
-		  "exited rank) or no" },
+		{ "drain = maybe", "drain = maybe: expected yes (drain the node of a rank whose "
+		  "kernel is seen stuck on the GPU) or no" },
 		{ "drain = 1", "drain = 1: expected yes" },
 		{ "scontrol = scontrol", "scontrol = scontrol: expected the absolute path of scontrol, "
 		  "e.g. /usr/bin/scontrol" },

@@ -432,7 +432,7 @@ alert_metrics(const struct ld_alerts *a, struct buf *b)
 			 "Alerts open now on this node (it leads their steps), by alertname.");
 	for (k = 0; k < nkinds; k++)
 		ld_metric(b, "parallel_layout_alerts_open", (double)st.open[all_kinds[k]], "alertname",
-			  alert_name(all_kinds[k]), "severity", alert_severity(all_kinds[k]), NULL);
+			  alert_name(all_kinds[k]), "severity", alert_kind_severity(all_kinds[k]), NULL);
 	ld_metric_family(b, "parallel_layout_alerts_fired_total", "counter",
 			 "Alerts that fired here, by alertname.");
 	for (k = 0; k < nkinds; k++)

@@ -108,9 +108,11 @@ def fired_of(bodies, job, alertname):
 EXACTLY_ONE = ("ParallelLayoutRankExited", "ParallelLayoutGpuStuck")
 
 
-def fault_case(spec, alertname, what):
+def fault_case(spec, alertname, what, severity="critical", evidence="observed"):
     """Run the step with a fault on rank 13; the alert for it must name rank
-    13, its node (not the leader's), its group."""
+    13, its node (not the leader's), its group, with the severity and the
+    evidence given."""
+    pair = spec.startswith("stuck:")
     before = last_job_id()
     hook_n = len(hook.got())
     rc, out, err, when, seen = watched(
@@ -126,7 +128,7 @@ def fault_case(spec, alertname, what):
        "--fault=%s: the step fails (rc %d); rank 13 on %s, the leader (rank 0) on %s" % (spec, rc, node13, node0))
     mine = [a for a in seen if a["labels"].get("alertname") == alertname and
             a["labels"].get("job_id") == job]
-    if alertname == "ParallelLayoutGpuStuck":
+    if pair:
         # A rank stuck in its p2p transfer: the stages downstream wait in
         # theirs as long and cross the threshold with it, but each waits on
         # a peer that never sent (the summary carries the p2p peer): only
@@ -139,7 +141,7 @@ def fault_case(spec, alertname, what):
         diag(lab.log_tail("layoutd.%s.log" % (node0[0] if node0 else "node1"), 30))
         return job, None, node13
     lab_ = mine[0]["labels"]
-    if alertname == "ParallelLayoutGpuStuck":
+    if pair:
         ranks = lab_.get("rank", "").split(",")
         ok("13" in ranks and node13[0] in lab_.get("node", "").split(",") and lab_.get("step") == "0"
            and lab_.get("user") == ME, "--fault=%s: rank 13 on %s is among the ranks whose kernels still run (%s)"
@@ -155,9 +157,10 @@ def fault_case(spec, alertname, what):
               "--fault=%s: the culprit is rank 13 on %s (step 0, user %s)" % (spec, node13[0], ME))
     # Rank 13 (tp 5, pp 1) is in TP group 0 of PP stage 1 and, with the
     # ranks 5, 21 and 29 of the other stages, in PP group 5.
-    group = {"ParallelLayoutHang": "TP group 0 of PP stage 1", "ParallelLayoutGpuStuck": "PP group 5"}
-    if alertname in group:
-        is_eq(lab_.get("group"), group[alertname], "--fault=%s: the alert names rank 13's group" % spec)
+    group = {"stop": "TP group 0 of PP stage 1", "wedge": "TP group 0 of PP stage 1",
+             "stuck": "PP group 5"}.get(spec.split(":")[0])
+    if group:
+        is_eq(lab_.get("group"), group, "--fault=%s: the alert names rank 13's group" % spec)
     # Over the whole run (every message the webhook got for the job, the
     # resolves included): this alert for rank 13, and no other of its kind.
     end = time.monotonic() + 30
@@ -170,7 +173,11 @@ def fault_case(spec, alertname, what):
               % (spec, alertname, sorted(fired.values())))
     like(mine[0]["annotations"].get("summary", ""), "13 on %s" % node13[0],
          "--fault=%s: the summary names rank 13 on its node: %r" % (spec, mine[0]["annotations"].get("summary")))
-    is_eq(lab_.get("severity"), "critical", "--fault=%s: severity critical" % spec)
+    is_eq((lab_.get("severity"), mine[0]["annotations"].get("evidence")), (severity, evidence),
+          "--fault=%s: severity %s, evidence %s" % (spec, severity, evidence))
+    if evidence == "inferred":
+        like(mine[0]["annotations"].get("summary", ""), "; inferred: ",
+             "--fault=%s: the summary says it is inferred, and why" % spec)
     # Resolved once the step is over (the leader sends endsAt).
     end = time.monotonic() + 20
     while time.monotonic() < end and ours(am.alerts(), job):
@@ -183,10 +190,16 @@ def fault_case(spec, alertname, what):
     return job, when, node13
 
 
-for spec, name, what in (("stop:13:3", "ParallelLayoutHang", "stops entering"),
-                         ("stuck:13:3", "ParallelLayoutGpuStuck", "stuck on the GPU"),
-                         ("exit:13:5:7", "ParallelLayoutRankExited", "exits with 7")):
-    fault_case(spec, name, what)
+# stop: rank 13 enters nothing more while its peers wait (observed in its
+# record); wedge: its kernel runs where its TP peers' completed (observed);
+# stuck: its pipeline receive never ends and the sender's send waits on it
+# (either end may be the cause: inferred, a warning); exit: a non-zero exit.
+for spec, name, what, sev, ev in (
+        ("stop:13:3", "ParallelLayoutHang", "stops entering", "critical", "observed"),
+        ("wedge:13:3", "ParallelLayoutGpuStuck", "its kernel runs on", "critical", "observed"),
+        ("stuck:13:3", "ParallelLayoutGpuStuck", "stuck in a transfer", "warning", "inferred"),
+        ("exit:13:5:7", "ParallelLayoutRankExited", "exits with 7", "critical", "observed")):
+    fault_case(spec, name, what, sev, ev)
 
 # A healthy step cancelled with scancel while it runs: every task gets
 # SIGTERM; that is the step ending, not a fault, and nothing is alerted (the
@@ -254,13 +267,15 @@ ok(view.get("self") not in (None, OTHER) and len(view.get("ranks", [])) == 32 an
    "ranks and names rank 13 (%s; rc %s: %s)" % (OTHER, view.get("self"), culprits,
                                                 got and got[0], got and got[2][-300:]))
 
-# 2. Drain on: the culprit's node drained in Slurm, once; the test resumes it.
+# 2. Drain on: a kernel that runs where its peers' completed drains the
+# culprit's node in Slurm, once (a hang or an exit never does: the
+# single-node alert test shows those); the test resumes it.
 try:
     wl.restart_layoutds(drain="yes", drain_max_per_hour=1,
                         scontrol=shutil.which("scontrol") or "/usr/bin/scontrol")
 except LabError as e:
     bail("layoutds restarted with drain on", e)
-job, when, node13 = fault_case("stop:13:3", "ParallelLayoutHang", "stops entering, drain on")
+job, when, node13 = fault_case("wedge:13:3", "ParallelLayoutGpuStuck", "its kernel runs on, drain on")
 rc, out, err = lab.run(["sinfo", "-h", "-N", "-o", "%N %T %E"], timeout=15)
 diag("sinfo: %s" % out.strip().replace("\n", "; "))
 drained = [l.split(None, 2) for l in out.splitlines() if len(l.split()) > 1 and "drain" in l.split()[1]]

@@ -376,18 +376,12 @@ def main():
            "startsAt kept (%d messages)" % (RESEND, len(again)))
         diag("the webhook's messages: %s" % [(b["status"], b["startsAt"], b["endsAt"])
                                              for b in again])
-        # drained through the fake scontrol
-        wait_for(lambda: os.listdir(calls), 20, 0.2)
-        cl = sorted(os.listdir(calls))
-        args = open(os.path.join(calls, cl[0])).read().splitlines() if cl else []
-        is_eq(args, ["update", "nodename=node1", "state=drain",
-                     "reason=parallel-layout: job %d.0 rank 2 not-entered" % job],
-              "drain: scontrol update nodename=node1 state=drain reason=\"parallel-layout: "
-              "job %d.0 rank 2 not-entered\"" % job)
-        wait_for(lambda: "drain: node node1 drained" in d.log_text(), 20, 0.2)
-        like(d.log_text(), "drain: node node1 drained (parallel-layout: job %d.0 rank 2 "
-             "not-entered): fake scontrol: update nodename=node1" % job,
-             "drain: logged with what scontrol said")
+        # a hang is the rank's own code (or a pause): never a drain
+        ok(wait_for(lambda: "drain: job %d.0 not-entered: not drained, a rank that enters no "
+                    "collective is held by its own code (not a sign of the node)" % job
+                    in d.log_text(), 20, 0.2),
+           "drain on: a hang does not drain its node, and the log says why")
+        is_eq(os.listdir(calls), [], "drain on: scontrol never called for the hang")
         # GET /v1/alerts, layoutctl alerts
         a1 = d.alerts()
         op = [x for x in a1.get("open", []) if x["job_id"] == job]
@@ -433,8 +427,9 @@ def main():
            (metric(text, "parallel_layout_alert_notifications_total", receiver="webhook",
                    result="sent") or 0) >= 3,
            "metrics: messages sent to Alertmanager and the webhook counted")
-        is_eq(metric(text, "parallel_layout_drains_total", result="ok"), 1.0,
-              "metrics: one drain")
+        ok(metric(text, "parallel_layout_drains_total", result="ok") == 0 and
+           metric(text, "parallel_layout_drains_total", result="skipped") >= 1,
+           "metrics: no drain, the hang's counted as skipped")
         ok(metric(text, "parallel_layout_rank_lag_seconds", job_id=str(job), rank="2") >
            metric(text, "parallel_layout_rank_lag_seconds", job_id=str(job), rank="3") and
            (metric(text, "parallel_layout_rank_collectives_entered_total", job_id=str(job),
@@ -483,8 +478,7 @@ def main():
            "alert fired: ParallelLayoutRankExited critical job %d.0" % job not in d.log_text(),
            "drain: a rank killed by SIGKILL (as a cancelled step's are) is not drained for")
 
-        # --- Alertmanager down: retried, delivered once it is back; the
-        #     second drain within the hour refused ---
+        # --- Alertmanager down: retried, delivered once it is back ---
         am.stop()
         job2 = 4202
         w2 = World(tmp, job2, ["--steps", "100000", "--compute-us", "1000", "--fault=stop:1:3"])
@@ -512,18 +506,53 @@ def main():
            % (time.monotonic() - t1))
         wait_for(lambda: "delivered after" in d.log_text(), 20, 0.25)
         like(d.log_text(), "delivered after", "down: the late delivery is logged")
-        wait_for(lambda: "drain_max_per_hour 1" in d.log_text(), 10, 0.2)
-        is_eq(len(os.listdir(calls)), 1, "drain: the second hang within the hour is not drained")
-        like(d.log_text(), "drain: node node1 not drained for job %d.0 not-entered: 1 drains in "
-             "the last hour (drain_max_per_hour 1)" % job2, "drain: and says so")
         w2.close(d)
 
-        def settled():
+        def settled(j):
             a = d.alerts()
-            return not [x for x in a.get("open", []) if x["job_id"] == job2] and \
+            return not [x for x in a.get("open", []) if x["job_id"] == j] and \
                 a.get("queue", {}).get("length") == 0
-        ok(wait_for(settled, 60, 0.25), "down: the second step ended, its alerts resolved and "
-           "delivered (the queue empty)")
+        ok(wait_for(lambda: settled(job2), 60, 0.25), "down: the second step ended, its alerts "
+           "resolved and delivered (the queue empty)")
+
+        # --- a kernel that runs where its peers' completed: observed, and
+        #     what points at the GPU: drained; the second one within the
+        #     hour is not (drain_max_per_hour 1) ---
+        job4 = 4204
+        w4 = World(tmp, job4, ["--steps", "100000", "--compute-us", "1000",
+                               "--fault=wedge:1:3", "--fault=wedge:2:3"])
+        worlds.append(w4)
+        is_eq(w4.register(d), [200] * WORLD, "wedge: the step registered")
+        stuck = wait_for(lambda: [a for a in am_alerts(am, alertname="ParallelLayoutGpuStuck",
+                                                      job_id=str(job4))
+                                  if a["labels"].get("severity") == "critical"], THRESHOLD + 40,
+                         0.25)
+        ok(stuck and {a["labels"]["rank"] for a in stuck} <= {"1", "2"} and
+           all(a["annotations"].get("evidence") == "observed" and
+               "where 1 of its peers completed it" in a["annotations"].get("summary", "")
+               for a in stuck),
+           "wedge: GpuStuck critical in Alertmanager, rank 1 or 2 alone, observed: %s" %
+           [(a["labels"].get("rank"), a["annotations"].get("summary")) for a in stuck])
+        wait_for(lambda: os.listdir(calls), 4 * RESEND + 20, 0.2)
+        cl = sorted(os.listdir(calls))
+        args = open(os.path.join(calls, cl[0])).read().splitlines() if cl else []
+        ok(len(args) == 4 and args[:3] == ["update", "nodename=node1", "state=drain"] and
+           re.match(r"reason=parallel-layout: job %d\.0 rank [12] gpu-stuck$" % job4, args[3]),
+           "drain: scontrol update nodename=node1 state=drain reason=\"parallel-layout: job "
+           "%d.0 rank R gpu-stuck\" (%s)" % (job4, args))
+        wait_for(lambda: "drain: node node1 drained" in d.log_text(), 20, 0.2)
+        like(d.log_text(), "drain: node node1 drained (parallel-layout: job %d.0 rank " % job4,
+             "drain: logged with what scontrol said")
+        wait_for(lambda: "drain_max_per_hour 1" in d.log_text(), 4 * RESEND + 20, 0.2)
+        is_eq(len(os.listdir(calls)), 1, "drain: the second stuck kernel within the hour is not "
+              "drained")
+        like(d.log_text(), "drain: node node1 not drained for job %d.0 gpu-stuck: 1 drains in "
+             "the last hour (drain_max_per_hour 1)" % job4, "drain: and says so")
+        _, _, text = d.metrics()
+        is_eq(metric(text, "parallel_layout_drains_total", result="ok"), 1.0,
+              "metrics: one drain")
+        w4.close(d)
+        ok(wait_for(lambda: settled(job4), 60, 0.25), "wedge: the step ended, its alerts resolved")
 
         # --- a full queue: a message dropped, counted and logged ---
         with open(conf, "w") as f:

@@ -248,10 +248,10 @@ def advice(tmp, ds, worlds, am):
                  if x["labels"].get("job_id") == str(job)}
             return n if len(n) == 3 else None
         waited, got = am.wait_alerts(fired, 20)
-        is_eq(fired(got or []), {"ParallelLayoutTPOverNetwork": "critical",
+        is_eq(fired(got or []), {"ParallelLayoutTPOverNetwork": "warning",
                                  "ParallelLayoutFSDPRootOnly": "warning",
                                  "ParallelLayoutPipelineBubble": "warning"},
-              "advice: all three in Alertmanager, TPOverNetwork critical, the others warning")
+              "advice: all three in Alertmanager, each a warning (advice is never critical)")
         st, _, body = a.metrics()
         body = body.decode() if isinstance(body, bytes) else body
         is_eq((metric(body, "parallel_layout_tp_network_nodes", job_id=job),

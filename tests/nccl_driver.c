@@ -79,11 +79,11 @@ static const char *const axis_env[AX_N] = {
 	"PARALLEL_LAYOUT_PP"
 };
 
-enum fault_kind { F_STOP, F_SLOW, F_EXIT, F_STUCK };
+enum fault_kind { F_STOP, F_SLOW, F_EXIT, F_STUCK, F_WEDGE };
 struct fault {
 	enum fault_kind kind;
 	int rank;
-	long arg;		/* step (stop, exit, stuck) or percent (slow) */
+	long arg;		/* step (stop, exit, stuck, wedge) or percent (slow) */
 	int status;		/* exit */
 };
 
@@ -119,6 +119,7 @@ struct work {
 	unsigned mask;		/* the task's activation mask */
 	int nch;
 	int stuck;		/* the kernel never completes */
+	int wedge;		/* and yet it reached its peers */
 	enum func fn;
 	uint64_t target;	/* entered count every member must reach */
 	int peer;		/* p2p: the peer's global rank */
@@ -943,6 +944,8 @@ fault_at(enum fault_kind k, long *arg, int *status)
 }
 
 static int g_stuck_armed;	/* the next operation's kernel never ends */
+static int g_wedge_armed;	/* the next collective's kernel never ends, its
+				 * peers' do (a GPU that hangs after its part) */
 
 /* One operation as the user thread sees it. */
 struct op {
@@ -1109,7 +1112,7 @@ coll_task(const struct op *o, void *api, void *group, struct work *w)
 	}
 	c->entered++;
 	w->target = c->entered;
-	if (!w->stuck)
+	if (!w->stuck || w->wedge)
 		atomic_store(&g_seg->rank[g_rank].entered[c->idx], c->entered);
 	g_colls++;
 	return task;
@@ -1148,6 +1151,10 @@ nccl_op(struct comm *c, enum func fn, size_t count, const char *dtype,
 	w.mask = o.mask;
 	w.stuck = g_stuck_armed;
 	g_stuck_armed = 0;
+	if (!o.is_p2p && g_wedge_armed) {
+		w.stuck = w.wedge = 1;
+		g_wedge_armed = 0;
+	}
 	task = o.is_p2p ? p2p_task(&o, api, group, &w) :
 			  coll_task(&o, api, group, &w);
 	/* NCCL counts the sequence even without a profiler. */
@@ -1260,6 +1267,8 @@ train(void)
 		}
 		if (fault_at(F_STUCK, &k, NULL) && k == g_step)
 			g_stuck_armed = 1;
+		if (fault_at(F_WEDGE, &k, NULL) && k == g_step)
+			g_wedge_armed = 1;
 		/* A plugin may change the shared mask at run time (the
 		 * example plugin's start/stop calls do); NCCL reads it at
 		 * the next group. */
@@ -1357,7 +1366,7 @@ parse_fsdp(const char *spec)
 	opt.fsdp_bytes = (uint64_t)mib << 20;
 }
 
-/* stop:R:K  slow:R:PCT  exit:R:K[:STATUS]  stuck:R:K */
+/* stop:R:K  slow:R:PCT  exit:R:K[:STATUS]  stuck:R:K  wedge:R:K */
 static void
 parse_fault(const char *spec)
 {
@@ -1382,6 +1391,8 @@ parse_fault(const char *spec)
 		ft->kind = F_EXIT;
 	else if (strcmp(f[0], "stuck") == 0)
 		ft->kind = F_STUCK;
+	else if (strcmp(f[0], "wedge") == 0)
+		ft->kind = F_WEDGE;
 	else
 		goto bad;
 	if (n == 4 && ft->kind != F_EXIT)
@@ -1392,8 +1403,8 @@ parse_fault(const char *spec)
 	opt.nfaults++;
 	return;
 bad:
-	die("--fault=%.64s: expected stop:RANK:STEP, slow:RANK:PERCENT, exit:RANK:STEP[:STATUS] or stuck:RANK:STEP",
-	    spec);
+	die("--fault=%.64s: expected stop:RANK:STEP, slow:RANK:PERCENT, exit:RANK:STEP[:STATUS], "
+	    "stuck:RANK:STEP or wedge:RANK:STEP", spec);
 }
 
 static void
@@ -1425,7 +1436,7 @@ usage(FILE *f)
 		"  --fsdp block:MIB   model of MIB MiB: one AllGather of it all before the\n"
 		"                     forward pass (root), or one per layer (block); the\n"
 		"                     gradients reduce-scattered\n"
-		"  --fault SPEC       stop:R:K, slow:R:PCT, exit:R:K[:STATUS], stuck:R:K\n");
+		"  --fault SPEC       stop:R:K, slow:R:PCT, exit:R:K[:STATUS], stuck:R:K, wedge:R:K\n");
 }
 
 static void

@@ -298,7 +298,7 @@ make_labels(struct ld_alerts *a, const struct ld_step_view *v, const struct aler
 	if (!l)
 		return NULL;
 	json_object_set_new(l, "alertname", json_string(alert_name(f->kind)));
-	json_object_set_new(l, "severity", json_string(alert_severity(f->kind)));
+	json_object_set_new(l, "severity", json_string(alert_severity(f)));
 	snprintf(buf, sizeof(buf), "%" PRIu64, v->job_id);
 	json_object_set_new(l, "job_id", json_string(buf));
 	snprintf(buf, sizeof(buf), "%" PRIu64, v->step_id);
@@ -388,7 +388,7 @@ add_stack_files(struct ld_alerts *a, const struct ld_step_view *v, const struct 
 	const struct judge_rank *jr;
 	size_t i;
 
-	if (!ann || !stackfile_wanted(f->kind))
+	if (!ann || !stackfile_wanted(f))
 		return;
 	for (i = 0; i < f->nculprits; i++) {
 		jr = view_rank(v, f->culprits[i]);
@@ -423,6 +423,9 @@ make_annotations(struct ld_alerts *a, const struct ld_step_view *v, const struct
 		exit_text(f->exit_status, es, sizeof(es));
 		buf_printf(&b, "Exited: %s.\n", es);
 	}
+	buf_printf(&b, "Evidence: %s.\n", f->evidence == DETECT_INFERRED ?
+		   "inferred (by elimination: no record shows this culprit at fault)" :
+		   "observed (the culprit's own record shows it)");
 	if (f->group[0])
 		buf_printf(&b, "Group: %s.\n", ascii(clean, sizeof(clean), f->group));
 	if (f->comm_hash) {
@@ -451,8 +454,9 @@ make_annotations(struct ld_alerts *a, const struct ld_step_view *v, const struct
 		   v->job_id, v->step_id, user_name(a, v->uid), v->world,
 		   ascii(clean, sizeof(clean), a->d->cur->conf.node_name),
 		   v->acting ? " (acting leader)" : " (its leader)");
-	*ann = json_pack("{s:s, s:s}", "summary", ascii(clean, sizeof(clean), f->text),
-			 "description", b.bad ? "(out of memory)" : buf_str(&b));
+	*ann = json_pack("{s:s, s:s, s:s}", "summary", ascii(clean, sizeof(clean), f->text),
+			 "description", b.bad ? "(out of memory)" : buf_str(&b), "evidence",
+			 detect_evidence_name(f->evidence));
 	buf_free(&b);
 	add_stack_files(a, v, f, *ann);
 }
@@ -893,13 +897,42 @@ ended_by_slurm(int st)
 	return st >= 0 && rules_exit_class(st) != RULES_EXIT_FAILED;
 }
 
+/*
+ * Why a fault finding does not drain, NULL when it may: a drain takes a
+ * node from everyone, so it rests only on what points at the hardware and
+ * is observed in the culprit's own record (a kernel that still runs where
+ * its peers' completed).  An exit is the software's (an exception, an OOM,
+ * Slurm ending the step), a rank that enters nothing is held by its own
+ * code, and an inferred culprit may be the wrong one.
+ */
+static const char *
+drain_refusal(const struct judge_finding *f, char *buf, size_t size)
+{
+	char es[64];
+
+	if (f->kind == JUDGE_EXITED) {
+		exit_text(f->exit_status, es, sizeof(es));
+		snprintf(buf, size, "the rank ended with %s, %s (not a sign of the node)", es,
+			 ended_by_slurm(f->exit_status) ? "as Slurm ends a step" :
+							  "an exit is its software's");
+		return buf;
+	}
+	if (f->kind == JUDGE_NOT_ENTERED)
+		return "a rank that enters no collective is held by its own code (not a sign of "
+		       "the node)";
+	if (f->evidence == DETECT_INFERRED)
+		return "its culprit is inferred (by elimination), not observed in its own record";
+	return NULL;
+}
+
 /* At an alert's first re-send: drain the culprits' node when asked and allowed. */
 static void
 maybe_drain(struct ld_alerts *a, const struct ld_step_view *v, const struct alert *al)
 {
 	const struct ld_conf *c = &a->d->cur->conf;
 	const struct judge_finding *f = &al->f;
-	char nodes[LABEL_LEN], reason[160], ranks[64];
+	char nodes[LABEL_LEN], reason[160], ranks[64], why[160];
+	const char *no;
 	uint64_t now = mono_ns();
 	size_t i, o = 0, recent;
 	bool one;
@@ -907,14 +940,10 @@ maybe_drain(struct ld_alerts *a, const struct ld_step_view *v, const struct aler
 	if (!c->drain || (f->kind != JUDGE_NOT_ENTERED && f->kind != JUDGE_GPU_STUCK &&
 			  f->kind != JUDGE_EXITED))
 		return;
-	if (f->kind == JUDGE_EXITED && ended_by_slurm(f->exit_status)) {
-		char es[64];
-
-		exit_text(f->exit_status, es, sizeof(es));
+	if ((no = drain_refusal(f, why, sizeof(why))) != NULL) {
 		a->drains_skipped++;
-		ld_log(&a->d->log, "drain: job %" PRIu64 ".%" PRIu64 " exited: not drained, the rank "
-		       "ended with %s, as Slurm ends a step (not a sign of the node)", v->job_id,
-		       v->step_id, es);
+		ld_log(&a->d->log, "drain: job %" PRIu64 ".%" PRIu64 " %s: not drained, %s",
+		       v->job_id, v->step_id, judge_kind_name(f->kind), no);
 		return;
 	}
 	culprit_nodes(v, f, nodes, sizeof(nodes), &one);
@@ -959,7 +988,7 @@ log_event(struct ld_alerts *a, enum alert_action what, const struct alert *al,
 	ascii(text, sizeof(text), al->f.text);
 	if (what == ALERT_FIRE)
 		ld_log(&a->d->log, "alert fired: %s %s job %" PRIu64 ".%" PRIu64 " (%016" PRIx64 "): %s",
-		       alert_name(al->f.kind), alert_severity(al->f.kind), al->key.job_id,
+		       alert_name(al->f.kind), alert_severity(&al->f), al->key.job_id,
 		       al->key.step_id, al->fp, text);
 	else if (what == ALERT_RESOLVE)
 		ld_log(&a->d->log, "alert resolved: %s job %" PRIu64 ".%" PRIu64 " (%016" PRIx64 ") "
@@ -1148,7 +1177,7 @@ alert_json(const struct ld_alerts *a, const struct alert *al, const struct ainfo
 		      "s:s, s:s, s:I, s:I, s:f, s:I}",
 		      "fingerprint", fp,
 		      "status", al->handed ? "handed-over" : al->resolved_ns ? "resolved" : "firing",
-		      "alertname", alert_name(al->f.kind), "severity", alert_severity(al->f.kind),
+		      "alertname", alert_name(al->f.kind), "severity", alert_severity(&al->f),
 		      "kind", judge_kind_name(al->f.kind),
 		      "job_id", (json_int_t)al->key.job_id, "step_id", (json_int_t)al->key.step_id,
 		      "starts_at", iso(in ? in->starts_real_ns : real_of(an, al->starts_ns), t1,

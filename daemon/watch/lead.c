@@ -865,9 +865,10 @@ finding_json(const struct ld *d, const struct ld_lead *l, const struct judge_fin
 	for (i = 0; cul && i < f->nculprits; i++)
 		json_array_append_new(cul, json_integer(f->culprits[i]));
 	snprintf(h, sizeof(h), "%016" PRIx64, f->comm_hash);
-	o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:o, s:I, s:o, s:I, s:f, s:f, s:o, "
-			 "s:o, s:s}",
-			 "kind", judge_kind_name(f->kind), "group", f->group, "comm", f->comm,
+	o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:o, s:I, s:o, s:I, s:f, s:f, "
+			 "s:o, s:o, s:s}",
+			 "kind", judge_kind_name(f->kind), "evidence", detect_evidence_name(f->evidence),
+			 "group", f->group, "comm", f->comm,
 			 "comm_hash", h, "func", f->func, "seq", (json_int_t)f->seq,
 			 "colls", (json_int_t)f->colls, "culprits", cul,
 			 "culprits_total", (json_int_t)f->ncul_total,
@@ -888,7 +889,7 @@ finding_json(const struct ld *d, const struct ld_lead *l, const struct judge_fin
 		json_object_set_new(o, "idle_frac", json_real(f->cost_frac));
 		json_object_set_new(o, "plan_frac", json_real(f->plan_frac));
 	}
-	if (o && stackfile_wanted(f->kind))
+	if (o && stackfile_wanted(f))
 		json_object_set_new(o, "stack_files", stack_files_json(d, l, f));
 	return o;
 }

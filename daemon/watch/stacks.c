@@ -806,7 +806,7 @@ ld_stacks_findings(struct ld *d, const struct ld_step_view *v, const struct judg
 	if (!d->cur->conf.stacks)
 		return;
 	for (i = 0; i < n; i++) {
-		if (!stackfile_wanted(f[i].kind))
+		if (!stackfile_wanted(&f[i]))
 			continue;
 		for (k = 0; k < f[i].nculprits; k++) {
 			node = culprit_node(v, f[i].culprits[k]);

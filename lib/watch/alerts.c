@@ -72,6 +72,7 @@ alert_key_of(const struct judge_finding *f, uint64_t job_id, uint64_t step_id,
 	k->step_id = step_id;
 	k->comm_hash = f->comm_hash;
 	k->node = f->kind == JUDGE_NODE_LOST ? f->node : -1;
+	k->evidence = f->evidence == DETECT_INFERRED ? DETECT_INFERRED : DETECT_OBSERVED;
 	k->nranks = (uint32_t)n;
 	k->ncul_total = f->ncul_total > n ? f->ncul_total : n;
 	memcpy(k->ranks, f->culprits, n * sizeof(k->ranks[0]));
@@ -105,6 +106,9 @@ alert_key_hash(const struct alert_key *k)
 	h = fnv_u64(h, k->nranks);
 	for (i = 0; i < k->nranks; i++)
 		h = fnv_u64(h, (uint64_t)k->ranks[i]);
+	/* (observed keeps the fingerprints alerts had before evidence) */
+	if (k->evidence == DETECT_INFERRED)
+		h = fnv_u64(h, UINT64_C(0x696e666572726564));
 	return h;
 }
 
@@ -112,7 +116,8 @@ static int
 same_key(const struct alert_key *a, const struct alert_key *b)
 {
 	return a->kind == b->kind && a->job_id == b->job_id && a->step_id == b->step_id &&
-	       a->comm_hash == b->comm_hash && a->node == b->node && a->nranks == b->nranks &&
+	       a->comm_hash == b->comm_hash && a->node == b->node &&
+	       a->evidence == b->evidence && a->nranks == b->nranks &&
 	       a->ncul_total == b->ncul_total &&
 	       memcmp(a->ranks, b->ranks, a->nranks * sizeof(a->ranks[0])) == 0;
 }
@@ -312,8 +317,14 @@ alert_name(enum judge_kind k)
 }
 
 const char *
-alert_severity(enum judge_kind k)
+alert_kind_severity(enum judge_kind k)
 {
-	return k == JUDGE_STALLED || k == JUDGE_SLOW || k == JUDGE_FSDP_ROOT ||
-	       k == JUDGE_PP_BUBBLE ? "warning" : "critical";
+	return k == JUDGE_STALLED || k == JUDGE_SLOW || judge_kind_advice(k) ? "warning" :
+									      "critical";
+}
+
+const char *
+alert_severity(const struct judge_finding *f)
+{
+	return f->evidence == DETECT_INFERRED ? "warning" : alert_kind_severity(f->kind);
 }

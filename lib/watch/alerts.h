@@ -51,6 +51,10 @@ struct alert_key {
 	uint64_t step_id;
 	uint64_t comm_hash;
 	int32_t node;			/* NODE_LOST: the node's index; else -1 */
+	int32_t evidence;		/* judge_finding.evidence: a finding
+					 * that turns from inferred to observed
+					 * is another alert (its severity is a
+					 * label) */
 	uint32_t nranks;		/* culprits in ranks[] */
 	uint64_t ncul_total;		/* culprits in all */
 	int64_t ranks[JUDGE_MAX_CULPRITS]; /* ascending */
@@ -147,10 +151,15 @@ void alerts_stats(const struct alerts *t, struct alerts_stats *s);
  * ParallelLayoutPipelineBubble. */
 const char *alert_name(enum judge_kind k);
 
-/* "critical" for exited, node-lost, not-entered, gpu-stuck and
- * tp-over-network (a step running at a fraction of its speed, all of its
- * allocation wasted); "warning" for stalled, slow, fsdp-root-only and
- * pipeline-bubble. */
-const char *alert_severity(enum judge_kind k);
+/* The most a kind can be: "critical" for exited, node-lost, not-entered
+ * and gpu-stuck; "warning" for stalled, slow and the advice
+ * (tp-over-network, fsdp-root-only, pipeline-bubble: the step runs, only
+ * slower than it could). */
+const char *alert_kind_severity(enum judge_kind k);
+
+/* A finding's severity: its kind's, and "warning" whatever the kind when
+ * its culprit is inferred (judge_finding.evidence): a page rests on what
+ * the culprit's own record shows. */
+const char *alert_severity(const struct judge_finding *f);
 
 #endif

@@ -331,6 +331,11 @@ keys(void)
 	is_int(alert_key_hash(&a) == UINT64_C(0xdf254b2f0f08bcdb), 1,
 	       "the fingerprint of hang c1 13,14 of 7.0 is df254b2f0f08bcdb (%016" PRIx64 ")",
 	       alert_key_hash(&a));
+	f.evidence = DETECT_INFERRED;
+	alert_key_of(&f, 7, 0, &b);
+	ok(alert_key_hash(&a) != alert_key_hash(&b) && b.evidence == DETECT_INFERRED,
+	   "the same culprits inferred are another alert (its severity differs)");
+	f.evidence = DETECT_OBSERVED;
 	finding("lost@3", &f);
 	alert_key_of(&f, 7, 0, &a);
 	ok(a.node == 3 && a.nranks == 0 && a.comm_hash == 0, "node-lost keys its node");
@@ -345,20 +350,34 @@ keys(void)
 	   strcmp(alert_name(JUDGE_STALLED), "ParallelLayoutJobStalled") == 0 &&
 	   strcmp(alert_name(JUDGE_NODE_LOST), "ParallelLayoutNodeLost") == 0,
 	   "alertnames of the other kinds");
-	ok(strcmp(alert_severity(JUDGE_NOT_ENTERED), "critical") == 0 &&
-	   strcmp(alert_severity(JUDGE_GPU_STUCK), "critical") == 0 &&
-	   strcmp(alert_severity(JUDGE_EXITED), "critical") == 0 &&
-	   strcmp(alert_severity(JUDGE_NODE_LOST), "critical") == 0 &&
-	   strcmp(alert_severity(JUDGE_SLOW), "warning") == 0 &&
-	   strcmp(alert_severity(JUDGE_STALLED), "warning") == 0,
+	ok(strcmp(alert_kind_severity(JUDGE_NOT_ENTERED), "critical") == 0 &&
+	   strcmp(alert_kind_severity(JUDGE_GPU_STUCK), "critical") == 0 &&
+	   strcmp(alert_kind_severity(JUDGE_EXITED), "critical") == 0 &&
+	   strcmp(alert_kind_severity(JUDGE_NODE_LOST), "critical") == 0 &&
+	   strcmp(alert_kind_severity(JUDGE_SLOW), "warning") == 0 &&
+	   strcmp(alert_kind_severity(JUDGE_STALLED), "warning") == 0,
 	   "severity: critical for hang, stuck, exited, lost; warning for slow, stalled");
 	ok(strcmp(alert_name(JUDGE_TP_NETWORK), "ParallelLayoutTPOverNetwork") == 0 &&
 	   strcmp(alert_name(JUDGE_FSDP_ROOT), "ParallelLayoutFSDPRootOnly") == 0 &&
-	   strcmp(alert_severity(JUDGE_TP_NETWORK), "critical") == 0 &&
-	   strcmp(alert_severity(JUDGE_FSDP_ROOT), "warning") == 0 &&
+	   strcmp(alert_kind_severity(JUDGE_TP_NETWORK), "warning") == 0 &&
+	   strcmp(alert_kind_severity(JUDGE_FSDP_ROOT), "warning") == 0 &&
 	   strcmp(alert_name(JUDGE_PP_BUBBLE), "ParallelLayoutPipelineBubble") == 0 &&
-	   strcmp(alert_severity(JUDGE_PP_BUBBLE), "warning") == 0,
-	   "the advice: TPOverNetwork critical, FSDPRootOnly and PipelineBubble warning");
+	   strcmp(alert_kind_severity(JUDGE_PP_BUBBLE), "warning") == 0,
+	   "the advice is a warning, never critical (TPOverNetwork, FSDPRootOnly, "
+	   "PipelineBubble)");
+	{
+		struct judge_finding g;
+
+		memset(&g, 0, sizeof(g));
+		g.kind = JUDGE_GPU_STUCK;
+		g.evidence = DETECT_OBSERVED;
+		ok(strcmp(alert_severity(&g), "critical") == 0, "an observed stuck kernel: critical");
+		g.evidence = DETECT_INFERRED;
+		ok(strcmp(alert_severity(&g), "warning") == 0,
+		   "the same inferred: a warning (a page rests on what the culprit's record shows)");
+		g.kind = JUDGE_NOT_ENTERED;
+		ok(strcmp(alert_severity(&g), "warning") == 0, "an inferred hang: a warning");
+	}
 }
 
 int

@@ -141,8 +141,12 @@ waiting(const struct detect_comm *p, uint64_t now, uint64_t thr)
 /*
  * Whether rank i lags in its comm c: a live local peer of the same comm
  * has entered more collectives and waits in its last one longer than the
- * threshold.  Sets *peer and *pc to the peer that waited longest.
+ * threshold.  Sets *peer and *pc to the peer that waited longest.  Not
+ * when rank i's own kernel in c is stuck on the GPU: that is why it enters
+ * no more, and the stuck rule names it.
  */
+static int gpu_stuck(const struct detect_comm *c, uint64_t now, uint64_t thr);
+
 static int
 lagging(const struct detect_rank *ranks, size_t n, size_t i, const struct detect_comm *c,
 	uint64_t now, uint64_t thr, size_t *peer, const struct detect_comm **pc)
@@ -150,7 +154,7 @@ lagging(const struct detect_rank *ranks, size_t n, size_t i, const struct detect
 	size_t j;
 	int found = 0;
 
-	if (ranks[i].exited || !rules_usable(c->flags))
+	if (ranks[i].exited || !rules_usable(c->flags) || gpu_stuck(c, now, thr))
 		return 0;
 	for (j = 0; j < n; j++) {
 		const struct detect_comm *p;
@@ -253,6 +257,10 @@ comm_has_cause(const struct detect_rank *ranks, size_t n, size_t i,
 			continue;
 		if (ranks[j].exited || lagging(ranks, n, j, m, now, thr, &peer, &pc))
 			return 1;
+		/* a member behind on the GPU (it has not completed what rank i
+		 * did): rank i's kernel waits on it */
+		if (j != i && (m->flags & c->flags & DETECT_GPU) && m->done < c->done)
+			return 1;
 		if (!waiting(m, now, thr) && !gpu_stuck(m, now, thr) &&
 		    held_elsewhere(&ranks[j], c->hash, now, thr))
 			return 1;
@@ -329,6 +337,34 @@ stuck_evidence(const struct detect_rank *ranks, size_t n, size_t i, const struct
 		return DETECT_OBSERVED;
 	if (c->nranks > 0 && local_members(ranks, n, i, c) >= (size_t)c->nranks)
 		return DETECT_INFERRED;
+	return 0;
+}
+
+/* Whether a live local peer waits for exited rank i: past the threshold
+ * in a communicator rank i belonged to, at a collective it never reached
+ * (the one exit rule's test for an exit 0: rules.h). */
+static int
+awaited(const struct detect_rank *ranks, size_t n, size_t i, uint64_t now, uint64_t thr)
+{
+	uint32_t k;
+	size_t j;
+
+	for (k = 0; k < ranks[i].ncomm && k < PLW_MAX_COMMS; k++) {
+		const struct detect_comm *c = &ranks[i].comm[k];
+
+		if (c->flags & DETECT_BUSY)
+			continue;
+		for (j = 0; j < n; j++) {
+			const struct detect_comm *m;
+
+			if (j == i || ranks[j].exited)
+				continue;
+			m = find_comm(&ranks[i], &ranks[j], c->hash);
+			if (m && rules_exit0_awaited(c->colls, m->flags, m->colls, m->done, m->enter_ns,
+						     now, thr))
+				return 1;
+		}
+	}
 	return 0;
 }
 
@@ -410,8 +446,10 @@ detect_run(const struct detect_rank *ranks, size_t n, uint64_t now_ns, uint64_t 
 	int pass, held;
 
 	/* Exits: the failures (rules_exit_class, or the status unknown past
-	 * the grace) first, then exit 0 and the ends by Slurm's signals past
-	 * the threshold (scancel kills every rank: that is no failure). */
+	 * the grace) first, then the ends by Slurm's signals past the
+	 * threshold (scancel kills every rank: that is no failure), and an
+	 * exit 0 only when a live peer waits for it (a normal end with skew
+	 * is no fault). */
 	for (pass = 0; pass < 2; pass++)
 		for (i = 0; i < n; i++) {
 			const struct detect_rank *r = &ranks[i];
@@ -423,6 +461,9 @@ detect_run(const struct detect_rank *ranks, size_t n, uint64_t now_ns, uint64_t 
 				continue;
 			if (!r->exit_known ? gone <= DETECT_EXIT_GRACE_NS :
 			    !bad && gone <= threshold_ns)
+				continue;
+			if (r->exit_known && rules_exit_class(r->exit_status) == RULES_EXIT_ZERO &&
+			    !awaited(ranks, n, i, now_ns, threshold_ns))
 				continue;
 			verdict_base(&v, DETECT_EXITED, &ranks[i], NULL);
 			v.exit_status = r->exit_known ? r->exit_status : -1;

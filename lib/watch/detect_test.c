@@ -155,12 +155,13 @@ c_two_comms(void)
 	comm_add(&rk[3], DP, 4, NOW - S, 4, 0, NOW - S);
 }
 
-/* Exits: rank 2 exit 0, rank 1 killed by SIGSEGV, rank 3 exit 1; rank 0
- * waits. */
+/* Exits: rank 2 exit 0 before it entered the 10th collective, rank 1
+ * killed by SIGSEGV, rank 3 exit 1; rank 0 waits in the 10th. */
 static void
 c_exits(void)
 {
 	lag(T + 10 * S);
+	rk[2].comm[0].colls = 9;
 	rk[1].exited = 1;
 	rk[1].exit_status = SIGSEGV;		/* a wait status: signalled */
 	rk[2].exited = 1;
@@ -184,6 +185,20 @@ c_exit_at(int status, uint64_t ago)
 static void c_exit0_recent(void) { c_exit_at(0, 2 * S); }
 static void c_exit0_threshold(void) { c_exit_at(0, T); }
 static void c_exit0_late(void) { c_exit_at(0, T + 1); }
+
+/* The same while ranks 0-2 wait in the 11th collective, which rank 3
+ * never reached: its exit 0 holds live peers. */
+static void
+c_exit0_awaited(void)
+{
+	int i;
+
+	c_exit0_late();
+	for (i = 0; i < 3; i++) {
+		rk[i].comm[0].colls = 11;
+		rk[i].comm[0].enter_ns = NOW - T - 2 * S;
+	}
+}
 static void c_exit1_at_once(void) { c_exit_at(1 << 8, S / 10); }
 static void c_exit_unknown_recent(void) { c_exit_at(-1, S / 2); }
 static void c_exit_unknown_grace(void) { c_exit_at(-1, DETECT_EXIT_GRACE_NS); }
@@ -365,6 +380,23 @@ static void c_all_stuck_elsewhere(void) { c_all_stuck(8); }
  * other end, waiting for data, would look the same; never named here. */
 static void c_gpu_p2p(void) { c_gpu(T + 2 * S); rk[2].comm[0].flags |= DETECT_P2P; }
 
+/* Rank 2's kernel of the 10th collective quiet 6 s past the threshold
+ * while its three peers completed it and wait in the 11th (their kernels
+ * quiet too, waiting on it): rank 2, observed; not a lagger, they only
+ * wait. */
+static void
+c_gpu_peers_on(void)
+{
+	int i;
+
+	nrk = 0;
+	for (i = 0; i < 4; i++)
+		if (i == 2)
+			comm_add(rank_add(i), TP, 10, NOW - T - 7 * S, 9, 3, NOW - T - 6 * S);
+		else
+			comm_add(rank_add(i), TP, 11, NOW - T - 5 * S, 10, 2, NOW - T - 5 * S);
+}
+
 /* Rank 2's p2p transfer on the pipeline (its other end elsewhere) stuck
  * while its three TP peers wait for it in the 10th TP collective: it holds
  * them, so the node names it, inferred (the other end may be the cause);
@@ -444,7 +476,9 @@ static const struct tcase cases[] = {
 	    { DETECT_EXITED, 2, 0, "", 0, -1, 0, 0, 0 } } },
 	{ "exit 0 two seconds ago: the end of a step, no verdict", c_exit0_recent, 0, { { 0 } } },
 	{ "exit 0 exactly the threshold ago", c_exit0_threshold, 0, { { 0 } } },
-	{ "exit 0 the threshold and 1 ns ago", c_exit0_late, 1,
+	{ "exit 0 the threshold and 1 ns ago, nobody waiting for it: a normal end", c_exit0_late,
+	  0, { { 0 } } },
+	{ "exit 0 with a live peer waiting where it never reached", c_exit0_awaited, 1,
 	  { { DETECT_EXITED, 3, 0, "", 0, -1, 0, 0, 0 } } },
 	{ "exit 1 a tenth of a second ago: at once", c_exit1_at_once, 1,
 	  { { DETECT_EXITED, 3, 0, "", 0, -1, 0, 1 << 8, 0 } } },
@@ -490,6 +524,8 @@ static const struct tcase cases[] = {
 	{ "every kernel stuck, four members elsewhere: none named here",
 	  c_all_stuck_elsewhere, 0, { { 0 } } },
 	{ "a p2p transfer stuck: never named on its own node", c_gpu_p2p, 0, { { 0 } } },
+	{ "stuck where its peers completed and went on: it, observed", c_gpu_peers_on, 1,
+	  { { DETECT_GPU_STUCK, 2, TP, "AllReduce", 9, -1, T + 6 * S, 0, 0 } } },
 	{ "a p2p transfer stuck that holds its TP peers: it, inferred", c_gpu_p2p_holds, 1,
 	  { { DETECT_GPU_STUCK, 2, PP, "AllReduce", 2, -1, T + 2 * S, 0, DETECT_INFERRED } } },
 	{ "stuck where local peers completed, members elsewhere: observed", c_gpu_wide, 1,

@@ -70,6 +70,8 @@ judge_state_free(struct judge_state *s)
 	free(s->nstuck);
 	free(s->nheld);
 	free(s->nbusy);
+	free(s->culprit);
+	free(s->awaited);
 	free(s->slow);
 	free(s->sm);
 	free(s->bub);
@@ -108,6 +110,8 @@ judge_state_new(uint32_t world, pl_err_t *err)
 	s->nstuck = calloc(world, 1);
 	s->nheld = calloc(world, 1);
 	s->nbusy = calloc(world, 1);
+	s->culprit = calloc(world, 1);
+	s->awaited = calloc(world, 1);
 	s->slow = calloc(world, sizeof(*s->slow));
 	s->sm = calloc(s->cap, sizeof(*s->sm));
 	s->bub = calloc(world, sizeof(*s->bub));
@@ -118,7 +122,7 @@ judge_state_new(uint32_t world, pl_err_t *err)
 	s->hot_in = calloc(s->cap, sizeof(*s->hot_in));
 	if (!s->sm || !s->nat || !s->perm || !s->tmp || !s->hot || !s->hot_in || !s->ent ||
 	    !s->grp || !s->wt || !s->vw || !s->vc || !s->vt || !s->pw || !s->pc || !s->co ||
-	    !s->rgrp || !s->nstuck || !s->nheld || !s->nbusy || !s->slow || !s->bub)
+	    !s->rgrp || !s->nstuck || !s->nheld || !s->nbusy || !s->culprit || !s->awaited || !s->slow || !s->bub)
 		goto oom;
 	return s;
 oom:

@@ -29,12 +29,18 @@
  *                      there, or waiting there on a rank that lags) is not
  *                      named for the lag it causes, unless every lagger is
  *                      held so (a cycle).
- *   JUDGE_GPU_STUCK    a collective every present member entered whose
- *                      kernels made no progress for longer than the
- *                      threshold: one finding per (communicator,
- *                      collective) naming the ranks whose kernels still
- *                      run.  Left out where a member exited or lags (the
- *                      effect, not the cause), or has members missing
+ *   JUDGE_GPU_STUCK    a collective whose kernels made no progress for
+ *                      longer than the threshold: one finding per
+ *                      communicator, for its earliest such collective
+ *                      (members stuck in a later one wait on it), naming
+ *                      the ranks whose kernels still run there; observed
+ *                      when a live member completed it, else inferred (and
+ *                      always inferred for a p2p transfer and from the
+ *                      never-silent rule).  A lagger whose own kernel in
+ *                      the communicator is stuck is named here, not as
+ *                      not-entered.  Left out where a member exited or
+ *                      lags, or is named by the lag rule (the effect, not
+ *                      the cause), or has members missing
  *                      while a node is lost; when that leaves no finding
  *                      at all and no rank exited (an exit explains the
  *                      waits even while its finding waits out its grace,
@@ -343,6 +349,16 @@ enum judge_kind {
 
 struct judge_finding {
 	enum judge_kind kind;
+	int evidence;			/* DETECT_OBSERVED: the culprit's own
+					 * record shows the fault (it exited,
+					 * lost its node, entered nothing while
+					 * its peers wait, its kernel runs where
+					 * a peer's completed, it runs slow);
+					 * DETECT_INFERRED: by elimination (a
+					 * cycle of waits, kernels stuck with
+					 * none completed, a p2p transfer, the
+					 * never-silent rule); the advice:
+					 * observed */
 	char group[JUDGE_GROUP_LEN];	/* "TP group 3 of PP stage 1", "world" */
 	uint64_t comm_hash;		/* 0 for EXITED, NODE_LOST, STALLED */
 	char comm[DETECT_NAME_LEN];	/* the communicator's name */

@@ -25,6 +25,7 @@ js_finding_new(struct round *r, enum judge_kind kind)
 	r->count++;
 	memset(f, 0, sizeof(*f));
 	f->kind = kind;
+	f->evidence = DETECT_OBSERVED;
 	f->node = -1;
 	f->exit_status = -1;
 	return f;
@@ -68,6 +69,8 @@ js_add_culprit(struct round *r, struct judge_finding *f, uint32_t *ix, size_t i)
 {
 	const struct js_entry *e = &r->s->ent[i];
 
+	if (f->kind == JUDGE_NOT_ENTERED)
+		r->s->culprit[e->ix] = 1;
 	if (f->nculprits < JUDGE_MAX_CULPRITS) {
 		ix[f->nculprits] = e->ix;
 		f->culprits[f->nculprits++] = e->rank;
@@ -142,6 +145,10 @@ lag_findings(struct round *r, size_t g)
 		put_coll(&l, f);
 		js_put(&l, "; %zu peer%s waiting ", f->npeers_waiting, f->npeers_waiting == 1 ? "" : "s");
 		js_put_secs(&l, f->for_ns);
+		if (r->lag_cycle) {
+			f->evidence = DETECT_INFERRED;
+			js_put(&l, "; inferred: each waits on another elsewhere (a cycle)");
+		}
 		done_below = target;
 	}
 }
@@ -173,70 +180,114 @@ js_not_entered(struct round *r)
 			e->flags |= E_NAMED;
 			named++;
 		}
-		if (named || !found)
+		if (named || !found) {
+			r->lag_cycle = pass == 1 && named;
 			break;
+		}
 	}
 	for (g = 0; g < r->ngrp; g++)
 		lag_findings(r, g);
 }
 
-/* One finding per collective stuck on the GPU in group g, naming the
- * members whose kernels still run (E_NAMED set by the caller). */
+/* How many live members of group gr completed its target-th collective
+ * (none of those whose kernels still run there). */
+static size_t
+npeers_done(const struct round *r, const struct js_group *gr, uint64_t target)
+{
+	size_t i, n = 0;
+
+	for (i = gr->first; i < gr->first + gr->n; i++) {
+		const struct js_hot *c = ent_comm(r, &r->s->ent[i]);
+
+		n += !c->exited && c->done >= target;
+	}
+	return n;
+}
+
+/*
+ * What a stuck finding of group gr on its target-th collective rests on:
+ * observed when a live member not named completed it (the named kernels
+ * run where a peer's ended); inferred when a named kernel is a p2p
+ * transfer (its other end waits as it does), when no member completed it
+ * (any of them may hold the rest), or by the never-silent rule.  *why says
+ * which, for the text.
+ */
+static int
+stuck_evidence(const struct round *r, const struct js_group *gr, uint64_t target, int fallback,
+	       const char **why)
+{
+	size_t i;
+
+	*why = "nothing else explains the hang";
+	if (fallback)
+		return DETECT_INFERRED;
+	for (i = gr->first; i < gr->first + gr->n; i++) {
+		const struct js_hot *c = ent_comm(r, &r->s->ent[i]);
+
+		if ((r->s->ent[i].flags & E_NAMED) && c->done + 1 == target &&
+		    (c->flags & DETECT_P2P)) {
+			*why = "a p2p transfer, whose other end waits as it does";
+			return DETECT_INFERRED;
+		}
+	}
+	*why = "no member completed it, any of them may hold the rest";
+	return npeers_done(r, gr, target) ? DETECT_OBSERVED : DETECT_INFERRED;
+}
+
+/* The finding of the earliest collective stuck on the GPU in group g,
+ * naming the members whose kernels still run there (E_NAMED set by the
+ * caller); fallback: named by the never-silent rule.  Members stuck in a
+ * later one wait on those: a collective cannot complete before its
+ * members have completed the one before it. */
 static void
-stuck_findings(struct round *r, size_t g)
+stuck_findings(struct round *r, size_t g, int fallback)
 {
 	const struct js_group *gr = &r->s->grp[g];
-	uint64_t done_below = 0;
+	uint64_t target = UINT64_MAX, quiet = 0;
+	const char *why;
+	struct judge_finding *f;
+	uint32_t ix[JUDGE_MAX_CULPRITS];
+	struct line l;
+	size_t i;
 
-	for (;;) {
-		uint64_t target = UINT64_MAX, quiet = 0;
-		struct judge_finding *f;
-		uint32_t ix[JUDGE_MAX_CULPRITS];
-		struct line l;
-		size_t i;
+	for (i = gr->first; i < gr->first + gr->n; i++)
+		if ((r->s->ent[i].flags & E_NAMED) && ent_comm(r, &r->s->ent[i])->done + 1 < target)
+			target = ent_comm(r, &r->s->ent[i])->done + 1;
+	if (target == UINT64_MAX)
+		return;
+	f = js_group_finding(r, JUDGE_GPU_STUCK, g, &l);
+	f->colls = target;
+	for (i = gr->first; i < gr->first + gr->n; i++) {
+		const struct js_entry *e = &r->s->ent[i];
+		const struct js_hot *c = ent_comm(r, e);
 
-		for (i = gr->first; i < gr->first + gr->n; i++) {
-			const struct js_entry *e = &r->s->ent[i];
-			uint64_t t;
-
-			if (!(e->flags & E_NAMED))
-				continue;
-			t = ent_comm(r, e)->done + 1;
-			if (t > done_below && t < target)
-				target = t;
+		if (!(e->flags & E_NAMED) || c->done + 1 != target) {
+			f->npeers_waiting++;
+			continue;
 		}
-		if (target == UINT64_MAX)
-			return;
-		f = js_group_finding(r, JUDGE_GPU_STUCK, g, &l);
-		f->colls = target;
-		for (i = gr->first; i < gr->first + gr->n; i++) {
-			const struct js_entry *e = &r->s->ent[i];
-			const struct js_hot *c = ent_comm(r, e);
-
-			if (!(e->flags & E_NAMED) || c->done + 1 != target) {
-				f->npeers_waiting++;
-				continue;
-			}
-			js_add_culprit(r, f, ix, i);
-			if (rules_age(r->now, c->progress_ns) > quiet) {
-				quiet = rules_age(r->now, c->progress_ns);
-				f->since_ns = c->progress_ns;
-			}
-			if (!f->func[0] && c->colls == target) {
-				const struct detect_comm *cf = ent_full(r, e);
-
-				rules_text_copy(f->func, sizeof(f->func), cf->func, sizeof(cf->func));
-				f->seq = cf->seq;
-			}
+		js_add_culprit(r, f, ix, i);
+		if (rules_age(r->now, c->progress_ns) > quiet) {
+			quiet = rules_age(r->now, c->progress_ns);
+			f->since_ns = c->progress_ns;
 		}
-		f->for_ns = quiet;
-		put_coll(&l, f);
-		js_put(&l, " stuck on the GPU ");
-		js_put_secs(&l, f->for_ns);
-		js_put(&l, ", kernels still running on ");
-		js_put_culprits(&l, r->st, r->rk, ix, f->nculprits, f->ncul_total);
-		done_below = target;
+		if (!f->func[0] && c->colls == target) {
+			const struct detect_comm *cf = ent_full(r, e);
+
+			rules_text_copy(f->func, sizeof(f->func), cf->func, sizeof(cf->func));
+			f->seq = cf->seq;
+		}
 	}
+	f->for_ns = quiet;
+	put_coll(&l, f);
+	js_put(&l, " stuck on the GPU ");
+	js_put_secs(&l, f->for_ns);
+	js_put(&l, ", kernels still running on ");
+	js_put_culprits(&l, r->st, r->rk, ix, f->nculprits, f->ncul_total);
+	f->evidence = stuck_evidence(r, gr, target, fallback, &why);
+	if (f->evidence == DETECT_INFERRED)
+		js_put(&l, "; inferred: %s", why);
+	else
+		js_put(&l, " where %zu of its peers completed it", npeers_done(r, gr, target));
 }
 
 /* Whether a live member of group gr is in none of gr's collectives but in
@@ -292,6 +343,19 @@ p2p_effect(const struct round *r, const struct js_group *gr, size_t i, uint32_t 
 	return 1;
 }
 
+/* Whether a member of group gr is named this round by an exit or a lag:
+ * the stuck kernels of its peers wait on it. */
+static int
+group_culprit(const struct round *r, const struct js_group *gr)
+{
+	size_t i;
+
+	for (i = gr->first; i < gr->first + gr->n; i++)
+		if (r->s->culprit[r->s->ent[i].ix])
+			return 1;
+	return 0;
+}
+
 /* Whether an entry of group gr has flag. */
 static int
 group_any(const struct round *r, const struct js_group *gr, uint16_t flag)
@@ -334,7 +398,7 @@ js_gpu_stuck_all(struct round *r)
 				continue;	/* (most groups: nothing below to do) */
 			if (pass == 0 && (gr->any_exited || gr->any_lagger ||
 					  (gr->missing && r->any_lost) ||
-					  member_held_elsewhere(r, gr)))
+					  member_held_elsewhere(r, gr) || group_culprit(r, gr)))
 				continue;
 			for (i = gr->first; i < gr->first + gr->n; i++) {
 				uint32_t mate;
@@ -356,7 +420,7 @@ js_gpu_stuck_all(struct round *r)
 				if (mate != UINT32_MAX)
 					r->s->ent[mate].flags |= E_NAMED;
 			}
-			stuck_findings(r, g);
+			stuck_findings(r, g, pass == 1);
 		}
 		if (r->count > before) {
 			r->fallback = pass == 1;
@@ -408,7 +472,7 @@ exit_finding(struct round *r, uint32_t ix, int st)
 		js_put(&l, " exited with status %d", WEXITSTATUS(st));
 	js_put(&l, st < 0 || rules_exit_class(st) != RULES_EXIT_ZERO ?
 	    "; its peers will wait on it" :
-	    " while the step runs on; its peers will wait on it");
+	    "; a live peer waits on it at a collective it never reached");
 }
 
 /* The note of a step being ended by signal (judge_state_end). */
@@ -431,10 +495,44 @@ end_note(struct round *r, uint32_t nterm, uint32_t nexited, int sig, uint64_t si
 	js_put(&l, "; no rank named");
 }
 
+/* Per input rank: exited, and in one of its groups a live member waits
+ * past the threshold at a collective it never reached (the exit rule for
+ * an exit 0, rules.h). */
+static void
+mark_awaited(struct round *r)
+{
+	size_t g, i, j;
+
+	memset(r->s->awaited, 0, r->n);
+	for (g = 0; g < r->ngrp; g++) {
+		const struct js_group *gr = &r->s->grp[g];
+
+		if (!gr->any_exited)
+			continue;
+		for (i = gr->first; i < gr->first + gr->n; i++) {
+			const struct js_hot *x = ent_comm(r, &r->s->ent[i]);
+
+			if (!x->exited || r->s->awaited[r->s->ent[i].ix])
+				continue;
+			for (j = gr->first; j < gr->first + gr->n; j++) {
+				const struct js_hot *m = ent_comm(r, &r->s->ent[j]);
+
+				if (!m->exited && rules_exit0_awaited(x->colls, m->flags, m->colls, m->done,
+								      m->enter_ns, r->now,
+								      r->p->hang_threshold_ns)) {
+					r->s->awaited[r->s->ent[i].ix] = 1;
+					break;
+				}
+			}
+		}
+	}
+}
+
 /*
  * The exits, by the step's-end rule (judge.h): the step ending by signal
  * names nobody; otherwise the first cause is named (the failures within
- * the grace of it), and what follows it is the step coming down.
+ * the grace of it), and what follows it is the step coming down.  An exit
+ * 0 is a cause only when a live peer waits for it (mark_awaited).
  */
 void
 js_exits(struct round *r)
@@ -480,9 +578,10 @@ js_exits(struct round *r)
 		end_note(r, nterm, (uint32_t)nx, sig, t_term);
 		return;
 	}
+	mark_awaited(r);
 	qsort(w, nx, sizeof(*w), js_wait_cmp);
 	/* Which exits are causes: a failure at once, an end by signal after
-	 * the grace, exit 0 past the threshold while the step runs on. */
+	 * the grace, exit 0 when a live peer waits for it. */
 	for (i = 0; i < nx; i++) {
 		const struct detect_rank *d = &r->rk[w[i].e].st;
 		uint64_t gone = d->exit_ns ? rules_age(r->now, d->exit_ns) : UINT64_MAX;
@@ -490,7 +589,7 @@ js_exits(struct round *r)
 		int cause;
 
 		cause = c == RULES_EXIT_FAILED || (c == RULES_EXIT_ENDED && gone > grace) ||
-			(c == RULES_EXIT_ZERO && nrun && gone > r->p->hang_threshold_ns);
+			(c == RULES_EXIT_ZERO && nrun && r->s->awaited[w[i].e]);
 		/* An exit while a hang is named is its effect: the peers'
 		 * timeouts (NCCL's watchdog) aborting them. */
 		if (r->s->hang_first_ns && d->exit_ns >= r->s->hang_first_ns &&

@@ -131,6 +131,10 @@ struct judge_state {
 	uint32_t *rgrp;		/* per input rank: its smallest group */
 	uint8_t *nstuck, *nheld; /* per input rank: entries flagged so */
 	uint8_t *nbusy;		/* per input rank: entries waiting or stuck */
+	uint8_t *culprit;	/* per input rank: named by an exit or a lag
+				 * this round */
+	uint8_t *awaited;	/* per input rank: exited, and a live peer
+				 * waits for it (rules_exit0_awaited) */
 	struct js_slow *slow;	/* per global rank */
 	struct js_smooth *sm;	/* per slot and global rank */
 	struct js_bubble *bub;	/* per global rank */
@@ -172,6 +176,7 @@ struct round {
 	int any_lost;
 	int any_exit;		/* a present rank exited (named or not) */
 	int fallback;		/* the never-silent rule named the stuck kernels */
+	int lag_cycle;		/* the laggers were named in a cycle of waits */
 	/* js_stalled()'s evidence, gathered by js_build() on its way through the
 	 * ranks: no_stall when a live rank is in a collective (or its state
 	 * says nothing), else how many live ranks ran any and when the last

@@ -237,7 +237,9 @@ js_mark_laggers(struct round *r, size_t g)
 		struct js_entry *e = &r->s->ent[i];
 		uint64_t colls = ent_comm(r, e)->colls;
 
-		if (ent_comm(r, e)->exited || colls >= maxw)
+		/* (a member whose own kernel here is stuck enters no more
+		 * for that: the stuck rule names it) */
+		if (ent_comm(r, e)->exited || colls >= maxw || (e->flags & E_STUCK))
 			continue;
 		for (j = 0; j < nw; j++)
 			if (w[j].e != i && ent_comm(r, &r->s->ent[w[j].e])->colls > colls)
@@ -265,6 +267,7 @@ js_count_flags(struct round *r)
 	memset(r->s->nstuck, 0, r->n);
 	memset(r->s->nheld, 0, r->n);
 	memset(r->s->nbusy, 0, r->n);
+	memset(r->s->culprit, 0, r->n);
 	for (i = 0; i < r->nent; i++) {
 		const struct js_entry *e = &r->s->ent[i];
 

@@ -267,6 +267,16 @@ c_gpu_stuck_one(void)
 	done_at(4, C_TP, 201, NOW - 71 * S);
 }
 
+/* The same, and 4 went on into TP #202, where it waits 70 s (its kernel
+ * quiet, waiting on 5): 5 is not a rank that never entered #202 but one
+ * whose kernel of #201 still runs where its peer's completed; 4 waits. */
+static void
+c_gpu_stuck_peer_on(void)
+{
+	c_gpu_stuck_one();
+	in_coll(4, C_TP, 202, NOW - 70 * S);
+}
+
 /* Rank 6 (node 1, GPU 2) exited with 1 a tenth of a second ago. */
 static void
 c_exit1(void)
@@ -287,12 +297,22 @@ c_exit0_recent(void)
 	rk[6].st.exit_ns = NOW - 2 * S;
 }
 
-/* ... and the threshold and a second ago: named. */
+/* ... and the threshold and a second ago, nobody waiting for it: a normal
+ * end with skew (the others still finishing), nobody named. */
 static void
 c_exit0_late(void)
 {
 	c_exit0_recent();
 	rk[6].st.exit_ns = NOW - T - S;
+}
+
+/* The same while its TP peer 7 waits 70 s in TP #201, which rank 6 never
+ * reached: named. */
+static void
+c_exit0_awaited(void)
+{
+	c_exit0_late();
+	in_coll(7, C_TP, 201, NOW - 70 * S);
 }
 
 /* Rank 3 killed by SIGKILL, its TP peer 2 waiting 70 s in TP: the exit is
@@ -641,6 +661,21 @@ c_p2p_exit_pending(void)
 	rk[3].st.exit_ns = NOW - S / 2;
 }
 
+/*
+ * The chain's 1 and 3 in flight with each other (as 1F1B's grouped send
+ * and receive leave them, each record holding one peer), while 5, the
+ * chain's third member, stopped: it never entered TP #201, where its peer
+ * 4 waits 70 s.  5 is named; the transfer waiting in a communicator of
+ * the named rank is its effect, not named.
+ */
+static void
+c_p2p_peers_of_lagger(void)
+{
+	c_p2p_chain();
+	done_at(5, 4, 0, NOW - 80 * S);
+	in_coll(4, C_TP, 201, NOW - 70 * S);
+}
+
 /* Whether case setup is about lost nodes (detect.c knows no nodes). */
 static int c_lost(void (*setup)(void));
 /* Whether case setup is about the step's end (detect.c names each exit
@@ -656,6 +691,7 @@ struct want {
 	uint64_t for_ns;
 	int32_t node;
 	const char *text;	/* NULL: not checked */
+	int ev;			/* 0: DETECT_OBSERVED, else DETECT_INFERRED */
 };
 
 struct tcase {
@@ -670,61 +706,75 @@ static const struct tcase cases[] = {
 	{ "rank 13 on node3 never entered DP #51, peers on nodes 2 and 3", c_not_entered, 1,
 	  { { JUDGE_NOT_ENTERED, "DP group 1 of PP stage 1", { 13 }, 1, 3, 70 * S, 3,
 	      "DP group 1 of PP stage 1: rank 13 on node3 GPU 1 never entered AllReduce #50; "
-	      "3 peers waiting 70 s" } } },
+	      "3 peers waiting 70 s", 0 } } },
 	{ "two missing in one group: one finding naming both", c_two_missing, 1,
 	  { { JUDGE_NOT_ENTERED, "DP group 1 of PP stage 1", { 11, 13 }, 2, 2, 70 * S, 2,
 	      "DP group 1 of PP stage 1: ranks 11 on node2 GPU 3 and 13 on node3 GPU 1 never "
-	      "entered AllReduce #50; 2 peers waiting 70 s" } } },
+	      "entered AllReduce #50; 2 peers waiting 70 s", 0 } } },
 	{ "peers waiting 50 s: below the threshold", c_not_yet, 0, { { 0 } } },
 	{ "TP stall holding DP peers: only the root (12) is named", c_cascade, 2,
 	  { { JUDGE_NOT_ENTERED, "TP group 2 of PP stage 1", { 12 }, 1, 1, 70 * S, 3,
 	      "TP group 2 of PP stage 1: rank 12 on node3 GPU 0 never entered AllReduce #200; "
-	      "1 peer waiting 70 s" },
-	    { JUDGE_NOT_ENTERED, "DP group 0 of PP stage 1", { 12 }, 1, 3, 65 * S, 3, NULL } } },
+	      "1 peer waiting 70 s", 0 },
+	    { JUDGE_NOT_ENTERED, "DP group 0 of PP stage 1", { 12 }, 1, 3, 65 * S, 3, NULL, 0 } } },
 	{ "the same without kernel events: 13 is held by its TP wait", c_cascade_nogpu, 2,
-	  { { JUDGE_NOT_ENTERED, "TP group 2 of PP stage 1", { 12 }, 1, 1, 70 * S, 3, NULL },
-	    { JUDGE_NOT_ENTERED, "DP group 0 of PP stage 1", { 12 }, 1, 3, 65 * S, 3, NULL } } },
+	  { { JUDGE_NOT_ENTERED, "TP group 2 of PP stage 1", { 12 }, 1, 1, 70 * S, 3, NULL, 0 },
+	    { JUDGE_NOT_ENTERED, "DP group 0 of PP stage 1", { 12 }, 1, 3, 65 * S, 3, NULL, 0 } } },
 	{ "a stuck TP kernel holds its ranks out of DP: the kernels are named", c_stuck_holds, 1,
-	  { { JUDGE_GPU_STUCK, "TP group 1 of PP stage 0", { 2, 3 }, 2, 0, 71 * S, 0, NULL } } },
+	  { { JUDGE_GPU_STUCK, "TP group 1 of PP stage 0", { 2, 3 }, 2, 0, 71 * S, 0, NULL, DETECT_INFERRED } } },
 	{ "a cycle of waits: both named", c_cycle, 2,
-	  { { JUDGE_NOT_ENTERED, "TP group 0 of PP stage 0", { 1 }, 1, 1, 70 * S, 0, NULL },
-	    { JUDGE_NOT_ENTERED, "TP group 0 of PP stage 0", { 0 }, 1, 1, 70 * S, 0, NULL } } },
+	  { { JUDGE_NOT_ENTERED, "TP group 0 of PP stage 0", { 1 }, 1, 1, 70 * S, 0, NULL, DETECT_INFERRED },
+	    { JUDGE_NOT_ENTERED, "TP group 0 of PP stage 0", { 0 }, 1, 1, 70 * S, 0, NULL, DETECT_INFERRED } } },
 	{ "a stuck p2p transfer holds a TP group, whose pipeline partner waits: only it is named",
 	  c_pp_held, 1,
-	  { { JUDGE_GPU_STUCK, "PP group 3", { 3, 11 }, 2, 0, 71 * S, 0, NULL } } },
+	  { { JUDGE_GPU_STUCK, "PP group 3", { 3, 11 }, 2, 0, 71 * S, 0, NULL, DETECT_INFERRED } } },
 	{ "a stuck p2p transfer: both ends named, not a stage waiting on a peer that never sent",
 	  c_p2p_downstream, 1,
 	  { { JUDGE_GPU_STUCK, "PP group 3", { 3, 11 }, 2, 0, 71 * S, 0,
 	      "PP group 3: collective 1 stuck on the GPU 71 s, kernels still running on ranks 3 "
-	      "on node0 GPU 3 and 11 on node2 GPU 3" } } },
+	      "on node0 GPU 3 and 11 on node2 GPU 3; inferred: a p2p transfer, whose other end "
+	      "waits as it does", DETECT_INFERRED } } },
 	{ "a chain of p2p transfers: the stuck one named, not the receive waiting on it",
 	  c_p2p_chain, 1,
-	  { { JUDGE_GPU_STUCK, "DP group 1 of PP stage 0", { 1, 3 }, 2, 1, 70 * S, 0, NULL } } },
+	  { { JUDGE_GPU_STUCK, "DP group 1 of PP stage 0", { 1, 3 }, 2, 1, 70 * S, 0, NULL, DETECT_INFERRED } } },
+	{ "a transfer stuck in the communicator of a rank that stopped: only that rank",
+	  c_p2p_peers_of_lagger, 1,
+	  { { JUDGE_NOT_ENTERED, "TP group 2 of PP stage 0", { 5 }, 1, 1, 70 * S, 1, NULL, 0 } } },
 	{ "a stuck transfer whose sender exited, its status not known yet: nothing named yet",
 	  c_p2p_exit_pending, 0, { { 0 } } },
 	{ "a stuck receive whose sender is done: named (never silent)", c_p2p_alone, 1,
-	  { { JUDGE_GPU_STUCK, "PP group 3", { 11 }, 1, 1, 70 * S, 2, NULL } } },
+	  { { JUDGE_GPU_STUCK, "PP group 3", { 11 }, 1, 1, 70 * S, 2, NULL, DETECT_INFERRED } } },
 	{ "the same stuck 61 s: within the grace past the threshold, not named yet",
 	  c_p2p_alone_young, 0, { { 0 } } },
 	{ "GPU stuck in TP group 2 of PP stage 0", c_gpu_stuck, 1,
 	  { { JUDGE_GPU_STUCK, "TP group 2 of PP stage 0", { 4, 5 }, 2, 0, 71 * S, 1,
 	      "TP group 2 of PP stage 0: AllReduce #200 stuck on the GPU 71 s, kernels still "
-	      "running on ranks 4 on node1 GPU 0 and 5 on node1 GPU 1" } } },
+	      "running on ranks 4 on node1 GPU 0 and 5 on node1 GPU 1; inferred: no member "
+	      "completed it, any of them may hold the rest", DETECT_INFERRED } } },
 	{ "GPU stuck on one member: only it is named", c_gpu_stuck_one, 1,
-	  { { JUDGE_GPU_STUCK, "TP group 2 of PP stage 0", { 5 }, 1, 1, 71 * S, 1, NULL } } },
+	  { { JUDGE_GPU_STUCK, "TP group 2 of PP stage 0", { 5 }, 1, 1, 71 * S, 1,
+	      "TP group 2 of PP stage 0: AllReduce #200 stuck on the GPU 71 s, kernels still "
+	      "running on rank 5 on node1 GPU 1 where 1 of its peers completed it", 0 } } },
+	{ "GPU stuck on one member, its peer waiting in the next: only it, observed",
+	  c_gpu_stuck_peer_on, 1,
+	  { { JUDGE_GPU_STUCK, "TP group 2 of PP stage 0", { 5 }, 1, 1, 71 * S, 1,
+	      "TP group 2 of PP stage 0: AllReduce #200 stuck on the GPU 71 s, kernels still "
+	      "running on rank 5 on node1 GPU 1 where 1 of its peers completed it", 0 } } },
 	{ "exit 1 a tenth of a second ago: at once", c_exit1, 1,
 	  { { JUDGE_EXITED, "TP group 3 of PP stage 0", { 6 }, 1, 0, S / 10, 1,
 	      "TP group 3 of PP stage 0: rank 6 on node1 GPU 2 exited with status 1; its peers "
-	      "will wait on it" } } },
+	      "will wait on it", 0 } } },
 	{ "exit 0 two seconds ago: no finding", c_exit0_recent, 0, { { 0 } } },
-	{ "exit 0 past the threshold: named", c_exit0_late, 1,
+	{ "exit 0 past the threshold, nobody waiting for it: no finding", c_exit0_late, 0,
+	  { { 0 } } },
+	{ "exit 0 with its TP peer waiting where it never reached: named", c_exit0_awaited, 1,
 	  { { JUDGE_EXITED, "TP group 3 of PP stage 0", { 6 }, 1, 0, T + S, 1,
-	      "TP group 3 of PP stage 0: rank 6 on node1 GPU 2 exited with status 0 while the "
-	      "step runs on; its peers will wait on it" } } },
+	      "TP group 3 of PP stage 0: rank 6 on node1 GPU 2 exited with status 0; a live "
+	      "peer waits on it at a collective it never reached", 0 } } },
 	{ "a killed rank: named, not its peer's stuck kernel", c_exit_holds, 1,
 	  { { JUDGE_EXITED, "TP group 1 of PP stage 0", { 3 }, 1, 0, 70 * S, 0,
 	      "TP group 1 of PP stage 0: rank 3 on node0 GPU 3 was killed by signal 9; its "
-	      "peers will wait on it" } } },
+	      "peers will wait on it", 0 } } },
 	{ "scancel: every rank killed by SIGTERM 3 s ago: the step ended, nobody named", c_cancel,
 	  0, { { 0 } } },
 	{ "every rank killed half a second ago: the step ending", c_cancel_early, 0, { { 0 } } },
@@ -733,40 +783,40 @@ static const struct tcase cases[] = {
 	{ "half of the ranks killed: only the first kill is named", c_half_killed, 1,
 	  { { JUDGE_EXITED, "TP group 0 of PP stage 0", { 0 }, 1, 0, 6 * S, 0,
 	      "TP group 0 of PP stage 0: rank 0 on node0 GPU 0 was killed by signal 15; its "
-	      "peers will wait on it" } } },
+	      "peers will wait on it", 0 } } },
 	{ "a lone rank killed by SIGKILL 3 s ago: named after the grace", c_lone_kill, 1,
 	  { { JUDGE_EXITED, "TP group 3 of PP stage 0", { 6 }, 1, 0, 3 * S, 1,
 	      "TP group 3 of PP stage 0: rank 6 on node1 GPU 2 was killed by signal 9; its "
-	      "peers will wait on it" } } },
+	      "peers will wait on it", 0 } } },
 	{ "a lone rank killed 1 s ago: within the grace", c_lone_kill_soon, 0, { { 0 } } },
 	{ "exit 7, then Slurm kills the others: only the failure", c_fail_then_kills, 1,
 	  { { JUDGE_EXITED, "TP group 2 of PP stage 1", { 13 }, 1, 0, 3 * S, 3,
 	      "TP group 2 of PP stage 1: rank 13 on node3 GPU 1 exited with status 7; its "
-	      "peers will wait on it" } } },
+	      "peers will wait on it", 0 } } },
 	{ "exit 7, then the peers time out and abort: only the failure", c_fail_then_timeouts, 1,
-	  { { JUDGE_EXITED, "TP group 2 of PP stage 1", { 13 }, 1, 0, 30 * S, 3, NULL } } },
+	  { { JUDGE_EXITED, "TP group 2 of PP stage 1", { 13 }, 1, 0, 30 * S, 3, NULL, 0 } } },
 	{ "two failures at one moment: both named", c_two_fail, 2,
-	  { { JUDGE_EXITED, "TP group 3 of PP stage 0", { 6 }, 1, 0, S / 10, 1, NULL },
+	  { { JUDGE_EXITED, "TP group 3 of PP stage 0", { 6 }, 1, 0, S / 10, 1, NULL, 0 },
 	    { JUDGE_EXITED, "TP group 0 of PP stage 1", { 9 }, 1, 0, S / 5, 2,
 	      "TP group 0 of PP stage 1: rank 9 on node2 GPU 1 was killed by signal 11; its "
-	      "peers will wait on it" } } },
+	      "peers will wait on it", 0 } } },
 	{ "a kill, then the peers time out: only the kill", c_kill_then_timeouts, 1,
-	  { { JUDGE_EXITED, "TP group 3 of PP stage 0", { 6 }, 1, 0, 30 * S, 1, NULL } } },
+	  { { JUDGE_EXITED, "TP group 3 of PP stage 0", { 6 }, 1, 0, 30 * S, 1, NULL, 0 } } },
 	{ "every rank exited 0, past the threshold: the step's end, nobody named", c_exit0_all, 0,
 	  { { 0 } } },
 	{ "every rank idle 400 s: stalled, nobody blamed", c_stalled, 1,
 	  { { JUDGE_STALLED, "world", { 0 }, 0, 0, 400 * S, -1,
 	      "world: all 16 ranks idle outside NCCL for 400 s, none in a collective (a "
-	      "checkpoint, a stuck file system?)" } } },
+	      "checkpoint, a stuck file system?)", 0 } } },
 	{ "idle 200 s: below the stall threshold", c_stalled_short, 0, { { 0 } } },
 	{ "idle, but one rank waits in a collective: a hang, not a stall", c_stall_vs_hang, 1,
-	  { { JUDGE_NOT_ENTERED, "TP group 1 of PP stage 0", { 3 }, 1, 1, 400 * S, 0, NULL } } },
+	  { { JUDGE_NOT_ENTERED, "TP group 1 of PP stage 0", { 3 }, 1, 1, 400 * S, 0, NULL, 0 } } },
 	{ "idle without the GPU part: not judged a stall", c_stall_nogpu, 0, { { 0 } } },
 	{ "node 2 lost", c_node_lost, 1,
 	  { { JUDGE_NODE_LOST, "world", { 0 }, 0, 0, 12 * S, 2,
-	      "world: node node2 lost: no summary for 12 s; its 4 ranks unknown" } } },
+	      "world: node node2 lost: no summary for 12 s; its 4 ranks unknown", 0 } } },
 	{ "node 2 lost, its DP peers stuck: only the node", c_node_lost_holds, 1,
-	  { { JUDGE_NODE_LOST, "world", { 0 }, 0, 0, 12 * S, 2, NULL } } },
+	  { { JUDGE_NODE_LOST, "world", { 0 }, 0, 0, 12 * S, 2, NULL, 0 } } },
 };
 
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
@@ -834,6 +884,16 @@ same(const struct judge_finding *f, const struct want *w, char *why, size_t size
 		snprintf(why, size, "text '%s'", f->text);
 		return 0;
 	}
+	if (f->evidence != (w->ev ? w->ev : DETECT_OBSERVED)) {
+		snprintf(why, size, "evidence %s, want %s", detect_evidence_name(f->evidence),
+			 detect_evidence_name(w->ev ? w->ev : DETECT_OBSERVED));
+		return 0;
+	}
+	/* An inferred finding says so in its text. */
+	if ((f->evidence == DETECT_INFERRED) != (strstr(f->text, "inferred") != NULL)) {
+		snprintf(why, size, "%s, text '%s'", detect_evidence_name(f->evidence), f->text);
+		return 0;
+	}
 	return 1;
 }
 
@@ -842,6 +902,7 @@ struct triple {
 	int kind;
 	int64_t rank;
 	uint64_t hash;
+	int ev;
 };
 
 static int
@@ -853,7 +914,9 @@ triple_cmp(const void *a, const void *b)
 		return x->kind - y->kind;
 	if (x->rank != y->rank)
 		return x->rank < y->rank ? -1 : 1;
-	return x->hash < y->hash ? -1 : x->hash > y->hash;
+	if (x->hash != y->hash)
+		return x->hash < y->hash ? -1 : 1;
+	return x->ev - y->ev;
 }
 
 /*
@@ -876,6 +939,7 @@ agrees_with_detect(const struct judge_finding *out, size_t n, char *why, size_t 
 		b[nb].kind = v[i].kind == DETECT_EXITED ? JUDGE_EXITED :
 			     v[i].kind == DETECT_NOT_ENTERED ? JUDGE_NOT_ENTERED : JUDGE_GPU_STUCK;
 		b[nb].rank = v[i].rank;
+		b[nb].ev = v[i].evidence;
 		b[nb++].hash = v[i].comm_hash;
 	}
 	for (i = 0; i < n; i++) {
@@ -885,6 +949,7 @@ agrees_with_detect(const struct judge_finding *out, size_t n, char *why, size_t 
 		for (k = 0; k < out[i].nculprits && na < 32; k++) {
 			a[na].kind = (int)out[i].kind;
 			a[na].rank = out[i].culprits[k];
+			a[na].ev = out[i].evidence;
 			a[na++].hash = out[i].comm_hash;
 		}
 	}

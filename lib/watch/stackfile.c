@@ -17,11 +17,17 @@
 #define RANK_MAX INT64_C(2147483647)
 
 bool
-stackfile_wanted(enum judge_kind k)
+stackfile_kind(enum judge_kind k)
 {
 	if (k == JUDGE_EXITED || k == JUDGE_NODE_LOST || judge_kind_advice(k))
 		return false;
-	return strcmp(alert_severity(k), "critical") == 0;
+	return strcmp(alert_kind_severity(k), "critical") == 0;
+}
+
+bool
+stackfile_wanted(const struct judge_finding *f)
+{
+	return stackfile_kind(f->kind) && strcmp(alert_severity(f), "critical") == 0;
 }
 
 /* A node name as it goes into a path: letters, digits, '.', '_', '-', not
@@ -155,7 +161,7 @@ req_item(const json_t *o, size_t i, struct stackfile_req *r, pl_err_t *err)
 				  "rank 0 to %" PRId64, i, RANK_MAX);
 	kind = json_string_value(json_object_get(o, "kind"));
 	k = kind ? kind_named(kind) : (enum judge_kind)0;
-	if (!k || !stackfile_wanted(k))
+	if (!k || !stackfile_kind(k))
 		return pl_err_set(err, "capture item %zu: kind %.40s%s: want not-entered or "
 				  "gpu-stuck (a critical finding with a live culprit)", i,
 				  kind ? kind : "(none)", kind && strlen(kind) > 40 ? "..." : "");

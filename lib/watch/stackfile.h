@@ -35,10 +35,14 @@
 #define STACKFILE_NAME "stack-rank"	/* stack-rankR.txt */
 #define STACKFILE_STATE_DIR "/var/lib/parallel-layout"	/* state_dir's default */
 
-/* 1 for the findings whose culprits are captured: critical ones that name
- * a live rank (not-entered, gpu-stuck); never advice, warnings, an exit
- * (nothing left to attach to) or a lost node (its ranks are unknown). */
-bool stackfile_wanted(enum judge_kind k);
+/* The kinds a capture can be for: the critical ones that name a live rank
+ * (not-entered, gpu-stuck); never advice, warnings, an exit (nothing left
+ * to attach to) or a lost node (its ranks are unknown). */
+bool stackfile_kind(enum judge_kind k);
+
+/* Whether finding f's culprits are captured: a kind above, critical (its
+ * culprit observed, not inferred). */
+bool stackfile_wanted(const struct judge_finding *f);
 
 /*
  * The file of rank's stacks in job.step on node into out (n bytes):
@@ -54,7 +58,7 @@ int stackfile_path(char *out, size_t n, const char *pattern, const char *node, u
 struct stackfile_req {
 	uint64_t job, step;
 	int64_t rank;
-	enum judge_kind kind;		/* one stackfile_wanted() takes */
+	enum judge_kind kind;		/* one stackfile_kind() takes */
 	char text[JUDGE_TEXT_LEN];	/* the finding's line, printable ASCII */
 };
 
@@ -64,7 +68,7 @@ json_t *stackfile_req_json(const struct stackfile_req *r, size_t n);
 /*
  * A received "capture" array into out (at most max): each item an object
  * with "job", "step" (integers >= 0), "rank" (0 to 2^31 - 1), "kind" (the
- * judge's name of a kind stackfile_wanted takes) and "text" (a string of
+ * judge's name of a kind stackfile_kind takes) and "text" (a string of
  * less than JUDGE_TEXT_LEN bytes, kept as printable ASCII); other keys are
  * ignored, so a later leader may add some.  0 with *n, or -1 with err
  * naming the first bad item and what is wanted (nothing is taken then).

@@ -14,17 +14,32 @@
 
 static pl_err_t err;
 
+/* Whether a finding of kind k with evidence ev is captured. */
+static bool
+wanted_f(enum judge_kind k, int ev)
+{
+	struct judge_finding f;
+
+	memset(&f, 0, sizeof(f));
+	f.kind = k;
+	f.evidence = ev;
+	return stackfile_wanted(&f);
+}
+
 static void
 wanted(void)
 {
-	ok(stackfile_wanted(JUDGE_NOT_ENTERED) && stackfile_wanted(JUDGE_GPU_STUCK),
+	ok(stackfile_kind(JUDGE_NOT_ENTERED) && stackfile_kind(JUDGE_GPU_STUCK) &&
+	   wanted_f(JUDGE_NOT_ENTERED, DETECT_OBSERVED) && wanted_f(JUDGE_GPU_STUCK, DETECT_OBSERVED),
 	   "not-entered and gpu-stuck are captured");
-	ok(!stackfile_wanted(JUDGE_EXITED) && !stackfile_wanted(JUDGE_NODE_LOST),
+	ok(!wanted_f(JUDGE_NOT_ENTERED, DETECT_INFERRED) && !wanted_f(JUDGE_GPU_STUCK, DETECT_INFERRED),
+	   "not when inferred (a warning): its culprit may be the wrong one");
+	ok(!stackfile_kind(JUDGE_EXITED) && !stackfile_kind(JUDGE_NODE_LOST) &&
+	   !wanted_f(JUDGE_EXITED, DETECT_OBSERVED),
 	   "an exit and a lost node are not (nothing to attach to)");
-	ok(!stackfile_wanted(JUDGE_STALLED) && !stackfile_wanted(JUDGE_SLOW) &&
-	   !stackfile_wanted(JUDGE_TP_NETWORK) && !stackfile_wanted(JUDGE_FSDP_ROOT) &&
-	   !stackfile_wanted(JUDGE_PP_BUBBLE), "warnings and advice are not (tp-over-network "
-	   "is critical, but advice)");
+	ok(!stackfile_kind(JUDGE_STALLED) && !stackfile_kind(JUDGE_SLOW) &&
+	   !stackfile_kind(JUDGE_TP_NETWORK) && !stackfile_kind(JUDGE_FSDP_ROOT) &&
+	   !stackfile_kind(JUDGE_PP_BUBBLE), "warnings and advice are not");
 }
 
 static void
