@@ -77,7 +77,9 @@
  *                      its members' coordinates differ in tp and cp
  *                      only) whose present members are on more than one
  *                      node, or that NCCL counted more than one node for
- *                      at init (detect_comm.nnodes):
+ *                      at init (detect_comm.nnodes), the same count from
+ *                      every member of the whole group (never one record's
+ *                      alone: it may be another communicator's):
  *                      its collectives cross the network.  Placement never
  *                      puts a TP group across nodes, so the script built
  *                      it (a wrong rank order, its own new_group).  One

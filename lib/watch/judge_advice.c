@@ -47,18 +47,22 @@ js_tp_network(struct round *r)
 		struct line l;
 
 		uint32_t node0 = r->rk[r->s->ent[gr->first].ix].node;
-		int split = 0;
+		int split = 0, agree = 1;
 
 		/* One pass first (most groups stop here): on more than one
-		 * node, by the summaries or by NCCL's count? */
+		 * node, by where the members are, or by NCCL's count when
+		 * every member of the whole group gives the same one (a count
+		 * one record gives alone may be another communicator's: a
+		 * slot read as it was reused) */
+		nccl_nodes = ent_full(r, &r->s->ent[gr->first])->nnodes;
 		for (i = gr->first; i < gr->first + gr->n; i++) {
 			const struct js_entry *e = &r->s->ent[i];
-			int32_t nc = ent_full(r, e)->nnodes;
 
-			if (nc > nccl_nodes)
-				nccl_nodes = nc;
+			agree &= ent_full(r, e)->nnodes == nccl_nodes;
 			split |= r->rk[e->ix].node != node0;
 		}
+		if (!agree || gr->missing)
+			nccl_nodes = 0;
 		if (!split && nccl_nodes < 2)
 			continue;
 		span = group_axes(r, g);
