@@ -346,7 +346,7 @@ one_run(int run, FILE *csv, struct run_result *res)
 	struct judge_params par;
 	struct judge_state *state;
 	struct judge_finding out[16];
-	struct judge_node node = { "local", 0, 0 };
+	struct judge_node node = { .name = "local" };
 	struct world w;
 	pl_err_t err;
 	uint64_t t0, next, start_ns = 0;

@@ -798,6 +798,11 @@ def main():
            "(peer_lost_s %.0f): %s" % (NODES[0], time.monotonic() - t0 + t_stop, LOST_S,
                                        json.dumps(f)[:300]))
         like(b.log_text(), "node %s lost" % NODES[0], "failover: logged by the stand-in")
+        want = ("world: the step's leader %s unreachable; acting for it, summaries come here "
+                "from 2 nodes (%s, %s)" % (NODES[0], NODES[1], NODES[2]))
+        ok(f is not None and len(f) == 1 and f[0]["text"] == want,
+           "failover: one node-lost finding, the leader's, saying which nodes' summaries come "
+           "to the stand-in: %s" % [x["text"] for x in f or []])
 
         # --- the leader back: the view is rebuilt from the next summaries ---
         t0 = time.monotonic()

@@ -50,6 +50,8 @@ struct lnode {
 	bool heard;		/* a summary came */
 	bool done;		/* in its last summary every rank had exited */
 	bool lost;		/* as of the last round */
+	bool unheard;		/* lost, to an acting leader that never heard
+				 * from it (it may send to the leader still) */
 	uint64_t last_ns;	/* when its last summary came */
 	uint64_t boot_id, msg_seq;
 	uint64_t real_ns;	/* its sender_real_ns */
@@ -576,11 +578,15 @@ lead_step(const struct ld_lead *l, struct judge_step *js)
 }
 
 /* Liveness: a node silent for peer_lost_s (since the step was led here,
- * when never heard) is lost, unless its ranks had all exited. */
+ * when never heard) is lost, unless its ranks had all exited.  A node
+ * acting for the leader judges only what it heard: a node it never heard
+ * from is unheard (its ranks unknown, no finding: it may reach the leader
+ * still), and the leader's own loss says which nodes came here. */
 static void
 lead_liveness(struct ld_leads *p, struct ld_lead *l, uint64_t now)
 {
 	uint64_t lost = lost_ns(&p->d->cur->conf), since;
+	bool acting = l->ordered && lead_acting(l);
 	size_t k, i;
 
 	for (k = 0; k < l->nnodes; k++) {
@@ -590,7 +596,12 @@ lead_liveness(struct ld_leads *p, struct ld_lead *l, uint64_t now)
 		since = nd->heard ? nd->last_ns : l->created_ns;
 		nd->lost = strcmp(nd->name, l->self) != 0 && !nd->done && now > since &&
 			   now - since > lost;
-		if (nd->lost && !was)
+		nd->unheard = nd->lost && acting && k != 0 && !nd->heard;
+		if (nd->lost && !was && nd->unheard)
+			ld_log(&p->d->log, "peer: job %" PRIu64 ".%" PRIu64 ": node %s not heard from "
+			       "in %.1f s: acting for the leader %s, its ranks are not judged here",
+			       l->job, l->step, nd->name, age_s(now, since), l->nodes[0].name);
+		else if (nd->lost && !was)
 			ld_log(&p->d->log, "peer: job %" PRIu64 ".%" PRIu64 ": node %s lost: %s for %.1f s "
 			       "(peer_lost_s %.1f)", l->job, l->step, nd->name,
 			       nd->heard ? "no summary" : "never heard from", age_s(now, since),
@@ -604,7 +615,9 @@ lead_liveness(struct ld_leads *p, struct ld_lead *l, uint64_t now)
 					l->rk[nd->rix[i]].present = 0;
 		l->jn[k].name = nd->name;
 		l->jn[k].lost = nd->lost;
-		l->jn[k].last_ns = nd->last_ns;
+		l->jn[k].leader = acting && k == 0;
+		l->jn[k].unheard = nd->unheard;
+		l->jn[k].last_ns = nd->heard ? nd->last_ns : 0;
 	}
 }
 
@@ -899,6 +912,8 @@ node_state(const struct ld_lead *l, const struct lnode *nd)
 {
 	if (strcmp(nd->name, l->self) == 0)
 		return "self";
+	if (nd->unheard)
+		return "unheard";
 	if (nd->lost)
 		return "lost";
 	if (nd->done)
@@ -1067,7 +1082,7 @@ ld_lead_nodes_lost(const struct ld_leads *p)
 
 	for (l = p->leads; l; l = l->next)
 		for (k = 0; k < l->nnodes; k++)
-			lost += l->nodes[k].lost;
+			lost += l->nodes[k].lost && !l->nodes[k].unheard;
 	return lost;
 }
 
@@ -1082,7 +1097,7 @@ ld_lead_json(const struct ld_leads *p)
 		size_t lost = 0;
 
 		for (k = 0; k < l->nnodes; k++)
-			lost += l->nodes[k].lost;
+			lost += l->nodes[k].lost && !l->nodes[k].unheard;
 		json_array_append_new(leads, json_pack("{s:I, s:I, s:s, s:I, s:I, s:I, s:I}",
 						       "job_id", (json_int_t)l->job,
 						       "step_id", (json_int_t)l->step,

@@ -285,6 +285,11 @@ enum judge_axis {
 struct judge_node {
 	const char *name;	/* the node's name (NULL: unknown) */
 	int lost;		/* 1: its summaries stopped (peer_lost_s) */
+	int leader;		/* the step's leader, judged by a node acting
+				 * for it (its lost finding says so) */
+	int unheard;		/* lost to an acting leader that never heard
+				 * from it (it may send to the leader still):
+				 * its ranks unknown, no finding of its own */
 	uint64_t last_ns;	/* when its last summary came, 0 never */
 };
 

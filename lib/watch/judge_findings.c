@@ -615,6 +615,41 @@ js_exits(struct round *r)
 		}
 }
 
+/* The line of the step's leader lost, as the node acting for it sees it:
+ * which nodes' summaries come to it (heard, not lost: the followers that
+ * failed over, and its own), and that the nodes it never heard from are
+ * not judged. */
+static void
+leader_lost(const struct round *r, const struct judge_node *nd, struct line *l)
+{
+	size_t k, nf = 0, nu = 0, shown = 0;
+
+	js_put(l, "world: the step's leader %s unreachable; acting for it, ",
+	       nd->name && nd->name[0] ? nd->name : "(name unknown)");
+	for (k = 0; k < r->st->nnodes; k++) {
+		const struct judge_node *o = &r->st->nodes[k];
+
+		nu += o->unheard;
+		nf += !o->lost && o->last_ns;
+	}
+	js_put(l, "summaries come here from %zu node%s", nf, nf == 1 ? "" : "s");
+	for (k = 0; k < r->st->nnodes && nf; k++) {
+		const struct judge_node *o = &r->st->nodes[k];
+
+		if (o->lost || !o->last_ns)
+			continue;
+		if (shown == 3) {
+			js_put(l, ", ...");
+			break;
+		}
+		js_put(l, "%s%s", shown ? ", " : " (", o->name && o->name[0] ? o->name : "?");
+		shown++;
+	}
+	js_put(l, "%s", shown ? ")" : "");
+	if (nu)
+		js_put(l, "; %zu not heard from, not judged", nu);
+}
+
 void
 js_nodes_lost(struct round *r)
 {
@@ -629,6 +664,8 @@ js_nodes_lost(struct round *r)
 		if (!nd->lost)
 			continue;
 		r->any_lost = 1;
+		if (nd->unheard)
+			continue;
 		for (i = 0; i < r->n; i++)
 			nr += r->rk[i].node == k;
 		f = js_finding_new(r, JUDGE_NODE_LOST);
@@ -639,6 +676,10 @@ js_nodes_lost(struct round *r)
 		f->node = (int32_t)k;
 		f->since_ns = nd->last_ns;
 		f->for_ns = nd->last_ns ? rules_age(r->now, nd->last_ns) : 0;
+		if (nd->leader) {
+			leader_lost(r, nd, &l);
+			continue;
+		}
 		if (nd->name && nd->name[0])
 			js_put(&l, "world: node %s lost: ", nd->name);
 		else

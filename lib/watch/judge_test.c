@@ -32,7 +32,8 @@ enum { C_TP, C_DP, C_PP, C_WORLD };
 
 static struct judge_rank rk[NR];
 static struct judge_node nodes[4] = {
-	{ "node0", 0, NOW }, { "node1", 0, NOW }, { "node2", 0, NOW }, { "node3", 0, NOW },
+	{ .name = "node0", .last_ns = NOW }, { .name = "node1", .last_ns = NOW },
+	{ .name = "node2", .last_ns = NOW }, { .name = "node3", .last_ns = NOW },
 };
 static struct judge_step step = {
 	.job_id = 77, .step_id = 0, .uid = 1000, .world = NR,
@@ -76,7 +77,7 @@ healthy(void)
 
 	memset(rk, 0, sizeof(rk));
 	for (k = 0; k < 4; k++) {
-		nodes[k].lost = 0;
+		nodes[k].lost = nodes[k].leader = nodes[k].unheard = 0;
 		nodes[k].last_ns = NOW;
 	}
 	for (r = 0; r < NR; r++) {
@@ -523,6 +524,24 @@ c_node_lost(void)
 		rk[r].present = 0;
 }
 
+/* Node 1 acts for the leader, node 0, gone before it was ever heard here;
+ * node 2 failed over to it, node 3 never did (it may still reach the
+ * leader): one finding, the leader unreachable, node 3 not judged. */
+static void
+c_acting(void)
+{
+	int r;
+
+	healthy();
+	nodes[0].lost = nodes[0].leader = 1;
+	nodes[0].last_ns = 0;
+	nodes[3].lost = nodes[3].unheard = 1;
+	nodes[3].last_ns = 0;
+	for (r = 0; r < NR; r++)
+		if (rk[r].node == 0 || rk[r].node == 3)
+			rk[r].present = 0;
+}
+
 /* Node 2 lost while 13 and 15 are stuck in DP #51 waiting for 9 and 11
  * (on node 2): the node is named, not the kernels it holds. */
 static void
@@ -817,15 +836,20 @@ static const struct tcase cases[] = {
 	      "world: node node2 lost: no summary for 12 s; its 4 ranks unknown", 0 } } },
 	{ "node 2 lost, its DP peers stuck: only the node", c_node_lost_holds, 1,
 	  { { JUDGE_NODE_LOST, "world", { 0 }, 0, 0, 12 * S, 2, NULL, 0 } } },
+	{ "an acting leader: the leader unreachable, once; a node never heard not lost",
+	  c_acting, 1,
+	  { { JUDGE_NODE_LOST, "world", { 0 }, 0, 0, 0, 0,
+	      "world: the step's leader node0 unreachable; acting for it, summaries come here "
+	      "from 2 nodes (node1, node2); 1 not heard from, not judged", 0 } } },
 };
 
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
-#define NLOST	2	/* cases with a lost node */
+#define NLOST	3	/* cases with a lost node */
 
 static int
 c_lost(void (*setup)(void))
 {
-	return setup == c_node_lost || setup == c_node_lost_holds;
+	return setup == c_node_lost || setup == c_node_lost_holds || setup == c_acting;
 }
 
 #define NEND	16	/* cases about the step's end or the p2p rule */
