@@ -137,6 +137,9 @@ struct ld_conf {
 	long alert_timeout_ms;		/* one delivery, connection included */
 	bool drain;			/* drain the culprit's node in Slurm */
 	long drain_max_per_hour;	/* drains at most in any hour */
+	long drain_max_nodes;		/* nodes drained with our reason at most,
+					 * cluster-wide (scontrol's count) */
+	char drain_verify[LD_PATH];	/* the site's health check, "" none */
 	char scontrol[LD_PATH];		/* the scontrol the drain runs */
 	bool stacks;			/* capture a critical finding's culprit's stacks */
 	long stack_timeout_s;		/* one capture, whole */

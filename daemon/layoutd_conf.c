@@ -30,7 +30,8 @@
 enum kind {
 	K_TEXT,		/* any text that fits; .word sets "" */
 	K_NAME,		/* a plain name (.what says of what) */
-	K_PATH,		/* an absolute path (.what; .eg, else the default) */
+	K_PATH,		/* an absolute path (.what; .eg, else the default);
+			 * .word sets "" */
 	K_DIR,		/* the same, a directory written plainly, not / */
 	K_SOCKET,	/* an absolute path pattern: %n node name, %% a % */
 	K_URLS,		/* up to 8 http(s) URLs, ','-separated; .word sets "" */
@@ -137,6 +138,9 @@ static const struct row rows[] = {
 	{ "drain", K_BOOL, F(drain), .def = false,
 	  .what = "drain the node of a rank whose kernel is seen stuck on the GPU" },
 	{ "drain_max_per_hour", K_COUNT, NUM(drain_max_per_hour, 0, 1000, 1) },
+	{ "drain_max_nodes", K_COUNT, NUM(drain_max_nodes, 0, 1000000, 2) },
+	{ "drain_verify", K_PATH, F(drain_verify), .word = "no",
+	  .what = "the absolute path of the site's node health check, or no", .eg = "/usr/sbin/nhc" },
 	{ "scontrol", K_PATH, F(scontrol), .sdef = "/usr/bin/scontrol",
 	  .what = "the absolute path of scontrol" },
 	{ "stacks", K_BOOL, F(stacks), .def = true,
@@ -434,6 +438,10 @@ set_name(struct ld_conf *c, const struct row *r, const char *value, pl_err_t *er
 static int
 set_path(struct ld_conf *c, const struct row *r, const char *value, pl_err_t *err)
 {
+	if (r->word && strcmp(value, r->word) == 0) {
+		field_of(c, r)[0] = '\0';
+		return 0;
+	}
 	if (r->kind == K_DIR ? !plain_dir(value) : value[0] != '/')
 		return pl_err_set(err, "expected %s, e.g. %s", r->what, r->eg ? r->eg : r->sdef);
 	return set_string(field_of(c, r), r->size, value, err);

@@ -54,6 +54,7 @@ want_defaults(struct ld_conf *c)
 	c->alert_queue_max = 1024;
 	c->alert_timeout_ms = 5000;
 	c->drain_max_per_hour = 1;
+	c->drain_max_nodes = 2;
 	snprintf(c->scontrol, sizeof(c->scontrol), "/usr/bin/scontrol");
 	c->stacks = true;
 	c->stack_timeout_s = 10;
@@ -196,6 +197,10 @@ test_accepted(void)
 	ACCEPT("scontrol", "/opt/slurm/bin/scontrol",
 	       snprintf(want.scontrol, sizeof(want.scontrol), "/opt/slurm/bin/scontrol"),
 	       "scontrol");
+	ACCEPT("drain_verify", "/usr/sbin/nhc-node",
+	       snprintf(want.drain_verify, sizeof(want.drain_verify), "/usr/sbin/nhc-node"),
+	       "drain_verify a path");
+	ACCEPT("drain_verify", "no", (void)0, "drain_verify no: none");
 	ACCEPT("stacks", "no", want.stacks = false, "stacks no");
 	ACCEPT("stack_tool", "gdb", want.stack_tool = LD_STACK_GDB, "stack_tool gdb");
 	ACCEPT("stack_tool", "eu-stack", want.stack_tool = LD_STACK_EU, "stack_tool eu-stack");
@@ -237,6 +242,7 @@ test_bounds(void)
 		L(alert_queue_max, 1, 65536),
 		L(alert_timeout_ms, 100, 600000),
 		L(drain_max_per_hour, 0, 1000),
+		L(drain_max_nodes, 0, 1000000),
 		L(stack_timeout_s, 1, 120),
 		L(max_body, 1024, 1L << 30),
 		L(max_header, 1024, 1L << 20),
@@ -356,6 +362,8 @@ test_refused(void)
 		{ "drain = maybe", "drain = maybe: expected yes (drain the node of a rank whose "
 		  "kernel is seen stuck on the GPU) or no" },
 		{ "drain = 1", "drain = 1: expected yes" },
+		{ "drain_verify = nhc", "drain_verify = nhc: expected the absolute path of the "
+		  "site's node health check, or no, e.g. /usr/sbin/nhc" },
 		{ "scontrol = scontrol", "scontrol = scontrol: expected the absolute path of scontrol, "
 		  "e.g. /usr/bin/scontrol" },
 		{ "stack_tool = pstack", "stack_tool = pstack: expected auto (eu-stack when "

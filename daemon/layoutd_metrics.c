@@ -472,12 +472,18 @@ alert_metrics(const struct ld_alerts *a, struct buf *b)
 		  (double)st.queue_max, NULL);
 	ld_metric_family(b, "parallel_layout_drains_total", "counter",
 			 "Node drains (drain = yes), by result: ok, failed, rate_limited "
-			 "(drain_max_per_hour reached), skipped (culprits not on one node).");
+			 "(drain_max_per_hour reached), capped (drain_max_nodes drained "
+			 "already), healthy (drain_verify passed), skipped (not a finding that "
+			 "drains, or culprits not on one node).");
 	ld_metric(b, "parallel_layout_drains_total", (double)st.drains_ok, "result", "ok", NULL);
 	ld_metric(b, "parallel_layout_drains_total", (double)st.drains_failed, "result", "failed",
 		  NULL);
 	ld_metric(b, "parallel_layout_drains_total", (double)st.drains_limited, "result",
 		  "rate_limited", NULL);
+	ld_metric(b, "parallel_layout_drains_total", (double)st.drains_capped, "result",
+		  "capped", NULL);
+	ld_metric(b, "parallel_layout_drains_total", (double)st.drains_healthy, "result",
+		  "healthy", NULL);
 	ld_metric(b, "parallel_layout_drains_total", (double)st.drains_skipped, "result",
 		  "skipped", NULL);
 

@@ -280,11 +280,32 @@ def main():
         scontrol = os.path.join(tmp, "scontrol")
         calls = os.path.join(tmp, "scontrol-calls")
         os.mkdir(calls)
+        # The stand-in for scontrol: `-o show nodes` prints the nodes file
+        # (Slurm's one line a node) and is counted; an update writes its
+        # arguments, one per line, into a call file.
+        nodes_txt = os.path.join(tmp, "nodes.txt")
+        shows = os.path.join(tmp, "scontrol-shows")
         with open(scontrol, "w") as f:
-            f.write("#!/bin/sh\n# a stand-in for scontrol: its arguments, one per line\n"
+            f.write("#!/bin/sh\n"
+                    "if [ \"$1\" = -o ]; then echo \"$@\" >> %s; cat %s 2>/dev/null; exit 0; fi\n"
                     "printf '%%s\\n' \"$@\" > %s/call.$$\necho \"fake scontrol: $1 $2\"\n"
-                    % calls)
+                    % (shows, nodes_txt, calls))
         os.chmod(scontrol, 0o755)
+        # The site's health check: its node argument logged, its exit code
+        # from a file (1: the node is sick, as NHC says it).
+        verify = os.path.join(tmp, "nhc")
+        verify_rc = os.path.join(tmp, "nhc.rc")
+        verify_log = os.path.join(tmp, "nhc.log")
+        with open(verify, "w") as f:
+            f.write("#!/bin/sh\necho \"$@\" >> %s\necho \"fake nhc: checked $1\"\n"
+                    "exit $(cat %s)\n" % (verify_log, verify_rc))
+        os.chmod(verify, 0o755)
+        with open(verify_rc, "w") as f:
+            f.write("1\n")
+
+        def node_line(name, state, reason):
+            return ("NodeName=%s Arch=x86_64 CoresPerSocket=1 CPUAlloc=0 State=%s "
+                    "ThreadsPerCore=1 Reason=%s [root@2026-12-04T00:00:00]\n" % (name, state, reason))
         sock = os.path.join(tmp, "ld.sock")
         conf = os.path.join(tmp, "ld.conf")
         wd = os.path.join(tmp, "watchdir")
@@ -294,8 +315,9 @@ def main():
                      "watch_dir = %s\nalertmanager_url = http://127.0.0.1:%d\n"
                      "webhook_url = http://127.0.0.1:%d/hook\nalert_resend_s = %d\n"
                      "alert_retries = 6\nalert_timeout_ms = 2000\n"
-                     "drain = yes\ndrain_max_per_hour = 1\nscontrol = %s\n" %
-                     (mapf, sock, THRESHOLD, wd, am.port, hook.port, RESEND, scontrol))
+                     "drain = yes\ndrain_max_per_hour = 1\nscontrol = %s\n"
+                     "drain_max_nodes = 2\ndrain_verify = %s\n" %
+                     (mapf, sock, THRESHOLD, wd, am.port, hook.port, RESEND, scontrol, verify))
         with open(conf, "w") as f:
             f.write(base_conf)
         wrapper, why_not = checker()
@@ -518,6 +540,12 @@ def main():
         # --- a kernel that runs where its peers' completed: observed, and
         #     what points at the GPU: drained; the second one within the
         #     hour is not (drain_max_per_hour 1) ---
+        # one node drained for parallel-layout already, one for another
+        # reason, one of ours resumed: 1 of drain_max_nodes 2
+        with open(nodes_txt, "w") as f:
+            f.write(node_line("node7", "IDLE+DRAIN", "parallel-layout: job 1.0 rank 3 gpu-stuck") +
+                    node_line("node8", "DRAINED", "Kill task failed") +
+                    node_line("node9", "IDLE", "parallel-layout: job 2.0 rank 0 gpu-stuck"))
         job4 = 4204
         w4 = World(tmp, job4, ["--steps", "100000", "--compute-us", "1000",
                                "--fault=wedge:1:3", "--fault=wedge:2:3"])
@@ -543,16 +571,61 @@ def main():
         wait_for(lambda: "drain: node node1 drained" in d.log_text(), 20, 0.2)
         like(d.log_text(), "drain: node node1 drained (parallel-layout: job %d.0 rank " % job4,
              "drain: logged with what scontrol said")
+        ok(open(shows).read().startswith("-o show nodes\n") if os.path.exists(shows) else False,
+           "drain: it counted the nodes drained already first (scontrol -o show nodes)")
+        ok(os.path.exists(verify_log) and "node1" in open(verify_log).read().split() and
+           "drain: node node1: its health check %s failed (exit code 1): fake nhc: "
+           "checked node1" % verify in d.log_text(),
+           "drain: and asked the site's health check, which failed, before draining")
         wait_for(lambda: "drain_max_per_hour 1" in d.log_text(), 4 * RESEND + 20, 0.2)
         is_eq(len(os.listdir(calls)), 1, "drain: the second stuck kernel within the hour is not "
               "drained")
-        like(d.log_text(), "drain: node node1 not drained for job %d.0 gpu-stuck: 1 drains in "
-             "the last hour (drain_max_per_hour 1)" % job4, "drain: and says so")
+        ok(re.search(r"drain: node node1 not drained (for job %d\.0 gpu-stuck|\(parallel-layout: "
+                     r"job %d\.0 rank [12] gpu-stuck\)): 1 drains in the last hour "
+                     r"\(drain_max_per_hour 1\)" % (job4, job4), d.log_text()),
+           "drain: and says so")
         _, _, text = d.metrics()
         is_eq(metric(text, "parallel_layout_drains_total", result="ok"), 1.0,
               "metrics: one drain")
         w4.close(d)
         ok(wait_for(lambda: settled(job4), 60, 0.25), "wedge: the step ended, its alerts resolved")
+
+        # --- drain_max_nodes reached cluster-wide, then a health check that
+        #     passes: neither drains (drain_max_per_hour raised) ---
+        with open(conf, "w") as f:
+            f.write(base_conf.replace("drain_max_per_hour = 1", "drain_max_per_hour = 100"))
+        reloads = d.log_text().count("reload")
+        d.p.send_signal(signal.SIGHUP)
+        wait_for(lambda: d.log_text().count("reload") > reloads, 20, 0.2)
+        with open(nodes_txt, "a") as f:
+            f.write(node_line("node1", "IDLE+DRAIN", "parallel-layout: job %d.0 rank 1 gpu-stuck"
+                              % job4))
+        for job5, why, log_want in (
+                (4205, "capped", "drain: node node1 not drained (parallel-layout: job 4205.0 "
+                 "rank 1 gpu-stuck): 2 nodes are drained for parallel-layout already "
+                 "(drain_max_nodes 2)"),
+                (4206, "healthy", "drain: node node1 not drained (parallel-layout: job 4206.0 "
+                 "rank 1 gpu-stuck): its health check %s passed: fake nhc: checked node1"
+                 % verify)):
+            if why == "healthy":
+                with open(nodes_txt, "w") as f:
+                    f.write(node_line("node7", "IDLE+DRAIN", "parallel-layout: job 1.0 rank 3 "
+                                      "gpu-stuck"))
+                with open(verify_rc, "w") as f:
+                    f.write("0\n")
+            w5 = World(tmp, job5, ["--steps", "100000", "--compute-us", "1000",
+                                   "--fault=wedge:1:3"])
+            worlds.append(w5)
+            is_eq(w5.register(d), [200] * WORLD, "%s: the step registered" % why)
+            ok(wait_for(lambda: log_want in d.log_text(), THRESHOLD + 4 * RESEND + 30, 0.25),
+               "drain: not drained, %s: %s" % (why, log_want))
+            is_eq(len(os.listdir(calls)), 1, "%s: scontrol update not called" % why)
+            w5.close(d)
+            ok(wait_for(lambda: settled(job5), 60, 0.25), "%s: the step ended" % why)
+        _, _, text = d.metrics()
+        ok(metric(text, "parallel_layout_drains_total", result="capped") == 1 and
+           metric(text, "parallel_layout_drains_total", result="healthy") == 1,
+           "metrics: one drain capped by drain_max_nodes, one refused by the health check")
 
         # --- a full queue: a message dropped, counted and logged ---
         with open(conf, "w") as f:

@@ -1265,7 +1265,7 @@ ld_alert_json(const struct ld_alerts *a, bool all, long uid)
 	ld_drain_stats(a->drains, &ds);
 	root = json_pack("{s:o, s:o, s:o, s:I, s:I, s:{s:I, s:I}, s:{s:I, s:I, s:I, s:I}, "
 			 "s:{s:I, s:I, s:I, s:I}, s:I, "
-			 "s:{s:b, s:I, s:s, s:I, s:I, s:I, s:I, s:I}}",
+			 "s:{s:b, s:I, s:I, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I}}",
 			 "open", open, "recent", recent, "targets", targets,
 			 "resend_s", (json_int_t)c->alert_resend_s,
 			 "retries", (json_int_t)c->alert_retries,
@@ -1281,10 +1281,12 @@ ld_alert_json(const struct ld_alerts *a, bool all, long uid)
 			 "not_kept", (json_int_t)a->overflow,
 			 "drain", "enabled", c->drain ? 1 : 0,
 			 "max_per_hour", (json_int_t)c->drain_max_per_hour,
-			 "scontrol", c->scontrol,
+			 "max_nodes", (json_int_t)c->drain_max_nodes,
+			 "scontrol", c->scontrol, "verify", c->drain_verify,
 			 "started", (json_int_t)ds.started, "ok", (json_int_t)ds.ok,
 			 "failed", (json_int_t)ds.failed,
-			 "rate_limited", (json_int_t)a->drains_limited,
+			 "rate_limited", (json_int_t)(a->drains_limited + ds.limited),
+			 "capped", (json_int_t)ds.capped, "healthy", (json_int_t)ds.healthy,
 			 "skipped", (json_int_t)a->drains_skipped);
 	return root;
 }
@@ -1332,7 +1334,9 @@ ld_alert_stats(const struct ld_alerts *a, struct ld_alert_stats *st)
 	ld_drain_stats(a->drains, &ds);
 	st->drains_ok = ds.ok;
 	st->drains_failed = ds.failed;
-	st->drains_limited = a->drains_limited;
+	st->drains_limited = a->drains_limited + ds.limited;
+	st->drains_capped = ds.capped;
+	st->drains_healthy = ds.healthy;
 	st->drains_skipped = a->drains_skipped;
 }
 

@@ -67,6 +67,7 @@ struct ld_alert_stats {
 	size_t qlen;			/* messages queued or in flight */
 	long queue_max;			/* alert_queue_max */
 	unsigned long drains_ok, drains_failed, drains_limited, drains_skipped;
+	unsigned long drains_capped, drains_healthy;
 };
 
 void ld_alert_stats(const struct ld_alerts *a, struct ld_alert_stats *st);

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Draining a node in Slurm (drain = yes): the alerts (watch/alert.c)
- * decide when; this runs scontrol in a child the loop never waits for,
- * logs how it ended and counts the drains started within the last hour
- * for drain_max_per_hour.
+ * decide when; this counts the nodes drained for parallel-layout already
+ * (drain_max_nodes), asks the site's health check (drain_verify), and runs
+ * scontrol's update, each in a child the loop never waits for; it logs how
+ * each ended and counts the drains started within the last hour for
+ * drain_max_per_hour.
  */
 #ifndef PL_LAYOUTD_DRAIN_H
 #define PL_LAYOUTD_DRAIN_H
@@ -20,17 +22,20 @@ struct ld_drains;
 struct ld_drains *ld_drain_new(struct ld *d);
 void ld_drain_free(struct ld_drains *ds);
 
-/* Drain node for reason (both as given to scontrol): start the child and
- * log it, or log and count why it could not start. */
+/* Drain node for reason (both as given to scontrol): start its first
+ * stage, or log and count why it could not start. */
 void ld_drain_start(struct ld_drains *ds, const char *node, const char *reason);
 
 /* Drains started within the hour before now (CLOCK_MONOTONIC ns). */
 size_t ld_drain_last_hour(const struct ld_drains *ds, uint64_t now);
 
 struct ld_drain_stats {
-	unsigned long started;
-	unsigned long ok;		/* scontrol exited 0 */
-	unsigned long failed;		/* it failed, or could not start */
+	unsigned long started;		/* scontrol update started */
+	unsigned long ok;		/* and exited 0 */
+	unsigned long failed;		/* a stage failed, or could not start */
+	unsigned long capped;		/* drain_max_nodes drained already */
+	unsigned long healthy;		/* the health check passed */
+	unsigned long limited;		/* drain_max_per_hour used up by then */
 };
 
 void ld_drain_stats(const struct ld_drains *ds, struct ld_drain_stats *st);
