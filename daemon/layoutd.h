@@ -112,6 +112,7 @@ struct ld_conf {
 	long max_connections;
 	long watch_interval_ms;		/* sampling of the watch records */
 	long hang_threshold_s;		/* detection's threshold */
+	long busy_threshold_s;		/* a rank busy outside NCCL a hang past it */
 	long bubble_window_s;		/* the pipeline-bubble rule's window */
 	long watch_max_steps;		/* registered steps at once */
 	long watch_max_tasks;		/* registered tasks per step */

@@ -110,6 +110,7 @@ static const struct row rows[] = {
 	{ "max_connections", K_COUNT, NUM(max_connections, 1, 1000000, LD_DEFAULT_MAX_CONNECTIONS) },
 	{ "watch_interval_ms", K_MS, NUM(watch_interval_ms, 100, 3600000, 1000) },
 	{ "hang_threshold_s", K_SECONDS, NUM(hang_threshold_s, 5, 86400, JUDGE_HANG_THRESHOLD_S) },
+	{ "busy_threshold_s", K_SECONDS, NUM(busy_threshold_s, 5, 604800, JUDGE_BUSY_THRESHOLD_S) },
 	{ "bubble_window_s", K_SECONDS, NUM(bubble_window_s, 1, 86400, JUDGE_BUBBLE_WINDOW_S) },
 	{ "watch_max_steps", K_COUNT, NUM(watch_max_steps, 1, 4096, 64) },
 	{ "watch_max_tasks", K_COUNT, NUM(watch_max_tasks, 1, 4096, 256) },
@@ -622,6 +623,7 @@ ld_conf_watch_params(const struct ld_conf *c, struct judge_params *jp,
 	if (jp) {
 		judge_params_default(jp);
 		jp->hang_threshold_ns = hang_ns;
+		jp->busy_threshold_ns = (uint64_t)c->busy_threshold_s * NS_PER_S;
 		jp->bubble_window_ns = (uint64_t)c->bubble_window_s * NS_PER_S;
 	}
 	if (detect_threshold_ns)

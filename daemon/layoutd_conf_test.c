@@ -35,6 +35,7 @@ want_defaults(struct ld_conf *c)
 	c->max_connections = 512;
 	c->watch_interval_ms = 1000;
 	c->hang_threshold_s = 60;
+	c->busy_threshold_s = 1800;
 	c->bubble_window_s = 60;
 	c->watch_max_steps = 64;
 	c->watch_max_tasks = 256;
@@ -227,6 +228,7 @@ test_bounds(void)
 		L(watch_interval_ms, 100, 3600000),
 		L(hang_threshold_s, 5, 86400),
 		L(bubble_window_s, 1, 86400),
+		L(busy_threshold_s, 5, 604800),
 		L(watch_max_steps, 1, 4096),
 		L(watch_max_tasks, 1, 4096),
 		L(watch_leftover_s, 10, 604800),
@@ -630,11 +632,13 @@ test_watch_params(void)
 	pl_err_clear(&err);
 	ld_conf_set(&c, "hang_threshold_s", "17", &err);
 	ld_conf_set(&c, "bubble_window_s", "5", &err);
-	ok(!err.text[0], "hang_threshold_s = 17, bubble_window_s = 5");
+	ld_conf_set(&c, "busy_threshold_s", "600", &err);
+	ok(!err.text[0], "hang_threshold_s = 17, bubble_window_s = 5, busy_threshold_s = 600");
 	ld_conf_watch_params(&c, &got, &det);
 	want.hang_threshold_ns = UINT64_C(17000000000);
+	want.busy_threshold_ns = UINT64_C(600000000000);
 	want.bubble_window_ns = UINT64_C(5000000000);
-	ok(memcmp(&got, &want, sizeof(got)) == 0, "the judge takes both, the rest its defaults");
+	ok(memcmp(&got, &want, sizeof(got)) == 0, "the judge takes all three, the rest its defaults");
 	is_int(det, UINT64_C(17000000000), "the detector takes the hang threshold");
 	c.hang_threshold_s = 86400;
 	ld_conf_watch_params(&c, NULL, &det);

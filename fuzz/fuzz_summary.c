@@ -25,6 +25,8 @@
 /* A receiver that booted a microsecond ago. */
 #define RECV_YOUNG UINT64_C(1000)
 
+_Static_assert(SUM_VERSION == 5, "the refusal of another version below names it");
+
 static int
 text_ok(const char *s, size_t size)
 {
@@ -59,6 +61,13 @@ check_rank(const struct sum_header *h, const struct detect_rank *r,
 	FUZZ_ASSERT(in->gpu >= -1 && in->gpu < SUM_MAX_GPU, "rank %zu: gpu", i);
 	FUZZ_ASSERT(text_ok(in->nic, sizeof(in->nic)), "rank %zu: nic", i);
 	FUZZ_ASSERT(r->ncomm <= PLW_MAX_COMMS, "rank %zu: ncomm", i);
+	FUZZ_ASSERT(r->proc.known <= 1 && r->proc.nprocs <= SUM_MAX_PROCS &&
+		    r->proc.threads <= SUM_MAX_THREADS && r->proc.cpu_milli <= SUM_MAX_CPU_MILLI &&
+		    r->proc.read_bps <= SUM_MAX_BPS && r->proc.write_bps <= SUM_MAX_BPS &&
+		    (r->proc.known || (!r->proc.cpu_milli && !r->proc.read_bps &&
+				       !r->proc.write_bps && !r->proc.progress_ns)) &&
+		    (!r->proc.dstate_ns || r->proc.state == 'D') &&
+		    text_ok(r->proc.wchan, sizeof(r->proc.wchan)), "rank %zu: its process tree", i);
 	for (k = 0; k < r->ncomm; k++) {
 		const struct detect_comm *c = &r->comm[k];
 
@@ -198,7 +207,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_ASSERT(!r && !in && n == 0 && !h.node[0] && !h.world,
 			    "a refusal hands nothing out");
 		FUZZ_ASSERT(size < 12 || memcmp(data, "PLWSUM01", 8) || version == SUM_VERSION ||
-			    strstr(err.text, "want version 4, the only one"),
+			    strstr(err.text, "want version 5, the only one"),
 			    "version %u refused as another version: %s", version, err.text);
 		return 0;
 	}

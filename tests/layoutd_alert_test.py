@@ -537,6 +537,48 @@ def main():
         ok(wait_for(lambda: settled(job2), 60, 0.25), "down: the second step ended, its alerts "
            "resolved and delivered (the queue empty)")
 
+        # --- busy outside NCCL: rank 2 spins most of a core and writes
+        #     about 50 MB/s for 12 s at step 3 (as a checkpoint does), then
+        #     goes on: a
+        #     RankBusy warning saying what it does, never a hang, and the
+        #     step ends well ---
+        job6 = 4207
+        w6 = World(tmp, job6, ["--steps", "40", "--compute-us", "1000",
+                               "--fault=busy:2:3:12"])
+        worlds.append(w6)
+        mark = len(d.log_text())
+        is_eq(w6.register(d), [200] * WORLD, "busy: the step registered")
+        t0 = time.monotonic()
+        seen_alerts = []
+
+        def busy_seen():
+            al = am_alerts(am, job_id=str(job6))
+            seen_alerts.extend(al)
+            return [a for a in al if a["labels"].get("alertname") == "ParallelLayoutRankBusy"]
+        busy = wait_for(busy_seen, THRESHOLD + 20, 0.2)
+        took = time.monotonic() - t0
+        said = busy and re.search(r"rank 2 on node1 GPU 2 busy outside NCCL for [\d.]+ s: "
+                                  r"([\d.]+) cores, writing ([\d.]+) MB/s",
+                                  busy[0]["annotations"].get("summary", ""))
+        ok(busy and busy[0]["labels"].get("severity") == "warning" and
+           busy[0]["labels"].get("rank") == "2" and said and float(said.group(1)) >= 0.3 and
+           float(said.group(2)) >= 5,
+           "busy: ParallelLayoutRankBusy, a warning naming rank 2 and what it does, %.1f s "
+           "after the registration: %s" % (took, busy and busy[0]["annotations"].get("summary")))
+        end = time.monotonic() + 90
+        while time.monotonic() < end and any(p.poll() is None for p in w6.procs):
+            busy_seen()
+            time.sleep(0.2)
+        rcs = [p.poll() for p in w6.procs]
+        is_eq(rcs, [0] * WORLD, "busy: the step goes on after the pause and every rank exits 0")
+        kinds = sorted({(a["labels"]["alertname"], a["labels"]["severity"]) for a in seen_alerts})
+        is_eq(kinds, [("ParallelLayoutRankBusy", "warning")],
+              "busy: nothing else reached Alertmanager for the step (no hang, no stuck kernel)")
+        ok(not re.search(r"alert fired: \w+ critical job %d\.0" % job6, d.log_text()[mark:]),
+           "busy: no critical alert fired for it")
+        w6.close(d)
+        ok(wait_for(lambda: settled(job6), 60, 0.25), "busy: its alert resolved")
+
         # --- a kernel that runs where its peers' completed: observed, and
         #     what points at the GPU: drained; the second one within the
         #     hour is not (drain_max_per_hour 1) ---

@@ -41,7 +41,7 @@ import watchlib
 from amlib import ALERTMANAGER, Alertmanager, Webhook
 from taplib import (LAYOUTD, data, diag, done, http_request, is_eq, like, ok, run, skip,
                     wait_for)
-from watchlib import DRIVER, HOOK, checker, sum_header, varint
+from watchlib import DRIVER, HOOK, SUM_NO_PROC, checker, sum_header, varint
 
 NOBODY = 65534
 TP, DP, PP = 2, 2, 2
@@ -77,6 +77,7 @@ def summary(node, job, step, ranks, seq=1, boot=7, uid=0, world=WORLD, sizes=(TP
                                              exited.get(r, 0), 0, c["tp"], c["cp"], c["ep"],
                                              c["dp"], c["pp"]))
         body += bytes([3 if gone else 0, 0]) + varint(0)
+    body += SUM_NO_PROC * len(ranks)    # after the rank entries, one a rank
     return sum_header(node, job, step, seq, boot, uid, INTERVAL_MS, world, sizes, len(ranks),
                       len(body)) + body
 

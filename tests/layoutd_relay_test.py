@@ -29,7 +29,7 @@ import time
 
 from taplib import LAYOUTD, diag, done, http_request, is_eq, like, ok, run, skip, wait_for
 from layoutd_peer_test import Daemon, Munged, free_ports, peer_call, sha
-from watchlib import checker, sum_header, varint
+from watchlib import SUM_NO_PROC, checker, sum_header, varint
 
 NODES = ["node1", "node2", "node3", "node4", "node5"]
 HOST = "127.0.0.1"
@@ -54,6 +54,7 @@ def summary(node, ranks, seq=1, boot=9, job=JOB, world=WORLD, sizes=SIZES):
         # r); the exit bits, an empty NIC; no communicator
         body += b"".join(varint(x) for x in (r, 2000 + r, 0, 0, 0, 0, 0, 0, r, 0)) + \
             b"\0\0" + varint(0)
+    body += SUM_NO_PROC * len(ranks)    # after the rank entries, one a rank
     return sum_header(node, job, 0, seq, boot, 0, INTERVAL_MS, world, sizes, len(ranks),
                       len(body)) + body
 

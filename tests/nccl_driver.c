@@ -79,11 +79,11 @@ static const char *const axis_env[AX_N] = {
 	"PARALLEL_LAYOUT_PP"
 };
 
-enum fault_kind { F_STOP, F_SLOW, F_EXIT, F_STUCK, F_WEDGE };
+enum fault_kind { F_STOP, F_SLOW, F_EXIT, F_STUCK, F_WEDGE, F_BUSY };
 struct fault {
 	enum fault_kind kind;
 	int rank;
-	long arg;		/* step (stop, exit, stuck, wedge) or percent (slow) */
+	long arg;		/* step (stop, exit, stuck, wedge, busy) or percent (slow) */
 	int status;		/* exit */
 };
 
@@ -943,6 +943,43 @@ fault_at(enum fault_kind k, long *arg, int *status)
 	return 0;
 }
 
+/*
+ * Busy outside NCCL for secs seconds, as a checkpoint is: a core spun for
+ * 15 ms and 1 MiB written to a file of the sync directory every 20 ms, then
+ * the file removed and training goes on.
+ */
+static void
+busy_outside(int secs)
+{
+	static char chunk[1 << 20];
+	char path[4096];
+	struct timespec t0, t;
+	int fd;
+
+	fprintf(stderr, PROG "[%d]: busy outside NCCL for %d s at step %d (fault)\n", g_rank,
+		secs, g_step);
+	snprintf(path, sizeof(path), "%s/busy.%d", opt.sync_dir, g_rank);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		struct timespec s0, s1;
+
+		clock_gettime(CLOCK_MONOTONIC, &s0);
+		do
+			clock_gettime(CLOCK_MONOTONIC, &s1);
+		while ((s1.tv_sec - s0.tv_sec) * 1000000000L + (s1.tv_nsec - s0.tv_nsec) < 15000000L);
+		if (fd >= 0 && write(fd, chunk, sizeof(chunk)) < 0)
+			break;
+		if (fd >= 0 && lseek(fd, 0, SEEK_END) > (64L << 20))
+			(void)!ftruncate(fd, 0);
+		sleep_us(5000);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while ((t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9 < secs);
+	if (fd >= 0)
+		close(fd);
+	unlink(path);
+}
+
 static int g_stuck_armed;	/* the next operation's kernel never ends */
 static int g_wedge_armed;	/* the next collective's kernel never ends, its
 				 * peers' do (a GPU that hangs after its part) */
@@ -1267,6 +1304,8 @@ train(void)
 		}
 		if (fault_at(F_STUCK, &k, NULL) && k == g_step)
 			g_stuck_armed = 1;
+		if (fault_at(F_BUSY, &k, &status) && k == g_step)
+			busy_outside(status);
 		if (fault_at(F_WEDGE, &k, NULL) && k == g_step)
 			g_wedge_armed = 1;
 		/* A plugin may change the shared mask at run time (the
@@ -1366,7 +1405,7 @@ parse_fsdp(const char *spec)
 	opt.fsdp_bytes = (uint64_t)mib << 20;
 }
 
-/* stop:R:K  slow:R:PCT  exit:R:K[:STATUS]  stuck:R:K  wedge:R:K */
+/* stop:R:K  slow:R:PCT  exit:R:K[:STATUS]  stuck:R:K  wedge:R:K  busy:R:K:SECS */
 static void
 parse_fault(const char *spec)
 {
@@ -1393,18 +1432,23 @@ parse_fault(const char *spec)
 		ft->kind = F_STUCK;
 	else if (strcmp(f[0], "wedge") == 0)
 		ft->kind = F_WEDGE;
+	else if (strcmp(f[0], "busy") == 0)
+		ft->kind = F_BUSY;
 	else
 		goto bad;
-	if (n == 4 && ft->kind != F_EXIT)
+	if (ft->kind == F_BUSY ? n != 4 : n == 4 && ft->kind != F_EXIT)
 		goto bad;
 	ft->rank = (int)num_arg("--fault rank", f[1], 0, MAX_WORLD - 1);
 	ft->arg = num_arg("--fault step or percent", f[2], 0, 1000000);
-	ft->status = n == 4 ? (int)num_arg("--fault status", f[3], 0, 255) : 1;
+	if (ft->kind == F_BUSY)
+		ft->status = (int)num_arg("--fault seconds", f[3], 1, 3600);
+	else
+		ft->status = n == 4 ? (int)num_arg("--fault status", f[3], 0, 255) : 1;
 	opt.nfaults++;
 	return;
 bad:
 	die("--fault=%.64s: expected stop:RANK:STEP, slow:RANK:PERCENT, exit:RANK:STEP[:STATUS], "
-	    "stuck:RANK:STEP or wedge:RANK:STEP", spec);
+	    "stuck:RANK:STEP, wedge:RANK:STEP or busy:RANK:STEP:SECONDS", spec);
 }
 
 static void
@@ -1436,7 +1480,8 @@ usage(FILE *f)
 		"  --fsdp block:MIB   model of MIB MiB: one AllGather of it all before the\n"
 		"                     forward pass (root), or one per layer (block); the\n"
 		"                     gradients reduce-scattered\n"
-		"  --fault SPEC       stop:R:K, slow:R:PCT, exit:R:K[:STATUS], stuck:R:K, wedge:R:K\n");
+		"  --fault SPEC       stop:R:K, slow:R:PCT, exit:R:K[:STATUS], stuck:R:K, wedge:R:K,\n"
+		"                     busy:R:K:SECS\n");
 }
 
 static void

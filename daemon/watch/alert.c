@@ -160,7 +160,7 @@ struct ld_alerts {
 
 static const enum judge_kind all_kinds[] = {
 	JUDGE_EXITED, JUDGE_NODE_LOST, JUDGE_NOT_ENTERED, JUDGE_GPU_STUCK, JUDGE_STALLED,
-	JUDGE_SLOW, JUDGE_TP_NETWORK, JUDGE_FSDP_ROOT, JUDGE_PP_BUBBLE
+	JUDGE_SLOW, JUDGE_TP_NETWORK, JUDGE_FSDP_ROOT, JUDGE_PP_BUBBLE, JUDGE_BUSY
 };
 
 #define NKINDS (sizeof(all_kinds) / sizeof(all_kinds[0]))
@@ -1033,7 +1033,11 @@ on_event(void *arg, enum alert_action what, const struct alert *al)
 			in->uid = rd->v->uid;
 			snprintf(in->user, sizeof(in->user), "%s", user_name(a, rd->v->uid));
 			in->labels = make_labels(a, rd->v, al);
-			in->starts_real_ns = real_of(&rd->an, al->starts_ns);
+			/* to the second: the node acting for a lost leader
+			 * and the leader back each rebase the condition's
+			 * start from summaries by their own transit, and
+			 * must send one startsAt */
+			in->starts_real_ns = real_of(&rd->an, al->starts_ns) / NS * NS;
 			in->acting = rd->v->acting;
 			in->next = a->open;
 			a->open = in;

@@ -939,13 +939,13 @@ rank_json(const struct ld_lead *l, const struct judge_rank *jr, uint64_t now)
 
 	for (i = 0; comms && i < r->ncomm; i++)
 		json_array_append_new(comms, ld_watch_comm_json(&r->comm[i], now));
-	return json_pack("{s:I, s:s, s:i, s:s, s:o, s:b, s:I, s:b, s:o, s:o}",
+	return json_pack("{s:I, s:s, s:i, s:s, s:o, s:b, s:I, s:b, s:o, s:o, s:o}",
 			 "rank", (json_int_t)r->rank, "node", l->nodes[jr->node].name,
 			 "gpu", (int)jr->gpu, "nic", jr->nic, "coords", coords_json(jr->co),
 			 "present", jr->present != 0, "pid", (json_int_t)r->pid,
 			 "exited", r->exited != 0,
 			 "exit_status", r->exit_known ? json_integer(r->exit_status) : json_null(),
-			 "comms", comms);
+			 "comms", comms, "proc", ld_watch_proc_json(&r->proc, now));
 }
 
 static json_t *

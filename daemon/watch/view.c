@@ -51,6 +51,7 @@
 #include "sweep.h"
 #include "view.h"
 #include "procstat.h"
+#include "proctree.h"
 #include "reader.h"
 #include "register.h"
 #include "summary.h"
@@ -81,6 +82,9 @@ struct wtask {
 	int gpu;			/* the node's GPU index, -1 unknown */
 	char nic[SUM_NIC_LEN];		/* "" none */
 	struct detect_rank sum;		/* the last accepted summary */
+	struct proctree_sample tree;	/* its process tree, last sampled */
+	uint64_t tree_ns;		/* then (mono_ns), 0 never */
+	struct detect_proc proc;	/* what the samples say */
 };
 
 struct wstep {
@@ -671,6 +675,30 @@ out:
 
 /* ---- sampling --------------------------------------------------------------- */
 
+/* The process tree of a live task (proctree.h): the rates since the last
+ * sample, progress, D state.  A tree that cannot be read is unknown. */
+static void
+sample_tree(struct wtask *t)
+{
+	static long ticks;
+	struct proctree_sample cur;
+	uint64_t now = mono_ns();
+	pl_err_t err;
+
+	if (!ticks)
+		ticks = sysconf(_SC_CLK_TCK);
+	pl_err_clear(&err);
+	if (proctree_sample(t->pid, &cur, &err) < 0) {
+		memset(&t->proc, 0, sizeof(t->proc));
+		t->tree_ns = 0;
+		return;
+	}
+	proctree_update(&t->proc, t->tree_ns ? &t->tree : NULL, &cur,
+			t->tree_ns ? now - t->tree_ns : 0, now, ticks);
+	t->tree = cur;
+	t->tree_ns = now;
+}
+
 static void
 sample_task(struct ld_watch *w, const struct wstep *s, struct wtask *t)
 {
@@ -713,6 +741,7 @@ sample_task(struct ld_watch *w, const struct wstep *s, struct wtask *t)
 	if (t->exited)
 		return;
 read:
+	sample_tree(t);
 	snap = malloc(sizeof(*snap));
 	if (!snap)
 		return;
@@ -807,6 +836,9 @@ task_rank(const struct wstep *s, const struct wtask *t, struct detect_rank *r)
 	r->exit_known = t->status_known;
 	r->exit_status = t->status_known ? t->status : 0;
 	r->exit_ns = t->exit_ns;
+	r->proc = t->proc;
+	if (t->exited)
+		memset(&r->proc, 0, sizeof(r->proc));
 }
 
 void
@@ -842,7 +874,8 @@ ld_watch_sample(struct ld_watch *w)
 	}
 	w->now_ns = mono_ns();
 	ld_conf_watch_params(c, NULL, &hang_ns);
-	w->verd_total = detect_run(w->ranks, n, w->now_ns, hang_ns, w->verd, LD_MAX_VERDICTS);
+	w->verd_total = detect_run_busy(w->ranks, n, w->now_ns, hang_ns,
+					(uint64_t)c->busy_threshold_s * NS, w->verd, LD_MAX_VERDICTS);
 	w->nverd = w->verd_total < LD_MAX_VERDICTS ? w->verd_total : LD_MAX_VERDICTS;
 	log_changes(w);
 	if (w->sampled)
@@ -985,7 +1018,8 @@ rec_state_name(enum rec_state s)
 /* ---- the watch's numbers ---------------------------------------------------- */
 
 static const char *const wrec_names[LD_WREC_N] = { "ok", "busy", "refused", "unread" };
-static const char *const wverd_names[LD_WVERD_N] = { "exited", "not-entered", "gpu-stuck" };
+static const char *const wverd_names[LD_WVERD_N] = { "exited", "not-entered", "gpu-stuck",
+						     "busy" };
 
 const char *
 ld_watch_rec_name(enum ld_watch_rec r)
@@ -1089,6 +1123,28 @@ ld_watch_comm_json(const struct detect_comm *m, uint64_t now)
 			 "gap_s", (double)m->gap_sum_ns / 1e9);
 }
 
+json_t *
+ld_watch_proc_json(const struct detect_proc *p, uint64_t now)
+{
+	char st[2] = { p->state, '\0' }, wc[PL_CLIP_BUF];
+
+	if (!p->known && !p->state)
+		return json_null();
+	return json_pack("{s:b, s:s, s:s, s:I, s:I, s:f, s:I, s:I, s:o, s:o}",
+			 "known", p->known != 0, "state", st,
+			 "wchan", pl_clipn(p->wchan, strnlen(p->wchan, sizeof(p->wchan)), wc,
+					   sizeof(wc)),
+			 "processes", (json_int_t)p->nprocs, "threads", (json_int_t)p->threads,
+			 "cores", (double)p->cpu_milli / 1000.0,
+			 "read_bps", (json_int_t)p->read_bps, "write_bps", (json_int_t)p->write_bps,
+			 "progress_age_s", p->progress_ns ?
+			 json_real((double)(now > p->progress_ns ? now - p->progress_ns : 0) / 1e9) :
+			 json_null(),
+			 "dstate_s", p->dstate_ns ?
+			 json_real((double)(now > p->dstate_ns ? now - p->dstate_ns : 0) / 1e9) :
+			 json_null());
+}
+
 static json_t *
 task_json(const struct wtask *t, uint64_t now)
 {
@@ -1110,6 +1166,8 @@ task_json(const struct wtask *t, uint64_t now)
 		      "record_state", rec_state_name(t->rs),
 		      "refused", t->refusal[0] ? json_string(t->refusal) : json_null(),
 		      "comms", comms, "gpu", t->gpu, "nic", t->nic);
+	if (o)
+		json_object_set_new(o, "proc", ld_watch_proc_json(&t->proc, now));
 	return o;
 }
 

@@ -109,7 +109,8 @@ size_t ld_watch_step_ranks(const struct ld_watch *w, size_t i, struct detect_ran
 enum ld_watch_rec { LD_WREC_OK, LD_WREC_BUSY, LD_WREC_REFUSED, LD_WREC_UNREAD, LD_WREC_N };
 
 /* The node's own verdicts by kind, in this order. */
-enum ld_watch_verd { LD_WVERD_EXITED, LD_WVERD_NOT_ENTERED, LD_WVERD_GPU_STUCK, LD_WVERD_N };
+enum ld_watch_verd { LD_WVERD_EXITED, LD_WVERD_NOT_ENTERED, LD_WVERD_GPU_STUCK, LD_WVERD_BUSY,
+		     LD_WVERD_N };
 
 struct ld_watch_stats {
 	unsigned long samples;		/* of the records, every watch_interval_ms */
@@ -148,6 +149,11 @@ void ld_watch_task_at(const struct ld_watch *w, size_t i, size_t k, struct ld_wa
 /* One communicator's state as GET /v1/watch shows it (times as ages
  * against now).  NULL when out of memory. */
 json_t *ld_watch_comm_json(const struct detect_comm *m, uint64_t now);
+
+/* A rank's process tree as the views show it: null when not sampled,
+ * else its state, wchan, processes, threads, cores, I/O rates and the
+ * ages of its last progress and of its D state. */
+json_t *ld_watch_proc_json(const struct detect_proc *p, uint64_t now);
 
 /* GET /v1/watch without its "peer" part (the route adds ld_peer_json()):
  * every step when all, else those of uid.  NULL when out of memory. */

@@ -312,6 +312,7 @@ alert_name(enum judge_kind k)
 	case JUDGE_TP_NETWORK: return "ParallelLayoutTPOverNetwork";
 	case JUDGE_FSDP_ROOT: return "ParallelLayoutFSDPRootOnly";
 	case JUDGE_PP_BUBBLE: return "ParallelLayoutPipelineBubble";
+	case JUDGE_BUSY: return "ParallelLayoutRankBusy";
 	}
 	return "ParallelLayoutUnknown";
 }
@@ -319,8 +320,8 @@ alert_name(enum judge_kind k)
 const char *
 alert_kind_severity(enum judge_kind k)
 {
-	return k == JUDGE_STALLED || k == JUDGE_SLOW || judge_kind_advice(k) ? "warning" :
-									      "critical";
+	return k == JUDGE_STALLED || k == JUDGE_SLOW || k == JUDGE_BUSY || judge_kind_advice(k) ?
+	       "warning" : "critical";
 }
 
 const char *

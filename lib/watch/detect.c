@@ -26,6 +26,8 @@ detect_kind_name(enum detect_kind k)
 		return "not-entered";
 	case DETECT_GPU_STUCK:
 		return "gpu-stuck";
+	case DETECT_RANK_BUSY:
+		return "busy";
 	}
 	return "unknown";
 }
@@ -440,6 +442,13 @@ size_t
 detect_run(const struct detect_rank *ranks, size_t n, uint64_t now_ns, uint64_t threshold_ns,
 	   struct detect_verdict *out, size_t max)
 {
+	return detect_run_busy(ranks, n, now_ns, threshold_ns, DETECT_BUSY_THRESHOLD_NS, out, max);
+}
+
+size_t
+detect_run_busy(const struct detect_rank *ranks, size_t n, uint64_t now_ns,
+		uint64_t threshold_ns, uint64_t busy_ns, struct detect_verdict *out, size_t max)
+{
 	struct detect_verdict v;
 	size_t count = 0, i, peer;
 	uint32_t k;
@@ -487,6 +496,9 @@ detect_run(const struct detect_rank *ranks, size_t n, uint64_t now_ns, uint64_t 
 					continue;
 				named++;
 				lag_verdict(&v, &ranks[i], c, &ranks[peer], pc, now_ns);
+				if (rules_busy(&ranks[i].proc, pc->enter_ns, now_ns, threshold_ns,
+					       busy_ns))
+					v.kind = DETECT_RANK_BUSY;
 				if (held)
 					v.evidence = DETECT_INFERRED;
 				emit(out, max, &count, &v);

@@ -146,6 +146,28 @@ detect_ag_ok(uint64_t bytes, uint64_t calls, uint64_t top)
 	return top <= bytes && bytes / calls <= top;
 }
 
+/*
+ * What the OS shows of the rank's process tree (proctree.h: layoutd
+ * samples it as root; the record, which the rank writes, cannot claim
+ * it).  All 0 when not sampled.  progress_ns and dstate_ns are times on
+ * the clock of enter_ns (ages on the wire).
+ */
+#define DETECT_WCHAN_LEN 32
+struct detect_proc {
+	uint32_t known;		/* 1: two samples taken, the rates below hold */
+	char state;		/* its main thread's state (R, S, D, ...), 0 unknown */
+	char wchan[DETECT_WCHAN_LEN]; /* where it sleeps in the kernel, "" */
+	uint32_t nprocs;	/* processes in its tree, it included */
+	uint32_t threads;	/* their threads */
+	uint64_t cpu_milli;	/* the tree's CPU over the last interval,
+				 * thousandths of a core */
+	uint64_t read_bps;	/* its storage reads, bytes a second */
+	uint64_t write_bps;	/* and writes */
+	uint64_t progress_ns;	/* when the tree last made progress (CPU
+				 * above the floor, or I/O), 0 never */
+	uint64_t dstate_ns;	/* since when its main thread is in D, 0 not */
+};
+
 /* One local rank (of a running step) and its communicators. */
 struct detect_rank {
 	uint64_t job_id;
@@ -156,6 +178,7 @@ struct detect_rank {
 	int exit_known;		/* 1: exit_status is known */
 	int exit_status;	/* wait status (WIFEXITED/WIFSIGNALED) */
 	uint64_t exit_ns;	/* when the end was seen (0: unknown, long ago) */
+	struct detect_proc proc;
 	uint32_t ncomm;
 	struct detect_comm comm[PLW_MAX_COMMS];
 };
@@ -163,8 +186,12 @@ struct detect_rank {
 enum detect_kind {
 	DETECT_EXITED = 1,
 	DETECT_NOT_ENTERED = 2,
-	DETECT_GPU_STUCK = 3
+	DETECT_GPU_STUCK = 3,
+	DETECT_RANK_BUSY = 4	/* a lagger busy outside NCCL (rules_busy) */
 };
+
+/* detect_run's busy threshold (the judge's default too). */
+#define DETECT_BUSY_THRESHOLD_NS (UINT64_C(1800) * UINT64_C(1000000000))
 
 struct detect_verdict {
 	enum detect_kind kind;
@@ -200,8 +227,14 @@ void detect_summarize(const struct reader_snap *snap, struct detect_rank *out);
  * The verdicts for n ranks of one node at `now`: writes up to max of them
  * into out (in the order above, then by rank) and returns how many there
  * are (possibly more than max, as snprintf does).  threshold_ns is the hang
- * threshold.  Pure: reads only its arguments.
+ * threshold.  Pure: reads only its arguments.  A lagger busy outside NCCL
+ * (rules_busy: its process tree makes progress, its peers have waited less
+ * than busy_ns) is DETECT_RANK_BUSY, not DETECT_NOT_ENTERED; detect_run takes
+ * DETECT_BUSY_THRESHOLD_NS for it.
  */
+size_t detect_run_busy(const struct detect_rank *ranks, size_t n, uint64_t now_ns,
+		       uint64_t threshold_ns, uint64_t busy_ns, struct detect_verdict *out,
+		       size_t max);
 size_t detect_run(const struct detect_rank *ranks, size_t n, uint64_t now_ns,
 		  uint64_t threshold_ns, struct detect_verdict *out, size_t max);
 

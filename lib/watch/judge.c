@@ -30,6 +30,8 @@ judge_kind_name(enum judge_kind k)
 		return "fsdp-root-only";
 	case JUDGE_PP_BUBBLE:
 		return "pipeline-bubble";
+	case JUDGE_BUSY:
+		return "busy";
 	}
 	return "unknown";
 }
@@ -39,6 +41,7 @@ judge_params_default(struct judge_params *p)
 {
 	memset(p, 0, sizeof(*p));
 	p->hang_threshold_ns = JUDGE_HANG_THRESHOLD_S * NS;
+	p->busy_threshold_ns = JUDGE_BUSY_THRESHOLD_S * NS;
 	p->stall_threshold_ns = 300 * NS;
 	p->slow_window = 16;
 	p->slow_rounds = 20;

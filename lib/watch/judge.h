@@ -62,6 +62,17 @@
  *                      stuck after its sender's send completed (the data
  *                      lost on the way) looks like a peer that never
  *                      sent; then only the never-silent rule names it.
+ *   JUDGE_BUSY         a rank the not-entered rule would name whose process
+ *                      tree makes progress (detect_proc: CPU above the
+ *                      floor or I/O within the last hang threshold) while
+ *                      its peers have waited less than busy_threshold: busy
+ *                      outside NCCL (a checkpoint, a compile, data
+ *                      loading), a warning saying what it does; one finding
+ *                      per rank.  Past busy_threshold it is a not-entered
+ *                      again, its line saying it was busy; a tree that made
+ *                      no progress for the hang threshold is a hang, in D
+ *                      state "stuck in the kernel" with its wchan.  A rank
+ *                      not sampled is judged as before.
  *   JUDGE_STALLED      every present rank idle outside NCCL (nothing
  *                      entered and not completed, no kernel in flight) for
  *                      longer than stall_threshold: a checkpoint, a stuck
@@ -316,6 +327,8 @@ struct judge_rank {
 
 struct judge_params {
 	uint64_t hang_threshold_ns;
+	uint64_t busy_threshold_ns;	/* a rank busy outside NCCL is a hang
+					 * past it (JUDGE_BUSY) */
 	uint64_t stall_threshold_ns;
 	uint32_t slow_window;	/* completions a member's window needs */
 	uint32_t slow_rounds;	/* qualifying rounds with new completions */
@@ -350,9 +363,10 @@ enum judge_kind {
 	JUDGE_SLOW = 6,
 	JUDGE_TP_NETWORK = 7,
 	JUDGE_FSDP_ROOT = 8,
-	JUDGE_PP_BUBBLE = 9
+	JUDGE_PP_BUBBLE = 9,
+	JUDGE_BUSY = 10
 };
-#define JUDGE_KIND_MAX	JUDGE_PP_BUBBLE	/* the largest kind */
+#define JUDGE_KIND_MAX	JUDGE_BUSY	/* the largest kind */
 
 struct judge_finding {
 	enum judge_kind kind;
@@ -403,6 +417,7 @@ struct judge_state;
 /* The default hang threshold and pipeline-bubble window, in seconds
  * (layoutd's hang_threshold_s and bubble_window_s default to them). */
 #define JUDGE_HANG_THRESHOLD_S 60
+#define JUDGE_BUSY_THRESHOLD_S 1800
 #define JUDGE_BUBBLE_WINDOW_S 60
 
 /* The defaults: the hang threshold and bubble window above, stall 300 s,

@@ -90,6 +90,124 @@ put_coll(struct line *l, const struct judge_finding *f)
 		js_put(l, "collective %llu", (unsigned long long)f->colls);
 }
 
+/* Whether input rank ix's process tree made progress within the hang
+ * threshold (sampled by its node: detect_proc). */
+static int
+tree_progress(const struct round *r, uint32_t ix)
+{
+	return rules_progress(&r->rk[ix].st.proc, r->now, r->p->hang_threshold_ns);
+}
+
+/* What a tree does, for the lines: "1.9 cores, writing 310 MB/s". */
+static void
+put_doing(struct line *l, const struct detect_proc *p)
+{
+	const char *sep = "";
+
+	if (p->cpu_milli >= 10) {
+		js_put(l, "%.1f cores", (double)p->cpu_milli / 1000.0);
+		sep = ", ";
+	}
+	if (p->read_bps >= 100000) {
+		js_put(l, "%sreading %.1f MB/s", sep, (double)p->read_bps / 1e6);
+		sep = ", ";
+	}
+	if (p->write_bps >= 100000) {
+		js_put(l, "%swriting %.1f MB/s", sep, (double)p->write_bps / 1e6);
+		sep = ", ";
+	}
+	if (!*sep)
+		js_put(l, "a little CPU or I/O");
+}
+
+/* What the first culprit's tree says beside a not-entered finding: busy
+ * past busy_threshold, or stuck in the kernel (D state past the
+ * threshold, with its wchan). */
+static void
+put_tree(struct round *r, struct line *l, uint32_t ix)
+{
+	const struct detect_proc *p = &r->rk[ix].st.proc;
+
+	if (tree_progress(r, ix)) {
+		js_put(l, "; busy outside NCCL past busy_threshold: ");
+		put_doing(l, p);
+	} else if (p->state == 'D' && p->dstate_ns &&
+		   rules_age(r->now, p->dstate_ns) > r->p->hang_threshold_ns) {
+		js_put(l, "; stuck in the kernel: D state for ");
+		js_put_secs(l, rules_age(r->now, p->dstate_ns));
+		if (p->wchan[0]) {
+			char w[DETECT_WCHAN_LEN];
+
+			rules_text_copy(w, sizeof(w), p->wchan, sizeof(p->wchan));
+			js_put(l, " in %s", w);
+		}
+	}
+}
+
+/*
+ * One finding per rank busy outside NCCL (E_BUSY): its smallest group,
+ * the collective its peers wait in longest, for how long, and what its
+ * process tree does.  A warning: it may be a checkpoint, a compile or
+ * data loading.
+ */
+static void
+busy_findings(struct round *r)
+{
+	size_t i, j;
+
+	for (i = 0; i < r->nent; i++) {
+		const struct js_entry *e = &r->s->ent[i], *best = e;
+		const struct judge_rank *jr;
+		struct judge_finding *f;
+		const struct js_hot *pc;
+		const struct detect_comm *pcf;
+		struct line l;
+		uint32_t ix;
+
+		if (!(e->flags & E_BUSY) || r->s->culprit[e->ix] == 2)
+			continue;
+		r->s->culprit[e->ix] = 2;
+		/* the collective its peers have waited in longest */
+		for (j = i + 1; j < r->nent; j++) {
+			const struct js_entry *o = &r->s->ent[j];
+
+			if ((o->flags & E_BUSY) && o->ix == e->ix &&
+			    ent_comm(r, &r->s->ent[o->pc])->enter_ns <
+			    ent_comm(r, &r->s->ent[best->pc])->enter_ns)
+				best = o;
+		}
+		jr = &r->rk[e->ix];
+		pc = ent_comm(r, &r->s->ent[best->pc]);
+		pcf = ent_full(r, &r->s->ent[best->pc]);
+		f = js_finding_new(r, JUDGE_BUSY);
+		l.b = f->text;
+		l.size = sizeof(f->text);
+		l.len = 0;
+		if (r->s->rgrp[e->ix] != UINT32_MAX)
+			group_label(r, r->s->rgrp[e->ix], f->group, sizeof(f->group));
+		else
+			rules_text_copy(f->group, sizeof(f->group), "world", 6);
+		f->comm_hash = pcf->hash;
+		rules_text_copy(f->comm, sizeof(f->comm), pcf->name, sizeof(pcf->name));
+		rules_text_copy(f->func, sizeof(f->func), pcf->func, sizeof(pcf->func));
+		f->seq = pcf->seq;
+		f->colls = pc->colls;
+		ix = e->ix;
+		js_add_culprit(r, f, &ix, (size_t)(e - r->s->ent));
+		f->since_ns = pc->enter_ns;
+		f->for_ns = rules_age(r->now, pc->enter_ns);
+		js_put(&l, "%s: rank ", f->group);
+		js_put_where(&l, r->st, jr);
+		js_put(&l, " busy outside NCCL for ");
+		js_put_secs(&l, f->for_ns);
+		js_put(&l, ": ");
+		put_doing(&l, &jr->st.proc);
+		js_put(&l, "; its peers wait in %s ", f->comm);
+		put_coll(&l, f);
+		js_put(&l, " (a checkpoint, a compile, data loading?)");
+	}
+}
+
 /* One finding per collective that the named laggers of group g did not
  * enter (the colls of the peer each lags). */
 static void
@@ -145,6 +263,7 @@ lag_findings(struct round *r, size_t g)
 		put_coll(&l, f);
 		js_put(&l, "; %zu peer%s waiting ", f->npeers_waiting, f->npeers_waiting == 1 ? "" : "s");
 		js_put_secs(&l, f->for_ns);
+		put_tree(r, &l, ix[0]);
 		if (r->lag_cycle) {
 			f->evidence = DETECT_INFERRED;
 			js_put(&l, "; inferred: each waits on another elsewhere (a cycle)");
@@ -177,7 +296,14 @@ js_not_entered(struct round *r)
 			found += held != 2;
 			if (held == 2 || (pass == 0 && held))
 				continue;
-			e->flags |= E_NAMED;
+			/* busy outside NCCL, not past busy_threshold: a
+			 * warning of its own (busy_findings) */
+			if (rules_busy(&r->rk[e->ix].st.proc, ent_comm(r, &r->s->ent[e->pc])->enter_ns,
+				       r->now, r->p->hang_threshold_ns, r->p->busy_threshold_ns))
+				e->flags |= E_BUSY;
+			else
+				e->flags |= E_NAMED;
+			r->s->culprit[e->ix] = 1;
 			named++;
 		}
 		if (named || !found) {
@@ -187,6 +313,7 @@ js_not_entered(struct round *r)
 	}
 	for (g = 0; g < r->ngrp; g++)
 		lag_findings(r, g);
+	busy_findings(r);
 }
 
 /* How many live members of group gr completed its target-th collective

@@ -20,6 +20,7 @@
 #define E_STUCK		0x08u	/* kernels in flight, quiet past the threshold */
 #define E_NAMED		0x10u	/* named in a finding this round */
 #define E_JUDGED	0x20u	/* its group was judged for slowness */
+#define E_BUSY		0x40u	/* a lagger busy outside NCCL (JUDGE_BUSY) */
 
 /* One (rank, communicator) of the round. */
 struct js_entry {

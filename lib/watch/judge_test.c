@@ -156,6 +156,60 @@ c_not_entered(void)
 	in_coll(15, C_DP, 51, NOW - 66 * S);
 }
 
+/* Rank r's process tree: made progress `ago` (0: never), cpu in
+ * thousandths of a core, writes in bytes a second. */
+static void
+tree(int r, uint64_t ago, uint64_t cpu, uint64_t wbps)
+{
+	struct detect_proc *p = &rk[r].st.proc;
+
+	memset(p, 0, sizeof(*p));
+	p->known = 1;
+	p->state = 'R';
+	p->nprocs = 3;
+	p->threads = 40;
+	p->cpu_milli = cpu;
+	p->write_bps = wbps;
+	p->progress_ns = ago ? NOW - ago : 0;
+}
+
+/* c_not_entered, 13 busy outside NCCL: 1.9 cores, writing 310 MB/s a
+ * second ago (a checkpoint): a warning, not a hang. */
+static void
+c_busy(void)
+{
+	c_not_entered();
+	tree(13, S, 1900, 310000000);
+}
+
+/* The same, its peers waiting past busy_threshold (600 s here): a hang,
+ * saying it was busy. */
+static void
+c_busy_long(void)
+{
+	c_busy();
+	in_coll(9, C_DP, 51, NOW - 700 * S);
+}
+
+/* 13's tree last made progress 70 s ago (past the threshold): a hang. */
+static void
+c_busy_no_more(void)
+{
+	c_not_entered();
+	tree(13, 70 * S, 0, 0);
+}
+
+/* 13 in D state 65 s, no progress: a hang, stuck in the kernel. */
+static void
+c_dstate(void)
+{
+	c_not_entered();
+	tree(13, 0, 0, 0);
+	rk[13].st.proc.state = 'D';
+	rk[13].st.proc.dstate_ns = NOW - 65 * S;
+	snprintf(rk[13].st.proc.wchan, sizeof(rk[13].st.proc.wchan), "nfs_wait_bit_killable");
+}
+
 /* The same with 11 missing too: one finding naming 11 and 13. */
 static void
 c_two_missing(void)
@@ -726,6 +780,26 @@ static const struct tcase cases[] = {
 	  { { JUDGE_NOT_ENTERED, "DP group 1 of PP stage 1", { 13 }, 1, 3, 70 * S, 3,
 	      "DP group 1 of PP stage 1: rank 13 on node3 GPU 1 never entered AllReduce #50; "
 	      "3 peers waiting 70 s", 0 } } },
+	{ "rank 13 busy outside NCCL (1.9 cores, writing 310 MB/s): a warning, not a hang",
+	  c_busy, 1,
+	  { { JUDGE_BUSY, "TP group 2 of PP stage 1", { 13 }, 1, 0, 70 * S, 3,
+	      "TP group 2 of PP stage 1: rank 13 on node3 GPU 1 busy outside NCCL for 70 s: "
+	      "1.9 cores, writing 310.0 MB/s; its peers wait in dp AllReduce #50 (a checkpoint, "
+	      "a compile, data loading?)", 0 } } },
+	{ "busy past busy_threshold: a hang, saying it was busy", c_busy_long, 1,
+	  { { JUDGE_NOT_ENTERED, "DP group 1 of PP stage 1", { 13 }, 1, 3, 700 * S, 3,
+	      "DP group 1 of PP stage 1: rank 13 on node3 GPU 1 never entered AllReduce #50; "
+	      "3 peers waiting 700 s; busy outside NCCL past busy_threshold: 1.9 cores, "
+	      "writing 310.0 MB/s", 0 } } },
+	{ "its tree made no progress for the threshold: a hang", c_busy_no_more, 1,
+	  { { JUDGE_NOT_ENTERED, "DP group 1 of PP stage 1", { 13 }, 1, 3, 70 * S, 3,
+	      "DP group 1 of PP stage 1: rank 13 on node3 GPU 1 never entered AllReduce #50; "
+	      "3 peers waiting 70 s", 0 } } },
+	{ "in D state past the threshold: a hang, stuck in the kernel with its wchan", c_dstate, 1,
+	  { { JUDGE_NOT_ENTERED, "DP group 1 of PP stage 1", { 13 }, 1, 3, 70 * S, 3,
+	      "DP group 1 of PP stage 1: rank 13 on node3 GPU 1 never entered AllReduce #50; "
+	      "3 peers waiting 70 s; stuck in the kernel: D state for 65 s in "
+	      "nfs_wait_bit_killable", 0 } } },
 	{ "two missing in one group: one finding naming both", c_two_missing, 1,
 	  { { JUDGE_NOT_ENTERED, "DP group 1 of PP stage 1", { 11, 13 }, 2, 2, 70 * S, 2,
 	      "DP group 1 of PP stage 1: ranks 11 on node2 GPU 3 and 13 on node3 GPU 1 never "
@@ -943,6 +1017,18 @@ triple_cmp(const void *a, const void *b)
 	return x->ev - y->ev;
 }
 
+/* b's n sorted triples without repeats; how many are left. */
+static size_t
+triple_unique(struct triple *b, size_t n)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < n; i++)
+		if (!k || triple_cmp(&b[k - 1], &b[i]) != 0)
+			b[k++] = b[i];
+	return k;
+}
+
 /*
  * On the whole step given to detect_run as if one node, the hang and exit
  * findings name the same (rank, communicator) pairs as its verdicts: the
@@ -958,27 +1044,31 @@ agrees_with_detect(const struct judge_finding *out, size_t n, char *why, size_t 
 
 	for (i = 0; i < NR; i++)
 		dr[i] = rk[i].st;
-	nv = detect_run(dr, NR, NOW, T, v, 32);
+	nv = detect_run_busy(dr, NR, NOW, T, par.busy_threshold_ns, v, 32);
 	for (i = 0; i < nv && i < 32; i++) {
 		b[nb].kind = v[i].kind == DETECT_EXITED ? JUDGE_EXITED :
-			     v[i].kind == DETECT_NOT_ENTERED ? JUDGE_NOT_ENTERED : JUDGE_GPU_STUCK;
+			     v[i].kind == DETECT_NOT_ENTERED ? JUDGE_NOT_ENTERED :
+			     v[i].kind == DETECT_RANK_BUSY ? JUDGE_BUSY : JUDGE_GPU_STUCK;
 		b[nb].rank = v[i].rank;
 		b[nb].ev = v[i].evidence;
-		b[nb++].hash = v[i].comm_hash;
+		/* (busy: the judge says it once a rank, the node once a
+		 * communicator it lags in) */
+		b[nb++].hash = v[i].kind == DETECT_RANK_BUSY ? 0 : v[i].comm_hash;
 	}
 	for (i = 0; i < n; i++) {
 		if (out[i].kind != JUDGE_EXITED && out[i].kind != JUDGE_NOT_ENTERED &&
-		    out[i].kind != JUDGE_GPU_STUCK)
+		    out[i].kind != JUDGE_GPU_STUCK && out[i].kind != JUDGE_BUSY)
 			continue;
 		for (k = 0; k < out[i].nculprits && na < 32; k++) {
 			a[na].kind = (int)out[i].kind;
 			a[na].rank = out[i].culprits[k];
 			a[na].ev = out[i].evidence;
-			a[na++].hash = out[i].comm_hash;
+			a[na++].hash = out[i].kind == JUDGE_BUSY ? 0 : out[i].comm_hash;
 		}
 	}
 	qsort(a, na, sizeof(a[0]), triple_cmp);
 	qsort(b, nb, sizeof(b[0]), triple_cmp);
+	nb = triple_unique(b, nb);
 	for (i = 0; i < na && i < nb && triple_cmp(&a[i], &b[i]) == 0; i++)
 		;
 	if (na == nb && i == na)
@@ -1806,6 +1896,7 @@ int
 main(void)
 {
 	judge_params_default(&par);
+	par.busy_threshold_ns = 600 * S;	/* below NOW, for c_busy_long */
 	par.stall_threshold_ns = STALL;
 	par.slow_rounds = 3;
 	par.slow_persist_ns = 2 * S;

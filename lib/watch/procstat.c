@@ -76,6 +76,22 @@ procstat_parse(const char *text, size_t len, struct procstat *ps, pl_err_t *err)
 				return pl_err_set(err, "pid %ld: state '%s' is not one letter", ps->pid,
 						  pl_clipn(f, (size_t)(p - f), c, sizeof(c)));
 			ps->state = *f;
+		} else if (field == 4 || (field >= 14 && field <= 17) || field == 20) {
+			if (number(f, p, &v) < 0 || (field == 4 && v > 0x7fffffff))
+				return pl_err_set(err, "pid %ld: field %d '%s' is not a number", ps->pid,
+						  field, pl_clipn(f, (size_t)(p - f), c, sizeof(c)));
+			if (field == 4)
+				ps->ppid = (long)v;
+			else if (field == 14)
+				ps->utime = v;
+			else if (field == 15)
+				ps->stime = v;
+			else if (field == 16)
+				ps->cutime = v;
+			else if (field == 17)
+				ps->cstime = v;
+			else
+				ps->threads = v;
 		}
 	}
 	if (number(f, p, &ps->start) < 0)

@@ -27,6 +27,10 @@ struct procstat {
 	long pid;			/* field 1 */
 	char comm[PROCSTAT_COMM];	/* field 2 without its parentheses, NUL-terminated */
 	char state;			/* field 3 */
+	long ppid;			/* field 4 */
+	uint64_t utime, stime;		/* fields 14 and 15: clock ticks of CPU */
+	uint64_t cutime, cstime;	/* 16 and 17: its reaped children's */
+	uint64_t threads;		/* field 20 */
 	uint64_t start;			/* field 22: clock ticks after boot */
 };
 

@@ -81,3 +81,16 @@ rules_exit0_awaited(uint64_t exited_colls, uint32_t flags, uint64_t colls, uint6
 {
 	return colls > exited_colls && rules_waiting(flags, colls, done, enter_ns, now, thr);
 }
+
+int
+rules_progress(const struct detect_proc *p, uint64_t now, uint64_t thr)
+{
+	return p->known && p->progress_ns && rules_age(now, p->progress_ns) <= thr;
+}
+
+int
+rules_busy(const struct detect_proc *p, uint64_t wait_ns, uint64_t now, uint64_t thr,
+	   uint64_t busy_thr)
+{
+	return rules_progress(p, now, thr) && rules_age(now, wait_ns) < busy_thr;
+}

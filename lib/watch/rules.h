@@ -79,4 +79,17 @@ int rules_exit_signal(int status);
 int rules_exit0_awaited(uint64_t exited_colls, uint32_t flags, uint64_t colls, uint64_t done,
 			uint64_t enter_ns, uint64_t now, uint64_t thr);
 
+struct detect_proc;
+
+/*
+ * The busy rule, for a rank its peers have waited for since wait_ns: 1
+ * when it is busy outside NCCL (a checkpoint, a compile, data loading):
+ * its process tree (detect.h's detect_proc, sampled by layoutd) made
+ * progress within thr of now, and the wait is shorter than busy_thr.
+ * rules_progress() is the first half alone.
+ */
+int rules_busy(const struct detect_proc *p, uint64_t wait_ns, uint64_t now, uint64_t thr,
+	       uint64_t busy_thr);
+int rules_progress(const struct detect_proc *p, uint64_t now, uint64_t thr);
+
 #endif

@@ -158,16 +158,38 @@ exit0_test(void)
 	   "exit 0: not when the peer completed it (a normal end: nobody waits)");
 }
 
+/* The busy rule: progress within the threshold, a wait below busy_thr. */
+static void
+busy_test(void)
+{
+	struct detect_proc p;
+
+	memset(&p, 0, sizeof(p));
+	ok(!rules_busy(&p, NOW - 70 * S, NOW, T, 1800 * S), "busy: not without a sample");
+	p.known = 1;
+	p.progress_ns = NOW - S;
+	ok(rules_busy(&p, NOW - 70 * S, NOW, T, 1800 * S),
+	   "busy: progress a second ago, peers waiting 70 s");
+	ok(!rules_busy(&p, NOW - 600 * S, NOW, T, 600 * S),
+	   "busy: not once its peers have waited busy_threshold");
+	p.progress_ns = NOW - T - 1;
+	ok(!rules_busy(&p, NOW - 70 * S, NOW, T, 1800 * S) && !rules_progress(&p, NOW, T),
+	   "busy: not when its last progress is past the threshold");
+	p.progress_ns = NOW + S;
+	ok(rules_progress(&p, NOW, T), "busy: a progress time after now (input) is now");
+}
+
 int
 main(void)
 {
 	plan(4 + 3 + (int)(sizeof(waits) / sizeof(waits[0]) + sizeof(stucks) / sizeof(stucks[0])) +
-	     4 + (int)(sizeof(exits) / sizeof(exits[0])) + 4);
+	     4 + (int)(sizeof(exits) / sizeof(exits[0])) + 4 + 5);
 	age_test();
 	usable_test();
 	comm_rules_test();
 	text_copy_test();
 	exit_test();
 	exit0_test();
+	busy_test();
 	return done_testing();
 }

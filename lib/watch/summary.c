@@ -30,8 +30,12 @@ _Static_assert(H_NODE + SUM_NODE_LEN == H_JOB, "the node's text fills its array"
 #define RANK_MAX	(4 * 10 + 10 + SUM_NAXES * 5 + 1 + SUM_NIC_LEN + 5)
 #define COMM_MAX	(8 + DETECT_NAME_LEN + 5 * 5 + 8 * 10 + DETECT_TEXT_LEN + 6 * 10)
 #define RANK_MIN	(5 + SUM_NAXES + 1 + 1 + 1)
+/* A rank's process tree (version 5, after the rank entries), at its
+ * longest and shortest; a rank takes at least RANK_MIN + PROC_MIN. */
+#define PROC_MAX	(1 + 1 + 2 * 5 + 5 * 10 + DETECT_WCHAN_LEN)
+#define PROC_MIN	(1 + 8 + 1)
 #define COMM_MIN	(8 + 1 + 5 + 2 + 1 + 6 + 6)
-_Static_assert((uint64_t)SUM_HEADER_BYTES + (uint64_t)SUM_MAX_RANKS * RANK_MAX <=
+_Static_assert((uint64_t)SUM_HEADER_BYTES + (uint64_t)SUM_MAX_RANKS * (RANK_MAX + PROC_MAX) <=
 	       SUM_MAX_BYTES, "the most ranks, with no communicator, fit the size bound");
 
 static const char *const axis[SUM_NAXES] = { "tp", "cp", "ep", "dp", "pp" };
@@ -183,6 +187,38 @@ rank_check(const struct sum_header *h, const struct detect_rank *r, uint64_t exi
 	if (r->ncomm > PLW_MAX_COMMS)
 		return pl_err_set(err, "%s: ncomm %" PRIu32 ": want at most %d", where, r->ncomm,
 				  PLW_MAX_COMMS);
+	return 0;
+}
+
+/* A rank's process tree (detect.h's detect_proc), with its two ages. */
+static int
+proc_check(const struct detect_proc *p, uint64_t prog_age, uint64_t dstate_age,
+	   const char *where, pl_err_t *err)
+{
+	if (p->known > 1)
+		return pl_err_set(err, "%s: proc known %" PRIu32 ": want 0 or 1", where, p->known);
+	if (p->state && !((p->state >= 'A' && p->state <= 'Z') ||
+			  (p->state >= 'a' && p->state <= 'z')))
+		return pl_err_set(err, "%s: proc state 0x%02x: want 0 (unknown) or a letter", where,
+				  (unsigned char)p->state);
+	if (p->nprocs > SUM_MAX_PROCS || p->threads > SUM_MAX_THREADS)
+		return pl_err_set(err, "%s: proc %" PRIu32 " processes, %" PRIu32 " threads: want at "
+				  "most %u and %u", where, p->nprocs, p->threads, SUM_MAX_PROCS,
+				  SUM_MAX_THREADS);
+	if (p->cpu_milli > SUM_MAX_CPU_MILLI)
+		return pl_err_set(err, "%s: proc cpu_milli %" PRIu64 ": want at most %u (cores x "
+				  "1000)", where, p->cpu_milli, SUM_MAX_CPU_MILLI);
+	if (p->read_bps > SUM_MAX_BPS || p->write_bps > SUM_MAX_BPS)
+		return pl_err_set(err, "%s: proc I/O %" PRIu64 " and %" PRIu64 " bytes/s: want at "
+				  "most %" PRIu64, where, p->read_bps, p->write_bps, SUM_MAX_BPS);
+	if (!p->known && (p->cpu_milli || p->read_bps || p->write_bps || prog_age))
+		return pl_err_set(err, "%s: proc rates or progress while known 0: want 0", where);
+	if (prog_age > SUM_MAX_AGE_NS || dstate_age > SUM_MAX_AGE_NS)
+		return pl_err_set(err, "%s: proc ages %" PRIu64 " and %" PRIu64 " ns: want at most %"
+				  PRIu64 " (ten years)", where, prog_age, dstate_age, SUM_MAX_AGE_NS);
+	if (dstate_age && p->state != 'D')
+		return pl_err_set(err, "%s: proc in D state for a time while its state is 0x%02x: "
+				  "want D", where, (unsigned char)p->state);
 	return 0;
 }
 
@@ -455,6 +491,24 @@ rank_put(uint8_t *p, const struct detect_rank *r, uint64_t exit_age,
 }
 
 static size_t
+proc_put(uint8_t *p, const struct detect_proc *pr, uint64_t prog_age, uint64_t dstate_age)
+{
+	size_t n = 0;
+
+	p[n++] = (uint8_t)pr->state;
+	n += vput(p + n, pr->known);
+	n += vput(p + n, pr->nprocs);
+	n += vput(p + n, pr->threads);
+	n += vput(p + n, pr->cpu_milli);
+	n += vput(p + n, pr->read_bps);
+	n += vput(p + n, pr->write_bps);
+	n += vput(p + n, prog_age);
+	n += vput(p + n, dstate_age);
+	n += tput(p + n, DETECT_WCHAN_LEN, pr->wchan, sizeof(pr->wchan));
+	return n;
+}
+
+static size_t
 comm_put(uint8_t *p, const struct detect_comm *w, uint64_t enter_age, uint64_t progress_age)
 {
 	size_t n = 8;
@@ -509,7 +563,7 @@ encode_check(const struct sum_header *h, const struct detect_rank *ranks, size_t
 	}
 	/* n and ncomm are bounded above, so this cannot overflow.  The total
 	 * is known once written: here its bound. */
-	*total = SUM_HEADER_BYTES + n * RANK_MAX + ncomm * COMM_MAX;
+	*total = SUM_HEADER_BYTES + n * (RANK_MAX + PROC_MAX) + ncomm * COMM_MAX;
 	return unique_check(ranks, n, where, err);
 }
 
@@ -555,6 +609,17 @@ sum_encode(struct buf *out, const struct sum_header *h, const struct detect_rank
 				goto fail;
 			buf_add(out, cb, comm_put(cb, &w, ea, pa));
 		}
+	}
+	for (i = 0; i < n; i++) {
+		uint8_t pb[PROC_MAX];
+		uint64_t prog_age = age_of(now, ranks[i].proc.progress_ns);
+		uint64_t dstate_age = age_of(now, ranks[i].proc.dstate_ns);
+
+		snprintf(rwhere, sizeof(rwhere), "%s: rank entry %zu (rank %" PRId64 ")", where, i,
+			 ranks[i].rank);
+		if (proc_check(&ranks[i].proc, prog_age, dstate_age, rwhere, err) < 0)
+			goto fail;
+		buf_add(out, pb, proc_put(pb, &ranks[i].proc, prog_age, dstate_age));
 	}
 	if (out->bad)
 		return pl_err_set(err, "%s: out of memory", where);
@@ -646,6 +711,20 @@ sum_carry(const struct sum_header *h, const struct detect_rank *ranks,
 		o->exit_known = r->exit_known;
 		o->exit_status = r->exit_status;
 		o->exit_ns = rebase(recv_now_ns, exit_age);
+		{
+			uint8_t pb[PROC_MAX];
+			uint64_t prog_age = age_of(now, r->proc.progress_ns);
+			uint64_t dstate_age = age_of(now, r->proc.dstate_ns);
+
+			if (proc_check(&r->proc, prog_age, dstate_age, rwhere, err) < 0)
+				return -1;
+			bytes += proc_put(pb, &r->proc, prog_age, dstate_age);
+			o->proc = r->proc;
+			text_put((uint8_t *)o->proc.wchan, sizeof(o->proc.wchan), r->proc.wchan,
+				 sizeof(r->proc.wchan));
+			o->proc.progress_ns = rebase(recv_now_ns, prog_age);
+			o->proc.dstate_ns = rebase(recv_now_ns, dstate_age);
+		}
 		o->ncomm = r->ncomm;
 		memset(o->comm, 0, r->ncomm * sizeof(o->comm[0]));
 		for (k = 0; k < r->ncomm; k++) {
@@ -749,10 +828,10 @@ header_get(const uint8_t *p, size_t len, struct sum_header *h, uint32_t *nranks,
 	if (*nranks > SUM_MAX_RANKS)
 		return pl_err_set(err, "%s: nranks %" PRIu32 ": want at most %d", where, *nranks,
 				  SUM_MAX_RANKS);
-	if ((len - SUM_HEADER_BYTES) / RANK_MIN < *nranks)
+	if ((len - SUM_HEADER_BYTES) / (RANK_MIN + PROC_MIN) < *nranks)
 		return pl_err_set(err, "%s: nranks %" PRIu32 " needs at least %zu bytes, the "
 				  "summary has %zu", where, *nranks,
-				  (size_t)SUM_HEADER_BYTES + (size_t)*nranks * RANK_MIN, len);
+				  (size_t)SUM_HEADER_BYTES + (size_t)*nranks * (RANK_MIN + PROC_MIN), len);
 	return 0;
 }
 
@@ -892,6 +971,49 @@ comm_get(struct cur *q, uint64_t recv, struct detect_comm *c, const char *where,
 	return 0;
 }
 
+/* Rank entry i's process tree at *off (version 5: after the rank
+ * entries, in their order), into r->proc rebased on recv. */
+static int
+proc_get(const uint8_t *p, size_t len, size_t *off, uint32_t i, uint64_t recv,
+	 struct detect_rank *r, const char *where, pl_err_t *err)
+{
+	char rwhere[192];
+	struct cur q = { p + *off, len - *off };
+	struct detect_proc *pr = &r->proc;
+	uint64_t v, prog_age, dstate_age;
+
+	snprintf(rwhere, sizeof(rwhere), "%s: rank entry %" PRIu32 " (rank %" PRId64 ")", where,
+		 i, r->rank);
+	memset(pr, 0, sizeof(*pr));
+	if (q.left < 1)
+		return pl_err_set(err, "%s: proc state: truncated", rwhere);
+	pr->state = (char)q.p[0];
+	q.p++;
+	q.left--;
+	if (vget(&q, UINT32_MAX, &v, rwhere, "proc known", err) < 0)
+		return -1;
+	pr->known = (uint32_t)v;
+	if (vget(&q, UINT32_MAX, &v, rwhere, "proc nprocs", err) < 0)
+		return -1;
+	pr->nprocs = (uint32_t)v;
+	if (vget(&q, UINT32_MAX, &v, rwhere, "proc threads", err) < 0)
+		return -1;
+	pr->threads = (uint32_t)v;
+	if (vget(&q, UINT64_MAX, &pr->cpu_milli, rwhere, "proc cpu_milli", err) < 0 ||
+	    vget(&q, UINT64_MAX, &pr->read_bps, rwhere, "proc read_bps", err) < 0 ||
+	    vget(&q, UINT64_MAX, &pr->write_bps, rwhere, "proc write_bps", err) < 0 ||
+	    vget(&q, UINT64_MAX, &prog_age, rwhere, "proc progress_age_ns", err) < 0 ||
+	    vget(&q, UINT64_MAX, &dstate_age, rwhere, "proc dstate_age_ns", err) < 0 ||
+	    tget(&q, pr->wchan, DETECT_WCHAN_LEN, rwhere, "proc wchan", err) < 0)
+		return -1;
+	if (proc_check(pr, prog_age, dstate_age, rwhere, err) < 0)
+		return -1;
+	pr->progress_ns = rebase(recv, prog_age);
+	pr->dstate_ns = rebase(recv, dstate_age);
+	*off = (size_t)(q.p - p);
+	return 0;
+}
+
 /*
  * Rank entry i at *off (of nr) and its communicators; *off moves past
  * them.  Every length is checked against what is left, with room kept for
@@ -906,7 +1028,8 @@ rank_get(const uint8_t *p, size_t len, size_t *off, uint32_t i, uint32_t nr,
 	 struct sum_rank_info *in, const char *where, bool named, pl_err_t *err)
 {
 	char rwhere[192] = "", cwhere[256] = "";
-	const size_t after = (size_t)(nr - i - 1) * RANK_MIN;
+	/* (the rank entries after it, and every rank's process tree) */
+	const size_t after = (size_t)(nr - i - 1) * RANK_MIN + (size_t)nr * PROC_MIN;
 	struct cur q = { p + *off, len - *off };
 	uint64_t v, exit_age;
 	uint32_t k;
@@ -915,8 +1038,8 @@ rank_get(const uint8_t *p, size_t len, size_t *off, uint32_t i, uint32_t nr,
 	if (named)
 		snprintf(rwhere, sizeof(rwhere), "%s: rank entry %" PRIu32, where, i);
 	if (q.left < RANK_MIN + after)
-		return pl_err_set(err, "%s: %zu bytes left, want at least %zu for it and the %"
-				  PRIu32 " rank entries after it", rwhere, q.left,
+		return pl_err_set(err, "%s: %zu bytes left, want at least %zu for it, the %"
+				  PRIu32 " rank entries after it and the process trees", rwhere, q.left,
 				  RANK_MIN + after, nr - i - 1);
 	q.left -= after;	/* theirs: never read here */
 	memset(r, 0, offsetof(struct detect_rank, comm));
@@ -961,7 +1084,7 @@ rank_get(const uint8_t *p, size_t len, size_t *off, uint32_t i, uint32_t nr,
 	r->exit_ns = rebase(recv, exit_age);
 	if (q.left / COMM_MIN < r->ncomm)
 		return pl_err_set(err, "%s: ncomm %" PRIu32 " needs at least %zu bytes and the %"
-				  PRIu32 " rank entries after it %zu, %zu are left", rwhere,
+				  PRIu32 " rank entries after it with the process trees %zu, %zu are left", rwhere,
 				  r->ncomm, (size_t)r->ncomm * COMM_MIN, nr - i - 1, after,
 				  q.left + after);
 	memset(r->comm, 0, r->ncomm * sizeof(r->comm[0]));
@@ -1014,8 +1137,11 @@ decode_into(const uint8_t *p, size_t len, uint64_t recv_now_ns, struct sum_heade
 		/* not reached: the walks agree */
 		return pl_err_set(err, "%s%s", where, quiet.text);
 	}
+	for (i = 0; i < nr; i++)
+		if (proc_get(p, len, &off, i, recv_now_ns, &r[i], where, err) < 0)
+			return -1;
 	if (off != len)
-		return pl_err_set(err, "%s: %zu bytes after the last rank entry: want none", where,
+		return pl_err_set(err, "%s: %zu bytes after the last process tree: want none", where,
 				  len - off);
 	if (unique_check(r, nr, where, err) < 0)
 		return -1;

@@ -35,6 +35,10 @@
  *     func (text, 16), enter_age_ns, done, ch_inflight, progress_age_ns,
  *     wait_sum_ns, gap_sum_ns, nnodes, ag_peak_bytes, ag_peak_calls,
  *     ag_peak_top, p2p_wait_ns, p2p_span_ns.
+ *   then, after the last rank entry, each rank's process tree in the
+ *   order of the rank entries (detect_proc): one byte state (0 or a
+ *   letter), known, nprocs, threads, cpu_milli, read_bps, write_bps,
+ *   progress_age_ns, dstate_age_ns, wchan (text, 32 bytes with its NUL).
  *   p2p_peer is the peer of the p2p operation in flight with the flag
  *   DETECT_P2P (the one a stuck p2p kernel waits on: judge.h), 0 without.
  *   nnodes is the nodes NCCL counted at its init (0 unknown; at most
@@ -59,9 +63,10 @@
  * gap_sum_ns are durations and travel as they are.  sender_real_ns
  * (CLOCK_REALTIME) only dates the summary for people.
  *
- * Versioning: the layout above is SUM_VERSION (4), the only one on the
- * wire (versions 1 to 3 came before the first release and were never
- * sent by one).  Any change takes a new version; the receiver reads its
+ * Versioning: the layout above is SUM_VERSION (5: version 4 and the
+ * process trees after its rank entries, so every offset of a rank entry
+ * stays), the only one on the wire (versions 1 to 3 came before the first
+ * release and were never sent by one).  Any change takes a new version; the receiver reads its
  * own and refuses any other, naming the version found and the one it
  * reads, so a leader never misreads a summary: upgrade the layoutds of a
  * cluster together.  The reserved header field is 0 and checked.
@@ -92,6 +97,9 @@
  *     0 <= rank < nranks <= SUM_MAX_WORLD (nranks 0 only in a busy slot,
  *     whose identity was not readable); nwait <= PLW_RING; the sums 0 when
  *     nwait is 0 and at most nwait * SUM_MAX_AGE_NS;
+ *   - per process tree: known 0 or 1, the rates and the progress age 0
+ *     while not known; state 0 or a letter, a D-state age only in D;
+ *     nprocs, threads, cpu_milli and the I/O rates within SUM_MAX_*;
  *   - every age at most SUM_MAX_AGE_NS (ten years).
  * A summary that fails one check is refused whole, with a pl_err_t naming
  * the rank entry, the field, its value and what is accepted.
@@ -111,7 +119,7 @@
 #include "pl_err.h"
 
 #define SUM_MAGIC	0x31304d5553574c50ULL	/* "PLWSUM01" little-endian */
-#define SUM_VERSION	4u
+#define SUM_VERSION	5u
 #define SUM_MAX_RANKS	1024		/* ranks in one summary */
 #define SUM_MAX_BYTES	(1u << 20)	/* a whole summary */
 #define SUM_MAX_WORLD	(1 << 24)	/* ranks in a step or communicator */
@@ -119,6 +127,11 @@
 #define SUM_MAX_INTERVAL_MS 3600000u	/* one hour */
 /* Ten years of 365.25 days, in ns: an age beyond is refused. */
 #define SUM_MAX_AGE_NS	(UINT64_C(315576000) * UINT64_C(1000000000))
+/* A rank's process tree (detect_proc): the bounds a sample can reach. */
+#define SUM_MAX_PROCS		65536u
+#define SUM_MAX_THREADS		(1u << 24)
+#define SUM_MAX_CPU_MILLI	10000000u	/* 10,000 cores */
+#define SUM_MAX_BPS		(UINT64_C(1) << 44)	/* 16 TiB/s */
 
 #define SUM_NODE_LEN	64		/* node name and NUL */
 #define SUM_NIC_LEN	32		/* NIC name and NUL */

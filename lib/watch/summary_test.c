@@ -69,6 +69,20 @@ static const uint8_t body[] = {
 	 * unknown (0), co 1 0 0 3 0, exit bits 0x1, nic "", ncomm 0 (194) */
 	0x07, 0xef, 0x07, 0x01, 0x00, 0x00, 0x01, 0x00, 0x00, 0x03, 0x00, 0x01,
 	0x00, 0x00,
+	/* 195 the process trees (version 5), in the order of the rank entries.
+	 * Rank 4: state 'S', known, 3 processes, 40 threads, 1.9 cores, no
+	 * reads, 310 MB/s written (202), progress 1 s ago (207), not in D,
+	 * no wchan */
+	0x53, 0x01, 0x03, 0x28, 0xec, 0x0e, 0x00, 0x80, 0xf3, 0xe8, 0x93, 0x01,
+	0x80, 0x94, 0xeb, 0xdc, 0x03, 0x00, 0x00,
+	/* 214 rank 5: not sampled */
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+	/* 224 rank 7: state 'D', known, 1 process, 2 threads, no CPU nor
+	 * I/O, no progress, in D 70 s (232), wchan "nfs_wait_bit_killable"
+	 * (238) */
+	0x44, 0x01, 0x01, 0x02, 0x00, 0x00, 0x00, 0x00, 0x80, 0xf8, 0xcc, 0xe2,
+	0x84, 0x02, 0x15, 0x6e, 0x66, 0x73, 0x5f, 0x77, 0x61, 0x69, 0x74, 0x5f,
+	0x62, 0x69, 0x74, 0x5f, 0x6b, 0x69, 0x6c, 0x6c, 0x61, 0x62, 0x6c, 0x65,
 };
 
 #define FIX_LEN	(SUM_HEADER_BYTES + sizeof(body))
@@ -155,6 +169,13 @@ fixture(void)
 	}
 	fr[0].rank = 4;
 	fr[0].pid = 1004;
+	fr[0].proc.known = 1;
+	fr[0].proc.state = 'S';
+	fr[0].proc.nprocs = 3;
+	fr[0].proc.threads = 40;
+	fr[0].proc.cpu_milli = 1900;
+	fr[0].proc.write_bps = 310000000;
+	fr[0].proc.progress_ns = SEND - S;
 	c = comm(&fr[0], UINT64_C(0xaaaa000000000001), "tp", 0, 2, DETECT_GPU);
 	c->colls = 100;
 	c->seq = 99;
@@ -193,6 +214,12 @@ fixture(void)
 	fi[1].co[3] = 2;
 	fr[2].rank = 7;
 	fr[2].pid = 1007;
+	fr[2].proc.known = 1;
+	fr[2].proc.state = 'D';
+	fr[2].proc.nprocs = 1;
+	fr[2].proc.threads = 2;
+	fr[2].proc.dstate_ns = SEND - 70 * S;
+	snprintf(fr[2].proc.wchan, sizeof(fr[2].proc.wchan), "nfs_wait_bit_killable");
 	fr[2].exited = 1;
 	fr[2].exit_ns = SEND + 5 * S;
 	fi[2].gpu = -1;
@@ -288,7 +315,8 @@ t_roundtrip(void)
 	int rv;
 
 	p = encoded(&len);
-	is_int(len, FIX_LEN, "encoded: the 168-byte header and 195 bytes of ranks");
+	is_int(len, FIX_LEN, "encoded: the 168-byte header, 195 bytes of ranks and 65 of "
+	       "process trees");
 	pl_err_clear(&err);
 	rv = sum_decode(p, len, RECV, &h, &r, &in, &n, &err);
 	ok(rv == 0 && n == 3, "decoded: 3 ranks (%s)", err.text);
@@ -298,6 +326,13 @@ t_roundtrip(void)
 	   h.boot_id == UINT64_C(0x1122334455667788) && h.world == 16 && h.size[0] == 2 &&
 	   h.size[1] == 1 && h.size[2] == 2 && h.size[3] == 4 && h.size[4] == 2,
 	   "the header comes back field by field");
+	ok(rv == 0 && r[0].proc.known == 1 && r[0].proc.state == 'S' && r[0].proc.nprocs == 3 &&
+	   r[0].proc.threads == 40 && r[0].proc.cpu_milli == 1900 && r[0].proc.read_bps == 0 &&
+	   r[0].proc.write_bps == 310000000 && r[0].proc.progress_ns == RECV - S &&
+	   r[0].proc.dstate_ns == 0 && !r[1].proc.known && !r[1].proc.state &&
+	   r[2].proc.state == 'D' && r[2].proc.dstate_ns == RECV - 70 * S &&
+	   r[2].proc.progress_ns == 0 && !strcmp(r[2].proc.wchan, "nfs_wait_bit_killable"),
+	   "the process trees come back, their times rebased on the receiver's clock");
 	/* The times, by hand: recv - (send - t). */
 	memcpy(want, fr, sizeof(want));
 	want[0].comm[0].enter_ns = RECV - 10 * S;
@@ -338,16 +373,16 @@ t_bytes(void)
 		ok(0, "bytes: no encoding");
 		return;
 	}
-	ok(!memcmp(p, "PLWSUM01", 8) && le_get(p + 8, 4) == SUM_VERSION && SUM_VERSION == 4 &&
+	ok(!memcmp(p, "PLWSUM01", 8) && le_get(p + 8, 4) == SUM_VERSION && SUM_VERSION == 5 &&
 	   le_get(p + 12, 4) == len && !strcmp((const char *)p + 16, "node2") &&
 	   le_get(p + 80, 8) == 4242 && le_get(p + 88, 8) == 3 && le_get(p + 96, 8) == SEND &&
 	   le_get(p + 112, 8) == 7 && le_get(p + 128, 4) == 1000 && le_get(p + 136, 4) == 16 &&
 	   le_get(p + 140, 4) == 2 && le_get(p + 148, 4) == 2 && le_get(p + 152, 4) == 4 &&
 	   le_get(p + 160, 4) == 3 && le_get(p + 164, 4) == 0 && p[120] == 0x88 && p[127] == 0x11,
-	   "header: \"PLWSUM01\", version 4, size, node, job, step, now, seq, uid, world, "
+	   "header: \"PLWSUM01\", version 5, size, node, job, step, now, seq, uid, world, "
 	   "layout, nranks at their offsets, little-endian");
 	ok(len == FIX_LEN && !memcmp(p + SUM_HEADER_BYTES, body, sizeof(body)),
-	   "the ranks and communicators: the bytes laid out by hand");
+	   "the ranks, communicators and process trees: the bytes laid out by hand");
 	free(p);
 }
 
@@ -374,15 +409,16 @@ struct patch {
 
 static const struct patch patches[] = {
 	TXT(0, "XLWSUM01", "magic XLWSUM01: want \"PLWSUM01\"", "wrong magic"),
-	NUM(8, 4, 5, "version 5: want version 4, the only one this layoutd reads",
+	NUM(8, 4, 6, "version 6: want version 5, the only one this layoutd reads",
 	    "a version to come"),
-	NUM(8, 4, 3, "version 3: want version 4, the only one", "version 3 (never released)"),
-	NUM(8, 4, 2, "version 2: want version 4, the only one", "version 2 (never released)"),
-	NUM(8, 4, 1, "version 1: want version 4, the only one", "version 1 (never released)"),
-	NUM(8, 4, 0, "version 0: want version 4", "version 0"),
-	NUM(12, 4, FIX_LEN + 1, "truncated: 363 bytes of the 364", "total_size above the length"),
-	NUM(12, 4, FIX_LEN - 1, "363 bytes, 1 more than its total_size 362", "total_size below"),
-	NUM(12, 4, 0xffffffffu, "truncated: 363 bytes of the 4294967295", "total_size huge"),
+	NUM(8, 4, 4, "version 4: want version 5, the only one", "version 4 (no process trees)"),
+	NUM(8, 4, 3, "version 3: want version 5, the only one", "version 3 (never released)"),
+	NUM(8, 4, 2, "version 2: want version 5, the only one", "version 2 (never released)"),
+	NUM(8, 4, 1, "version 1: want version 5, the only one", "version 1 (never released)"),
+	NUM(8, 4, 0, "version 0: want version 5", "version 0"),
+	NUM(12, 4, FIX_LEN + 1, "truncated: 428 bytes of the 429", "total_size above the length"),
+	NUM(12, 4, FIX_LEN - 1, "428 bytes, 1 more than its total_size 427", "total_size below"),
+	NUM(12, 4, 0xffffffffu, "truncated: 428 bytes of the 4294967295", "total_size huge"),
 	TXT(16, "\x01", "node \\x01ode2: byte 0 is 0x01, want printable", "node not printable"),
 	NUM(16, 8, 0, "node: empty", "node empty"),
 	TXT(16, "node2\0x", "node: byte 6 after the NUL is 0x78, want 0", "node: junk after the NUL"),
@@ -400,11 +436,12 @@ static const struct patch patches[] = {
 	NUM(128, 4, 0xffffffffu, "uid 4294967295", "uid -1"),
 	NUM(164, 4, 1, "reserved header field 0x1: want 0", "header reserved"),
 	NUM(160, 4, 1025, "nranks 1025: want at most 1024", "nranks too large"),
-	NUM(160, 4, 16, "nranks 16 needs at least 376 bytes, the summary has 363",
+	NUM(160, 4, 16, "nranks 16 needs at least 536 bytes, the summary has 428",
 	    "nranks beyond the length"),
-	NUM(160, 4, 4, "rank entry 1 (rank 5): ncomm 1 needs at least 29 bytes and the 2 rank "
-	    "entries after it 26, 43 are left", "one rank entry more than there are"),
-	NUM(160, 4, 2, "14 bytes after the last rank entry: want none", "one rank entry fewer"),
+	NUM(160, 4, 4, "rank entry 3 (rank 83): rank 83: want 0 to 15 (world 16)",
+	    "one rank entry more than there are (a process tree read as one)"),
+	NUM(160, 4, 2, "rank entry 0 (rank 4): proc known 1007: want 0 or 1",
+	    "one rank entry fewer (rank 7's read as a process tree)"),
 	REP(0, 1, "\x10", "rank entry 0 (rank 16): rank 16: want 0 to 15 (world 16)",
 	    "rank = world"),
 	REP(0, 1, "\x80\x80\x80\x80\x80\x80\x80\x80\x80\x01",
@@ -443,8 +480,9 @@ static const struct patch patches[] = {
 	REP(19, 1, "\x21", "rank entry 0 (rank 4): ncomm 33: want at most 32", "ncomm too large"),
 	REP(19, 1, "\x0a", "rank entry 0 (rank 4): ncomm 10 needs at least 290 bytes",
 	    "ncomm beyond the length"),
-	REP(194, 1, "\x01", "rank entry 2 (rank 7): ncomm 1 needs at least 29 bytes and the 0 "
-	    "rank entries after it 0, 0 are left", "ncomm in the last entry beyond the length"),
+	REP(194, 1, "\x03", "rank entry 2 (rank 7): ncomm 3 needs at least 87 bytes and the 0 "
+	    "rank entries after it with the process trees 30, 65 are left",
+	    "ncomm in the last entry beyond the length"),
 	REP(28, 1, "\x30", "name: length 48: want at most 47", "a name too long"),
 	TXT(SUM_HEADER_BYTES + 29, "\x7f", "communicator 0: name: byte 0 is 0x7f",
 	    "name not printable"),
@@ -478,8 +516,18 @@ static const struct patch patches[] = {
 	    "communicator 0: enter_age_ns 315576000000000001: want at most", "enter age"),
 	REP(55, 5, "\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01",
 	    "progress_age_ns 18446744073709551615: want at most", "progress age"),
-	REP(sizeof(body), 0, "\x00", "1 bytes after the last rank entry: want none",
+	REP(sizeof(body), 0, "\x00", "1 bytes after the last process tree: want none",
 	    "a byte after the last rank"),
+	REP(195, 1, "\x01", "rank entry 0 (rank 4): proc state 0x01: want 0 (unknown) or a "
+	    "letter", "proc state not a letter"),
+	REP(196, 1, "\x02", "proc known 2: want 0 or 1", "proc known 2"),
+	REP(199, 2, "\x81\xad\xe2\x04", "proc cpu_milli 10000001: want at most 10000000",
+	    "proc CPU above 10,000 cores"),
+	REP(212, 1, "\x01", "proc in D state for a time while its state is 0x53: want D",
+	    "a D-state age outside D"),
+	REP(218, 1, "\x05", "rank entry 1 (rank 5): proc rates or progress while known 0: want 0",
+	    "rates of a tree not sampled"),
+	REP(239, 1, "\x0a", "proc wchan: byte 0 is 0x0a, want printable", "a wchan not printable"),
 };
 
 #define NPATCH	(sizeof(patches) / sizeof(patches[0]))
@@ -645,7 +693,7 @@ t_truncated(const uint8_t *good, size_t len)
 	le_put(p + 12, 4, len + 1);
 	pl_err_clear(&err);
 	sum_decode(p, len + 1, RECV, &h, &r, &in, &n, &err);
-	like(err.text, "node2: 1 bytes after the last rank entry: want none",
+	like(err.text, "node2: 1 bytes after the last process tree: want none",
 	     "one byte after the last entry, size agreeing: refused");
 	free(p);
 }
@@ -796,7 +844,7 @@ t_encode_refuses(void)
 	   "encode refuses 1025 ranks: %s", err.text);
 	pl_err_clear(&err);
 	ok(sum_encode(&b, &fh, big, bigi, SUM_MAX_RANKS, &err) == -1 &&
-	   strstr(err.text, "1024 ranks take 1823784 bytes: want at most 1048576") &&
+	   strstr(err.text, "1024 ranks take 1843240 bytes: want at most 1048576") &&
 	   b.len == 4, "encode refuses a summary over 1 MiB: %s", err.text);
 	buf_free(&b);
 }
@@ -895,9 +943,14 @@ t_p2p(void)
 	buf_free(&b);
 }
 
-/* A version 4 summary of the fixture, whose last communicator (rank 7's
- * only one, put there) has nnodes and an AllGather run: the four varints
- * end the summary.  Caller frees. */
+/* The bytes after the last communicator of v4_make's summary: its three
+ * process trees, not sampled (10 bytes each). */
+#define V4_TAIL	30
+
+/* A summary of the fixture (the fields version 4 brought), whose last
+ * communicator (rank 7's only one, put there) has nnodes and an AllGather
+ * run: its varints end the ranks, V4_TAIL bytes before the summary's end.
+ * Caller frees. */
 static uint8_t *
 v4_make(size_t *len)
 {
@@ -907,6 +960,8 @@ v4_make(size_t *len)
 	uint8_t *p;
 
 	fixture();
+	memset(&fr[0].proc, 0, sizeof(fr[0].proc));
+	memset(&fr[2].proc, 0, sizeof(fr[2].proc));
 	fr[0].comm[1].nnodes = 1;
 	c = comm(&fr[2], UINT64_C(0xeeee000000000003), "dp", 1, 4, DETECT_GPU);
 	c->nnodes = 2;
@@ -944,7 +999,7 @@ v4_refused(const char *rep, size_t n, size_t back, const char *want, const char 
 		ok(0, "version 4, %s: no fixture", what);
 		return;
 	}
-	memcpy(p + len - back, rep, n);
+	memcpy(p + len - V4_TAIL - back, rep, n);
 	pl_err_clear(&err);
 	rv = sum_decode(p, len, RECV, &h, &r, &in, &k, &err);
 	free(p);
@@ -972,9 +1027,9 @@ t_v4(void)
 
 	pl_err_clear(&err);
 	rv = p ? sum_decode(p, len, RECV, &h, &r, &in, &n, &err) : -1;
-	ok(rv == 0 && le_get(p + 8, 4) == 4 && n == 3 &&
-	   memcmp(p + len - 7, "\x02\xac\x02\x03\x64\x05\x09", 7) == 0,
-	   "sum_encode writes version 4, the last communicator ending in nnodes 2, run 300, "
+	ok(rv == 0 && le_get(p + 8, 4) == SUM_VERSION && n == 3 &&
+	   memcmp(p + len - V4_TAIL - 7, "\x02\xac\x02\x03\x64\x05\x09", 7) == 0,
+	   "sum_encode writes the last communicator ending in nnodes 2, run 300, "
 	   "3 calls, top 100, p2p wait 5 in a span of 9 (%s)", err.text);
 	c = rv == 0 ? &r[2].comm[0] : NULL;
 	ok(c && c->nnodes == 2 && c->ag_peak_bytes == 300 && c->ag_peak_calls == 3 &&
@@ -1015,8 +1070,8 @@ t_v4(void)
 
 /*
  * The size of 8 ranks x 6 communicators: each rank as rank 4 of the
- * fixture (20 bytes) with six copies of its tp communicator (55 bytes):
- * 168 + 8 * (20 + 6 * 55) = 2968 bytes.
+ * fixture (20 bytes, and 19 of its process tree) with six copies of its
+ * tp communicator (55 bytes): 168 + 8 * (20 + 19 + 6 * 55) = 3120 bytes.
  */
 static void
 t_size(void)
@@ -1045,8 +1100,8 @@ t_size(void)
 		in[i].gpu = (int32_t)i;
 	}
 	pl_err_clear(&err);
-	ok(sum_encode(&b, &fh, r, in, 8, &err) == 0 && b.len == 2968,
-	   "8 ranks x 6 communicators: 2968 bytes (%zu; %s)", b.len, err.text);
+	ok(sum_encode(&b, &fh, r, in, 8, &err) == 0 && b.len == 3120,
+	   "8 ranks x 6 communicators: 3120 bytes (%zu; %s)", b.len, err.text);
 	diag("encoded size, 8 ranks x 6 communicators: %zu bytes", b.len);
 	buf_free(&b);
 }
@@ -1186,7 +1241,7 @@ t_carry(void)
 
 		pl_err_clear(&e);
 		ok(sum_carry(&fh, big, bigi, SUM_MAX_RANKS, RECV, &a, &na, &e) == -1 && na == 0 &&
-		   strstr(e.text, "1024 ranks take 1823784 bytes: want at most 1048576"),
+		   strstr(e.text, "1024 ranks take 1843240 bytes: want at most 1048576"),
 		   "sum_carry refuses what would be over 1 MiB on the wire, as encode: %s", e.text);
 		pl_err_clear(&e);
 		ok(sum_carry(&fh, big, bigi, 512, RECV, &a, &na, &e) == 0 && na == 512,
@@ -1201,7 +1256,7 @@ main(void)
 	uint8_t *good;
 	size_t len;
 
-	plan(5 + 2 + (int)NPATCH + 4 + 3 + 2 + 4 + 11 + 2 + 4 + 1 + 9 + 16);
+	plan(5 + 3 + (int)NPATCH + 4 + 3 + 2 + 4 + 11 + 2 + 4 + 1 + 9 + 16);
 	t_roundtrip();
 	t_bytes();
 	good = encoded(&len);
