@@ -385,7 +385,7 @@ main(void)
 {
 	size_t c, nc = sizeof(cases) / sizeof(cases[0]);
 
-	plan((int)(2 * nc) + 9 + 9);
+	plan((int)(2 * nc) + 9 + 9 + 4);
 	for (c = 0; c < nc; c++)
 		run_case(c);
 	bookkeeping();
