@@ -561,7 +561,7 @@ def main():
                                   r"([\d.]+) cores, writing ([\d.]+) MB/s",
                                   busy[0]["annotations"].get("summary", ""))
         ok(busy and busy[0]["labels"].get("severity") == "warning" and
-           busy[0]["labels"].get("rank") == "2" and said and float(said.group(1)) >= 0.3 and
+           busy[0]["labels"].get("rank") == "2" and said and float(said.group(1)) >= 0.1 and
            float(said.group(2)) >= 5,
            "busy: ParallelLayoutRankBusy, a warning naming rank 2 and what it does, %.1f s "
            "after the registration: %s" % (took, busy and busy[0]["annotations"].get("summary")))
