@@ -292,7 +292,8 @@ def kinds_of(verdicts):
 THRESH, INTERVAL = 5, 0.2
 LDCONF = os.path.join(tmp, "layoutd.conf")
 with open(LDCONF, "w") as f:
-    f.write("hang_threshold_s = %d\nwatch_interval_ms = %d\n" % (THRESH, INTERVAL * 1000))
+    f.write("hang_threshold_s = %d\nwatch_interval_ms = %d\nstate_dir = %s\n" %
+            (THRESH, INTERVAL * 1000, os.path.join(tmp, "state", "%n")))
 have_layoutd = os.path.exists(LAYOUTD)
 if have_layoutd:
     args = lab.knobs["plugin_args"].replace("/run/none-%n.sock", "/run/layoutd-%n.sock")

@@ -316,8 +316,9 @@ def main():
                      "webhook_url = http://127.0.0.1:%d/hook\nalert_resend_s = %d\n"
                      "alert_retries = 6\nalert_timeout_ms = 2000\n"
                      "drain = yes\ndrain_max_per_hour = 1\nscontrol = %s\n"
-                     "drain_max_nodes = 2\ndrain_verify = %s\n" %
-                     (mapf, sock, THRESHOLD, wd, am.port, hook.port, RESEND, scontrol, verify))
+                     "drain_max_nodes = 2\ndrain_verify = %s\nstate_dir = %s\n" %
+                     (mapf, sock, THRESHOLD, wd, am.port, hook.port, RESEND, scontrol, verify,
+                      os.path.join(tmp, "state")))
         with open(conf, "w") as f:
             f.write(base_conf)
         wrapper, why_not = checker()

@@ -154,9 +154,10 @@ class Daemon(watchlib.Daemon):
                     "hwloc_check = no\nwatch_interval_ms = %d\nhang_threshold_s = %d\n"
                     "watch_dir = %s\npeer_listen = %s\npeer_port = %d\nmunge_socket = %s\n"
                     "peer_fail_intervals = %d\nrequest_timeout_ms = 2000\nlog = %s\n"
-                    "bubble_window_s = %d\n" %
+                    "bubble_window_s = %d\nstate_dir = %s\n" %
                     (mapf, sock, name, INTERVAL_MS, THRESHOLD, wd, listen, peer_port,
-                     munged.sock, FAIL_INTERVALS, log, BUBBLE_S))
+                     munged.sock, FAIL_INTERVALS, log, BUBBLE_S,
+                     os.path.join(tmp, "state-%s" % name)))
             f.write(extra)
         super().__init__(["-f", self.conf], log, wrapper, sock, capture=False)
 

@@ -535,7 +535,8 @@ def main():
             f.write("map = %s\nsocket = %s\nsocket_mode = 0666\nnode_name = node1\n"
                     "hwloc_check = no\nwatch_interval_ms = 200\nhang_threshold_s = %d\n"
                     "watch_max_steps = 8\nwatch_max_tasks = 16\nwatch_dir = %s\n"
-                    "watch_leftover_s = %d\n" % (mapf, sock, THRESHOLD, wd, LEFTOVER))
+                    "watch_leftover_s = %d\nstate_dir = %s\n" %
+                    (mapf, sock, THRESHOLD, wd, LEFTOVER, os.path.join(tmp, "state")))
         # a leftover from before the daemon started
         at_start = step_dir(wd, "9000.0", ["plw-9000.0.0.%d" % dead_pid()])
         wrapper, why_not = checker()

@@ -54,7 +54,7 @@ class WatchLab:
         self.hook = amlib.Webhook()
         self.conf = dict(hang_threshold_s=threshold, watch_interval_ms=interval_ms, peer_listen="auto",
                          munge_socket=os.path.join(self.lab.dir, "munge", "munge.socket"),
-                         alert_resend_s=10)
+                         alert_resend_s=10, state_dir=os.path.join(self.tmp, "state", "%n"))
         self.conf.update(conf)
         self.nconf = 0
         self.user = pwd.getpwuid(os.getuid()).pw_name
