@@ -282,14 +282,16 @@ def main():
         os.mkdir(calls)
         # The stand-in for scontrol: `-o show nodes` prints the nodes file
         # (Slurm's one line a node) and is counted; an update writes its
-        # arguments, one per line, into a call file.
+        # arguments, one per line, into a call file (whole: written beside
+        # and moved in, so the test never reads one half written).
         nodes_txt = os.path.join(tmp, "nodes.txt")
         shows = os.path.join(tmp, "scontrol-shows")
         with open(scontrol, "w") as f:
             f.write("#!/bin/sh\n"
                     "if [ \"$1\" = -o ]; then echo \"$@\" >> %s; cat %s 2>/dev/null; exit 0; fi\n"
-                    "printf '%%s\\n' \"$@\" > %s/call.$$\necho \"fake scontrol: $1 $2\"\n"
-                    % (shows, nodes_txt, calls))
+                    "printf '%%s\\n' \"$@\" > %s/.call.$$ && mv %s/.call.$$ %s/call.$$\n"
+                    "echo \"fake scontrol: $1 $2\"\n"
+                    % (shows, nodes_txt, tmp, tmp, calls))
         os.chmod(scontrol, 0o755)
         # The site's health check: its node argument logged, its exit code
         # from a file (1: the node is sick, as NHC says it).
