@@ -113,6 +113,9 @@ struct ld_conf {
 	long watch_interval_ms;		/* sampling of the watch records */
 	long hang_threshold_s;		/* detection's threshold */
 	long busy_threshold_s;		/* a rank busy outside NCCL a hang past it */
+	long user_hang_min_s, user_hang_max_s; /* what a user may ask for its step */
+	long user_busy_max_s;
+	bool user_slow_off;		/* a user may switch the slow rule off */
 	long bubble_window_s;		/* the pipeline-bubble rule's window */
 	long watch_max_steps;		/* registered steps at once */
 	long watch_max_tasks;		/* registered tasks per step */

@@ -36,6 +36,10 @@ want_defaults(struct ld_conf *c)
 	c->watch_interval_ms = 1000;
 	c->hang_threshold_s = 60;
 	c->busy_threshold_s = 1800;
+	c->user_hang_min_s = 10;
+	c->user_hang_max_s = 86400;
+	c->user_busy_max_s = 604800;
+	c->user_slow_off = true;
 	c->bubble_window_s = 60;
 	c->watch_max_steps = 64;
 	c->watch_max_tasks = 256;
@@ -229,6 +233,9 @@ test_bounds(void)
 		L(hang_threshold_s, 5, 86400),
 		L(bubble_window_s, 1, 86400),
 		L(busy_threshold_s, 5, 604800),
+		L(user_hang_min_s, 5, 2592000),
+		L(user_hang_max_s, 5, 2592000),
+		L(user_busy_max_s, 5, 2592000),
 		L(watch_max_steps, 1, 4096),
 		L(watch_max_tasks, 1, 4096),
 		L(watch_leftover_s, 10, 604800),

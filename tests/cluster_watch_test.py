@@ -145,8 +145,14 @@ ok(rows and not os.path.lexists(os.path.join(WATCH, "%s.0" % rows[0]["job"])),
 ok("NCCL watch off: --parallel-layout-watch=no" in err, "verbose mode says why")
 rc, out, err = lab.srun(["-N1", "-n1", "--parallel-layout=tp1", "--parallel-layout-watch=maybe",
                          "true"], timeout=30)
-ok(rc != 0 and "--parallel-layout-watch=maybe: expected yes or no" in err,
+ok(rc != 0 and "--parallel-layout-watch=maybe: 'maybe' has no value: want yes, no or "
+   "hang=DURATION,busy=DURATION,slow=on|off" in err,
    "--parallel-layout-watch=maybe is refused, saying what is accepted (rc %d)" % rc)
+rc, out, err = lab.srun(["-N1", "-n1", "--parallel-layout=tp1", "--parallel-layout-watch=hang=10x",
+                         "true"], timeout=30)
+ok(rc != 0 and "--parallel-layout-watch: hang=10x: want a duration of 1 s to 30 days" in err,
+   "--parallel-layout-watch=hang=10x is refused before launch, saying what a duration is "
+   "(rc %d)" % rc)
 
 # 3. A user's own profiler plugin is never overridden.
 rc, out, err = lab.srun(["-N4", "-n32", "--export=ALL,NCCL_PROFILER_PLUGIN=none",

@@ -318,7 +318,8 @@ def main():
                      "webhook_url = http://127.0.0.1:%d/hook\nalert_resend_s = %d\n"
                      "alert_retries = 6\nalert_timeout_ms = 2000\n"
                      "drain = yes\ndrain_max_per_hour = 1\nscontrol = %s\n"
-                     "drain_max_nodes = 2\ndrain_verify = %s\nstate_dir = %s\n" %
+                     "drain_max_nodes = 2\ndrain_verify = %s\nstate_dir = %s\n"
+                     "user_hang_min_s = 6\n" %
                      (mapf, sock, THRESHOLD, wd, am.port, hook.port, RESEND, scontrol, verify,
                       os.path.join(tmp, "state")))
         with open(conf, "w") as f:
@@ -539,6 +540,48 @@ def main():
                 a.get("queue", {}).get("length") == 0
         ok(wait_for(lambda: settled(job2), 60, 0.25), "down: the second step ended, its alerts "
            "resolved and delivered (the queue empty)")
+
+        # --- the user's own settings: hang=8s (the site's is 5) and
+        #     slow=off, as srun --parallel-layout-watch=hang=8s,slow=off
+        #     registers them; and hang=1s, held to user_hang_min_s (6) ---
+        class Own(World):
+            watch = {"hang_s": 8, "slow": False}
+        job7 = 4208
+        w7 = Own(tmp, job7, ["--steps", "100000", "--compute-us", "1000", "--fault=stop:1:3"])
+        worlds.append(w7)
+        is_eq(w7.register(d), [200] * WORLD, "own settings: the step registered with hang 8 s")
+        t0 = time.monotonic()
+        early = wait_for(lambda: am_alerts(am, alertname="ParallelLayoutHang", job_id=str(job7)),
+                         THRESHOLD + 1.5, 0.2)
+        ok(not early, "own settings: no hang at the site's %d s" % THRESHOLD)
+        got = wait_for(lambda: am_alerts(am, alertname="ParallelLayoutHang", job_id=str(job7)),
+                       THRESHOLD + 40, 0.2)
+        took = time.monotonic() - t0
+        v7 = d.view(job7) or {}
+        ne = [f for f in v7.get("findings", []) if f.get("kind") == "not-entered"]
+        ok(got and ne and ne[0]["for_s"] >= 8 and
+           v7.get("judged_by") == {"hang_threshold_s": 8.0, "busy_threshold_s": 1800.0,
+                                  "slow": False},
+           "own settings: the hang named past its own 8 s (%.1f s after the registration, its "
+           "peers waiting %.1f s); the step judged by %s" %
+           (took, ne[0]["for_s"] if ne else -1, v7.get("judged_by")))
+        w7.close(d)
+        ok(wait_for(lambda: settled(job7), 60, 0.25), "own settings: the step ended")
+        mark = len(d.log_text())
+
+        class Low(World):
+            watch = {"hang_s": 1}
+        w8 = Low(tmp, 4209, ["--steps", "100000", "--compute-us", "1000"])
+        worlds.append(w8)
+        is_eq(w8.register(d), [200] * WORLD, "own settings: a step asking for hang 1 s")
+        ok(wait_for(lambda: (d.view(4209) or {}).get("judged_by", {}).get("hang_threshold_s")
+                    == 6.0, 20, 0.2) and
+           "the user's watch settings (hang 1 s, busy 0 s, slow -) held to the site's bounds: "
+           "hang 6 s" in d.log_text()[mark:],
+           "own settings: hang 1 s held to user_hang_min_s (6 s), and said: %s" %
+           (d.view(4209) or {}).get("judged_by"))
+        w8.close(d)
+        ok(wait_for(lambda: settled(4209), 60, 0.25), "own settings: that step ended too")
 
         # --- busy outside NCCL: rank 2 spins most of a core and writes
         #     about 50 MB/s for 12 s at step 3 (as a checkpoint does), then

@@ -76,6 +76,8 @@ class World:
     timeout = 120
     full = True
     env = None          # env(r): more environment for rank r
+    watch = None        # the step's own settings ("watch" of its step:
+                        # hang_s, busy_s, slow), as the plugin sends them
 
     def __init__(self, tmp, job, args):
         self.world = self.tp * self.dp * self.pp
@@ -137,6 +139,8 @@ class World:
                                    "layout": {"tp": self.tp, "cp": 1, "ep": 1, "dp": self.dp,
                                               "pp": self.pp},
                                    "nodes": [x[0] for x in self.nodes]}
+                    if self.watch:
+                        reg["step"]["watch"] = self.watch
                 st = daemons[k].post("/v1/watch/tasks", reg)
                 if st[0] != 200:
                     diag("registration of rank %d: %d %s" % (r, st[0], st[2][:300]))

@@ -66,6 +66,9 @@ struct ld_lead {
 	uint64_t job, step;
 	uint32_t uid, world, size[NAXES];
 	bool ordered;			/* the node order is known: nodes[0] leads */
+	uint64_t hang_ns, busy_ns;	/* the last round's thresholds */
+	int slow_off;			/* and whether the slow rule was off */
+	bool user_held_said;		/* the user's settings held, logged */
 	char self[LD_PEER_NODE_LEN];
 	struct lnode *nodes;
 	size_t nnodes, capnodes;
@@ -716,6 +719,59 @@ end_grace_ns(const struct ld_conf *c, const struct ld_lead *l, uint64_t dflt)
 	return g;
 }
 
+/*
+ * The step's own settings (its user's --parallel-layout-watch, in its
+ * registration here) over the site's, within the bounds the site sets
+ * (user_hang_min_s, user_hang_max_s, user_busy_max_s, user_slow_off): a
+ * value outside them is held to them, and said once.
+ */
+static void
+user_params(struct ld_leads *p, struct ld_lead *l, struct judge_params *jp)
+{
+	const struct ld_conf *c = &p->d->cur->conf;
+	struct ld_watch_step ws;
+	long wi = ld_watch_step_find(p->d->watch, l->job, l->step);
+	uint64_t v;
+	bool held = false;
+
+	if (wi < 0)
+		return;
+	ld_watch_step_at(p->d->watch, (size_t)wi, &ws);
+	if (!ws.known)
+		return;
+	if (ws.watch.hang_s) {
+		v = ws.watch.hang_s;
+		if ((long)v < c->user_hang_min_s || (long)v > c->user_hang_max_s) {
+			v = (long)v < c->user_hang_min_s ? (uint64_t)c->user_hang_min_s :
+							   (uint64_t)c->user_hang_max_s;
+			held = true;
+		}
+		jp->hang_threshold_ns = v * NS;
+	}
+	if (ws.watch.busy_s) {
+		v = ws.watch.busy_s;
+		if ((long)v > c->user_busy_max_s) {
+			v = (uint64_t)c->user_busy_max_s;
+			held = true;
+		}
+		jp->busy_threshold_ns = v * NS;
+	}
+	if (ws.watch.slow == 0) {
+		if (c->user_slow_off)
+			jp->slow_off = 1;
+		else
+			held = true;
+	}
+	if (held && !l->user_held_said)
+		ld_log(&p->d->log, "peer: job %" PRIu64 ".%" PRIu64 ": the user's watch settings "
+		       "(hang %" PRIu32 " s, busy %" PRIu32 " s, slow %s) held to the site's bounds: "
+		       "hang %.0f s, busy %.0f s, slow %s", l->job, l->step, ws.watch.hang_s,
+		       ws.watch.busy_s, ws.watch.slow == 0 ? "off" : ws.watch.slow > 0 ? "on" : "-",
+		       (double)jp->hang_threshold_ns / 1e9, (double)jp->busy_threshold_ns / 1e9,
+		       jp->slow_off ? "off" : "on");
+	l->user_held_said |= held;
+}
+
 static void
 lead_round(struct ld_leads *p, struct ld_lead *l, uint64_t now)
 {
@@ -728,6 +784,10 @@ lead_round(struct ld_leads *p, struct ld_lead *l, uint64_t now)
 	lead_liveness(p, l, now);
 	lead_step(l, &js);
 	ld_conf_watch_params(c, &jp, NULL);
+	user_params(p, l, &jp);
+	l->hang_ns = jp.hang_threshold_ns;
+	l->busy_ns = jp.busy_threshold_ns;
+	l->slow_off = jp.slow_off;
 	jp.end_grace_ns = end_grace_ns(c, l, jp.end_grace_ns);
 	l->nfind_total = judge_run(&js, l->rk, l->nrk, now, &jp, l->js, l->find, LEAD_MAX_FINDINGS);
 	l->nfind = l->nfind_total < LEAD_MAX_FINDINGS ? l->nfind_total : LEAD_MAX_FINDINGS;
@@ -954,7 +1014,7 @@ step_view_json(const struct ld_leads *p, const struct ld_lead *l, uint64_t now, 
 {
 	json_t *nodes = json_array(), *ranks = json_array(), *find = json_array(), *lay;
 	uint32_t *order = l->nrk ? malloc(l->nrk * sizeof(*order)) : NULL;
-	json_t *next;
+	json_t *next, *o;
 	char boot[24];
 	size_t i, shown;
 
@@ -991,7 +1051,7 @@ step_view_json(const struct ld_leads *p, const struct ld_lead *l, uint64_t now, 
 	free(order);
 	for (i = 0; find && i < l->nfind; i++)
 		json_array_append_new(find, finding_json(p->d, l, &l->find[i], now));
-	return json_pack("{s:I, s:I, s:I, s:s, s:s, s:o, s:I, s:o, s:f, s:I, s:I, s:o, s:I, s:I, "
+	o = json_pack("{s:I, s:I, s:I, s:s, s:s, s:o, s:I, s:o, s:f, s:I, s:I, s:o, s:I, s:I, "
 			 "s:o, s:o, s:o, s:o}",
 			 "job_id", (json_int_t)l->job, "step_id", (json_int_t)l->step,
 			 "uid", (json_int_t)l->uid, "role", lead_role(l),
@@ -1005,6 +1065,13 @@ step_view_json(const struct ld_leads *p, const struct ld_lead *l, uint64_t now, 
 			 "ranks_from", (json_int_t)from, "ranks_next", next, "ranks", ranks,
 			 "findings", find,
 			 "ended", l->end.ending ? json_string(l->end.text) : json_null());
+	/* the thresholds the last round judged by (the user's settings
+	 * within the site's bounds) */
+	if (o && l->rounds)
+		json_object_set_new(o, "judged_by", json_pack("{s:f, s:f, s:b}", "hang_threshold_s",
+			(double)l->hang_ns / 1e9, "busy_threshold_s", (double)l->busy_ns / 1e9,
+			"slow", !l->slow_off));
+	return o;
 }
 
 

@@ -917,6 +917,9 @@ ld_watch_step_at(const struct ld_watch *w, size_t i, struct ld_watch_step *out)
 		out->world = s->decl->world;
 		memcpy(out->size, s->decl->size, sizeof(out->size));
 		out->nnodes = s->decl->nnodes;
+		out->watch = s->decl->watch;
+	} else {
+		watchopt_clear(&out->watch);
 	}
 }
 

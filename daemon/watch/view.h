@@ -11,6 +11,7 @@
 #ifndef PL_LAYOUTD_WATCH_H
 #define PL_LAYOUTD_WATCH_H
 
+#include "watchopt.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -83,6 +84,7 @@ struct ld_watch_step {
 	uint32_t world;		/* the rest only when known */
 	uint32_t size[5];	/* tp, cp, ep, dp, pp */
 	size_t nnodes;
+	struct watchopt watch;	/* the user's settings (watchopt.h) */
 };
 
 size_t ld_watch_nsteps(const struct ld_watch *w);

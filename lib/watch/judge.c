@@ -185,7 +185,8 @@ judge_run(const struct judge_step *step, const struct judge_rank *ranks, size_t 
 	js_not_entered(&r);
 	js_gpu_stuck_all(&r);
 	js_stalled(&r);
-	js_slow_rule(&r);
+	if (!p->slow_off)
+		js_slow_rule(&r);
 	if (r.count && !r.fallback)
 		s->found_ns = now_ns;
 	for (g = 0; g < r.count && g < r.max; g++)

@@ -329,6 +329,8 @@ struct judge_params {
 	uint64_t hang_threshold_ns;
 	uint64_t busy_threshold_ns;	/* a rank busy outside NCCL is a hang
 					 * past it (JUDGE_BUSY) */
+	int slow_off;			/* 1: no slow-rank finding (a step's
+					 * user asked so) */
 	uint64_t stall_threshold_ns;
 	uint32_t slow_window;	/* completions a member's window needs */
 	uint32_t slow_rounds;	/* qualifying rounds with new completions */

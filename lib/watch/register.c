@@ -82,6 +82,7 @@ reg_step_new(uint32_t world, const uint32_t size[REG_NAXES], const char *const *
 	}
 	s->world = world;
 	memcpy(s->size, size, sizeof(s->size));
+	watchopt_clear(&s->watch);
 	s->nnodes = nnodes;
 	for (k = 0, total = 0; k < nnodes; k++) {
 		s->off[k] = (uint32_t)total;
@@ -124,6 +125,21 @@ step_pack(const struct reg_step *s)
 		      "layout", "tp", (json_int_t)s->size[0], "cp", (json_int_t)s->size[1],
 		      "ep", (json_int_t)s->size[2], "dp", (json_int_t)s->size[3],
 		      "pp", (json_int_t)s->size[4], "nodes", nodes);
+	/* only when asked: a daemon of before reads a step without it */
+	if (o && watchopt_any(&s->watch)) {
+		json_t *w = json_object();
+
+		if (s->watch.hang_s)
+			json_object_set_new(w, "hang_s", json_integer(s->watch.hang_s));
+		if (s->watch.busy_s)
+			json_object_set_new(w, "busy_s", json_integer(s->watch.busy_s));
+		if (s->watch.slow >= 0)
+			json_object_set_new(w, "slow", json_boolean(s->watch.slow));
+		if (!w || json_object_set_new(o, "watch", w) < 0) {
+			json_decref(o);
+			o = NULL;
+		}
+	}
 out:
 	json_decref(nodes);
 	return o;
@@ -228,6 +244,34 @@ step_names(json_t *nodes, const char **names, size_t n, const char *what, pl_err
 	return status;
 }
 
+/* The user's settings of a step ("watch": {"hang_s", "busy_s", "slow"},
+ * each optional) into *wo; 0 or the status. */
+static int
+watch_parse(json_t *o, struct watchopt *wo, pl_err_t *err)
+{
+	json_int_t hang = 0, busy = 0;
+	json_error_t je;
+	char cl[PL_CLIP_BUF];
+	int slow = -1;
+
+	watchopt_clear(wo);
+	if (json_unpack_ex(o, &je, 0, "{s?I, s?I, s?b !}", "hang_s", &hang, "busy_s", &busy, "slow",
+			   &slow) < 0)
+		return refuse(err, 400, "POST /v1/watch/tasks: step.watch: %s (want {\"hang_s\": N, "
+			      "\"busy_s\": N, \"slow\": true|false}, each optional)",
+			      pl_clip(je.text, cl, sizeof(cl)));
+	if (json_object_get(o, "hang_s") && (hang < 1 || hang > WATCHOPT_MAX_S))
+		return refuse(err, 422, "POST /v1/watch/tasks: step.watch.hang_s = %" PRId64 ": want "
+			      "1 to %u", (int64_t)hang, WATCHOPT_MAX_S);
+	if (json_object_get(o, "busy_s") && (busy < 1 || busy > WATCHOPT_MAX_S))
+		return refuse(err, 422, "POST /v1/watch/tasks: step.watch.busy_s = %" PRId64 ": want "
+			      "1 to %u", (int64_t)busy, WATCHOPT_MAX_S);
+	wo->hang_s = (uint32_t)hang;
+	wo->busy_s = (uint32_t)busy;
+	wo->slow = json_object_get(o, "slow") ? (slow ? 1 : 0) : -1;
+	return 0;
+}
+
 /* The "step" of a registration into *out (caller frees); 0 or the status. */
 static int
 step_parse(json_t *o, struct reg_step **out, pl_err_t *err)
@@ -238,17 +282,20 @@ step_parse(json_t *o, struct reg_step **out, pl_err_t *err)
 	const char **names;
 	char cl[PL_CLIP_BUF];
 	json_error_t je;
-	json_t *nodes;
+	json_t *nodes, *watch = NULL;
+	struct watchopt wo;
 	size_t n;
 	int a, status;
 
 	*out = NULL;
-	if (json_unpack_ex(o, &je, 0, "{s:I, s:{s:I, s:I, s:I, s:I, s:I !}, s:o !}", "world", &world,
-			   "layout", "tp", &sz[0], "cp", &sz[1], "ep", &sz[2], "dp", &sz[3],
-			   "pp", &sz[4], "nodes", &nodes) < 0)
+	if (json_unpack_ex(o, &je, 0, "{s:I, s:{s:I, s:I, s:I, s:I, s:I !}, s:o, s?o !}", "world",
+			   &world, "layout", "tp", &sz[0], "cp", &sz[1], "ep", &sz[2], "dp", &sz[3],
+			   "pp", &sz[4], "nodes", &nodes, "watch", &watch) < 0)
 		return refuse(err, 400, "%s: %s (want {\"world\": N, \"layout\": {\"tp\", \"cp\", \"ep\", "
-			      "\"dp\", \"pp\"}, \"nodes\": [NAME, ...]})", what,
-			      pl_clip(je.text, cl, sizeof(cl)));
+			      "\"dp\", \"pp\"}, \"nodes\": [NAME, ...], optionally \"watch\": {...}})",
+			      what, pl_clip(je.text, cl, sizeof(cl)));
+	if (watch && (status = watch_parse(watch, &wo, err)) != 0)
+		return status;
 	if ((status = step_sizes(world, sz, what, err)) != 0)
 		return status;
 	n = json_is_array(nodes) ? json_array_size(nodes) : 0;
@@ -263,6 +310,8 @@ step_parse(json_t *o, struct reg_step **out, pl_err_t *err)
 		size[a] = (uint32_t)sz[a];
 	if (!status && !(*out = reg_step_new((uint32_t)world, size, names, n)))
 		status = refuse(err, 500, "out of memory");
+	if (!status && watch)
+		(*out)->watch = wo;
 	free(names);
 	return status;
 }

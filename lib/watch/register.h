@@ -28,6 +28,7 @@
 #include <jansson.h>
 
 #include "pl_err.h"
+#include "watchopt.h"
 
 /* The default watch directory (plugstack watch_dir=, layoutd.conf
  * watch_dir): one step directory JOB.STEP per watched step under it, and
@@ -47,6 +48,9 @@ extern const char *const reg_axes[REG_NAXES];
 struct reg_step {
 	uint32_t world;
 	uint32_t size[REG_NAXES];
+	struct watchopt watch;		/* the user's own settings (watchopt.h);
+					 * on the wire as "watch": {"hang_s",
+					 * "busy_s", "slow"} when any is given */
 	size_t nnodes;
 	char *pool;			/* the names, each NUL-terminated */
 	uint32_t *off;			/* node k's name at pool + off[k] */

@@ -59,7 +59,20 @@ round_trip(void)
 	   "the step's world and layout");
 	ok(d.step && d.step->nnodes == 2 && strcmp(reg_step_node(d.step, 0), "gpu001") == 0 &&
 	   strcmp(reg_step_node(d.step, 1), "gpu002") == 0, "its nodes, in order");
+	ok(d.step && !watchopt_any(&d.step->watch) && text && !strstr(text, "watch"),
+	   "no settings of its own: no \"watch\" key (a layoutd of before reads it)");
 	reg_task_clear(&d);
+	free(text);
+	/* The user's settings travel with the step. */
+	t.step->watch.hang_s = 600;
+	t.step->watch.slow = 0;
+	text = reg_task_encode(&t);
+	pl_err_clear(&err);
+	ok(text && reg_task_decode(text, 256, &d, &err) == 0 && d.step &&
+	   d.step->watch.hang_s == 600 && d.step->watch.busy_s == 0 && d.step->watch.slow == 0,
+	   "hang=10m,slow=off with the step: hang_s 600, busy_s unset, slow off (%s)", err.text);
+	if (text && d.step)
+		reg_task_clear(&d);
 	free(text);
 	reg_step_free(t.step);
 
@@ -103,6 +116,15 @@ static const struct bad bads[] = {
 	       "\"pp\": 1}, \"nodes\": [\"a\", 3]}"), 422, "step.nodes[1] = (not a string)" },
 	{ TASK(", \"step\": {\"world\": 2, \"layout\": {\"tp\": 2, \"cp\": 1, \"ep\": 1, \"dp\": 1, "
 	       "\"pp\": 1}, \"nodes\": [\"a\", \"b\", \"a\"]}"), 422, "a is there twice" },
+	{ TASK(", \"step\": {\"world\": 2, \"layout\": {\"tp\": 2, \"cp\": 1, \"ep\": 1, \"dp\": 1, "
+	       "\"pp\": 1}, \"nodes\": [\"a\"], \"watch\": {\"hang_s\": 0}}"), 422,
+	  "step.watch.hang_s = 0: want 1 to 2592000" },
+	{ TASK(", \"step\": {\"world\": 2, \"layout\": {\"tp\": 2, \"cp\": 1, \"ep\": 1, \"dp\": 1, "
+	       "\"pp\": 1}, \"nodes\": [\"a\"], \"watch\": {\"busy_s\": 9999999999}}"), 422,
+	  "step.watch.busy_s = 9999999999: want 1 to 2592000" },
+	{ TASK(", \"step\": {\"world\": 2, \"layout\": {\"tp\": 2, \"cp\": 1, \"ep\": 1, \"dp\": 1, "
+	       "\"pp\": 1}, \"nodes\": [\"a\"], \"watch\": {\"stall_s\": 5}}"), 400,
+	  "step.watch: " },
 	{ "{\"job_id\": -1, \"step_id\": 1, \"task\": 3, \"rank\": 1, \"pid\": 1, \"uid\": 0, "
 	  "\"node\": \"n\", \"coords\": {\"tp\": 0, \"cp\": 0, \"ep\": 0, \"dp\": 0, \"pp\": 0}, "
 	  "\"record\": \"/r\"}", 422, "job_id, step_id, rank and uid want >= 0" },
@@ -170,7 +192,7 @@ exits(void)
 int
 main(void)
 {
-	plan(23 + 3 * (int)(sizeof(bads) / sizeof(bads[0])) + 9);
+	plan(25 + 3 * (int)(sizeof(bads) / sizeof(bads[0])) + 9);
 	round_trip();
 	refusals();
 	exits();

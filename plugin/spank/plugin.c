@@ -66,19 +66,16 @@ on_verbose(int val, const char *optarg, int remote)
 static int
 on_watch(int val, const char *optarg, int remote)
 {
-	char clip[PL_CLIP_BUF];
+	pl_err_t err;
 
 	(void)val;
 	(void)remote;
-	if (optarg && strcmp(optarg, "no") == 0)
-		opts.watch_off = true;
-	else if (optarg && strcmp(optarg, "yes") == 0)
-		opts.watch_off = false;
-	else {
-		slurm_error(PLUGIN_NAME ": --parallel-layout-watch=%s: expected yes or no",
-			    pl_clip(optarg ? optarg : "", clip, sizeof(clip)));
+	pl_err_clear(&err);
+	if (watchopt_parse(optarg ? optarg : "", &opts.watch, &err) < 0) {
+		slurm_error(PLUGIN_NAME ": %s", err.text);
 		return -1;
 	}
+	opts.watch_off = opts.watch.off;
 	return 0;
 }
 
@@ -96,9 +93,11 @@ static struct spank_option opt_verbose = {
 };
 
 static struct spank_option opt_watch = {
-	"parallel-layout-watch", "yes|no",
+	"parallel-layout-watch", "yes|no|hang=DUR,busy=DUR,slow=on|off",
 	"With --parallel-layout: let the NCCL watch record what each rank's NCCL is doing "
-	"(NCCL_PROFILER_PLUGIN; default yes where the site turned it on)",
+	"(NCCL_PROFILER_PLUGIN; default yes where the site turned it on), or watch the step "
+	"with its own hang threshold, busy time and slow-rank rule (e.g. hang=10m,busy=2h,"
+	"slow=off; within the site's bounds)",
 	1, 0, on_watch
 };
 
@@ -123,6 +122,7 @@ slurm_spank_init(spank_t sp, int ac, char **av)
 	if (ctx != S_CTX_LOCAL && ctx != S_CTX_REMOTE && ctx != S_CTX_ALLOCATOR)
 		return 0;
 	slurm_release(sp);
+	watchopt_clear(&opts.watch);
 	/* A bad plugstack line is reported to the jobs that use the option,
 	 * not to every job of the cluster. */
 	pl_err_clear(&opts.conf_err);

@@ -790,7 +790,7 @@ static void
 test_watch_json(void)
 {
 	struct spk_watch_task t = { 77, 3, 5, 13, 4242, 1000, "gpu\"1\\\n", { 1, 0, 0, 2, 1 },
-				   "/dev/shm/parallel-layout/77.3", 5, "mlx5_\"5", NULL };
+				   "/dev/shm/parallel-layout/77.3", 5, "mlx5_\"5", NULL, NULL };
 	char path[64], *s;
 
 	s = spk_watch_task_json(&t);
@@ -869,7 +869,7 @@ test_watch_step_json(void)
 	/* layoutd's max_body default (LD_DEFAULT_MAX_BODY, daemon/layoutd.h). */
 	const size_t max_body = 64UL << 20;
 	struct spk_watch_task t = { 9, 0, 0, 0, 100, 1000, "b\"x", { 0, 0, 0, 0, 0 },
-				   "/dev/shm/parallel-layout/9.0", 0, "mlx5_0", NULL };
+				   "/dev/shm/parallel-layout/9.0", 0, "mlx5_0", NULL, NULL };
 	struct proto_placement p;
 	pl_err_t err;
 	char *s, *at, want[64];
@@ -907,6 +907,19 @@ test_watch_step_json(void)
 	       "the first task's body: the step's world, layout and nodes by lowest rank, escaped; "
 	       "a node of no task left out");
 	free(s);
+	{
+		struct watchopt wo;
+		pl_err_t we;
+
+		pl_err_clear(&we);
+		watchopt_parse("hang=10m,slow=off", &wo, &we);
+		t.watch = &wo;
+		s = spk_watch_task_json(&t);
+		like(s ? s : "", "\"watch\":{\"hang_s\":600,\"slow\":false}}}",
+		     "--parallel-layout-watch=hang=10m,slow=off goes with the step");
+		free(s);
+		t.watch = NULL;
+	}
 	snprintf(p.nodes[0].name, sizeof(p.nodes[0].name), "a\xc3");
 	s = spk_watch_task_json(&t);
 	ok(s == NULL, "a step node name that is not UTF-8 gives no body");
@@ -949,7 +962,7 @@ test_watch_step_json(void)
 int
 main(void)
 {
-	plan(242);
+	plan(243);
 	test_args();
 	test_shape();
 	test_release();

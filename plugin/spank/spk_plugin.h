@@ -62,6 +62,7 @@ struct spk_opts {
 	char spec[PROTO_SPEC_MAX];
 	bool verbose;			/* --parallel-layout-verbose */
 	bool watch_off;			/* --parallel-layout-watch=no */
+	struct watchopt watch;		/* --parallel-layout-watch=hang=...,... */
 	bool conf_ok;
 	struct spk_conf conf;
 	pl_err_t conf_err;		/* why conf_ok is false */
@@ -123,6 +124,7 @@ struct spk_watch_task {
 	 * step as the placement gives it, so the node's layoutd learns the
 	 * world, the layout and which node leads (the one of rank 0). */
 	const struct proto_placement *place;
+	const struct watchopt *watch;	/* with place: the user's settings */
 };
 
 /*

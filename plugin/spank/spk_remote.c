@@ -671,8 +671,10 @@ spk_remote_task_post_fork(spank_t sp, const struct spk_opts *o)
 	w.nic = t->nic;
 	/* The step once per node, from its first task: who leads (the node
 	 * of rank 0) and in which order the others take over. */
-	if (spank_get_item(sp, S_TASK_ID, &local) == ESPANK_SUCCESS && local == 0)
+	if (spank_get_item(sp, S_TASK_ID, &local) == ESPANK_SUCCESS && local == 0) {
 		w.place = &ctx.place;
+		w.watch = &o->watch;
+	}
 	body = spk_watch_task_json(&w);
 	if (body)
 		tell_layoutd(o, "/v1/watch/tasks", body, gid);

@@ -233,6 +233,8 @@ spk_watch_task_json(const struct spk_watch_task *t)
 		return NULL;
 	if (t->place && !(r.step = step_of(t->place)))
 		return NULL;
+	if (r.step && t->watch)
+		r.step->watch = *t->watch;
 	r.job = (json_int_t)t->job;
 	r.step_id = (json_int_t)t->step;
 	r.task = t->task;
