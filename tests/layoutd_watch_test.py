@@ -83,11 +83,17 @@ LEFTOVER = 10          # watch_leftover_s in the test's config
 SWEEP_DIRS = 64        # step directories one pass reads (watch/sweep.c)
 
 
+_dead = [0]
+
+
 def dead_pid():
-    """The pid of a process that has exited and been reaped."""
-    p = subprocess.Popen(["true"])
-    p.wait()
-    return p.pid
+    """A pid no process has: above the kernel's pid_max, so that a busy
+    machine (the suite runs beside distcheck and the fuzzers) cannot hand
+    it to another process while the test runs, as it did a reaped one's."""
+    with open("/proc/sys/kernel/pid_max") as f:
+        top = int(f.read())
+    _dead[0] += 1
+    return top + 1000 + _dead[0]
 
 
 def step_dir(wd, name, records=(), old=True, owner=NOBODY):
