@@ -1092,16 +1092,13 @@ print_view(FILE *f, json_t *v, const struct wctx *c, bool tty)
 		const char *t = json_string_value(json_object_get(x, "text"));
 
 		const char *k = vstr(x, "kind", b1, sizeof(b1));
-		const char *ev = json_string_value(json_object_get(x, "evidence"));
-		/* warnings in yellow (advice on the layout or the script, a
-		 * busy rank, a culprit only inferred), faults in red */
-		bool advice = strcmp(k, "tp-over-network") == 0 || strcmp(k, "fsdp-root-only") == 0 ||
-			      strcmp(k, "pipeline-bubble") == 0 || strcmp(k, "busy") == 0 ||
-			      strcmp(k, "slow") == 0 || strcmp(k, "stalled") == 0 ||
-			      (ev && strcmp(ev, "inferred") == 0);
+		const char *sev = json_string_value(json_object_get(x, "severity"));
+		/* the leader's warnings (advice, a busy or slow rank, a culprit
+		 * only inferred) in yellow, the rest in red */
+		bool warning = sev && strcmp(sev, "warning") == 0;
 
 		if (tty)
-			fputs(advice ? "\033[1;33m" : "\033[1;31m", f);
+			fputs(warning ? "\033[1;33m" : "\033[1;31m", f);
 		fprintf(f, ">> %s: ", k);
 		put_text(f, t && *t ? t : "-", FINDING_TEXT_MAX);
 		if (tty)

@@ -26,6 +26,7 @@
 
 #include <jansson.h>
 
+#include "alerts.h"
 #include "buf.h"
 #include "detect.h"
 #include "judge.h"
@@ -938,9 +939,10 @@ finding_json(const struct ld *d, const struct ld_lead *l, const struct judge_fin
 	for (i = 0; cul && i < f->nculprits; i++)
 		json_array_append_new(cul, json_integer(f->culprits[i]));
 	snprintf(h, sizeof(h), "%016" PRIx64, f->comm_hash);
-	o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:o, s:I, s:o, s:I, s:f, s:f, "
-			 "s:o, s:o, s:s}",
-			 "kind", judge_kind_name(f->kind), "evidence", detect_evidence_name(f->evidence),
+	o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:o, s:I, s:o, s:I, s:f, "
+			 "s:f, s:o, s:o, s:s}",
+			 "kind", judge_kind_name(f->kind), "severity", alert_severity(f),
+			 "evidence", detect_evidence_name(f->evidence),
 			 "group", f->group, "comm", f->comm,
 			 "comm_hash", h, "func", f->func, "seq", (json_int_t)f->seq,
 			 "colls", (json_int_t)f->colls, "culprits", cul,

@@ -1140,12 +1140,9 @@ ld_watch_proc_json(const struct detect_proc *p, uint64_t now)
 			 "processes", (json_int_t)p->nprocs, "threads", (json_int_t)p->threads,
 			 "cores", (double)p->cpu_milli / 1000.0,
 			 "read_bps", (json_int_t)p->read_bps, "write_bps", (json_int_t)p->write_bps,
-			 "progress_age_s", p->progress_ns ?
-			 json_real((double)(now > p->progress_ns ? now - p->progress_ns : 0) / 1e9) :
+			 "progress_age_s", p->progress_ns ? json_real(age_s(now, p->progress_ns)) :
 			 json_null(),
-			 "dstate_s", p->dstate_ns ?
-			 json_real((double)(now > p->dstate_ns ? now - p->dstate_ns : 0) / 1e9) :
-			 json_null());
+			 "dstate_s", p->dstate_ns ? json_real(age_s(now, p->dstate_ns)) : json_null());
 }
 
 static json_t *

@@ -140,6 +140,14 @@ waiting(const struct detect_comm *p, uint64_t now, uint64_t thr)
 	return rules_waiting(p->flags, p->colls, p->done, p->enter_ns, now, thr);
 }
 
+/* A collective in flight on the GPU with no channel progress for longer
+ * than the threshold. */
+static int
+gpu_stuck(const struct detect_comm *c, uint64_t now, uint64_t thr)
+{
+	return rules_gpu_stuck(c->flags, c->ch_inflight, c->progress_ns, now, thr);
+}
+
 /*
  * Whether rank i lags in its comm c: a live local peer of the same comm
  * has entered more collectives and waits in its last one longer than the
@@ -147,8 +155,6 @@ waiting(const struct detect_comm *p, uint64_t now, uint64_t thr)
  * when rank i's own kernel in c is stuck on the GPU: that is why it enters
  * no more, and the stuck rule names it.
  */
-static int gpu_stuck(const struct detect_comm *c, uint64_t now, uint64_t thr);
-
 static int
 lagging(const struct detect_rank *ranks, size_t n, size_t i, const struct detect_comm *c,
 	uint64_t now, uint64_t thr, size_t *peer, const struct detect_comm **pc)
@@ -173,14 +179,6 @@ lagging(const struct detect_rank *ranks, size_t n, size_t i, const struct detect
 		}
 	}
 	return found;
-}
-
-/* A collective in flight on the GPU with no channel progress for longer
- * than the threshold. */
-static int
-gpu_stuck(const struct detect_comm *c, uint64_t now, uint64_t thr)
-{
-	return rules_gpu_stuck(c->flags, c->ch_inflight, c->progress_ns, now, thr);
 }
 
 /*

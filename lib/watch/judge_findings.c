@@ -69,8 +69,6 @@ js_add_culprit(struct round *r, struct judge_finding *f, uint32_t *ix, size_t i)
 {
 	const struct js_entry *e = &r->s->ent[i];
 
-	if (f->kind == JUDGE_NOT_ENTERED)
-		r->s->culprit[e->ix] = 1;
 	if (f->nculprits < JUDGE_MAX_CULPRITS) {
 		ix[f->nculprits] = e->ix;
 		f->culprits[f->nculprits++] = e->rank;
@@ -124,7 +122,7 @@ put_doing(struct line *l, const struct detect_proc *p)
  * past busy_threshold, or stuck in the kernel (D state past the
  * threshold, with its wchan). */
 static void
-put_tree(struct round *r, struct line *l, uint32_t ix)
+put_tree(const struct round *r, struct line *l, uint32_t ix)
 {
 	const struct detect_proc *p = &r->rk[ix].st.proc;
 
@@ -470,8 +468,9 @@ p2p_effect(const struct round *r, const struct js_group *gr, size_t i, uint32_t 
 	return 1;
 }
 
-/* Whether a member of group gr is named this round by an exit or a lag:
- * the stuck kernels of its peers wait on it. */
+/* Whether a member of group gr is named this round by the lag rule (a
+ * lagger, busy or not: js_not_entered): the stuck kernels of its peers
+ * wait on it. */
 static int
 group_culprit(const struct round *r, const struct js_group *gr)
 {
