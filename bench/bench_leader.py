@@ -13,7 +13,7 @@ made there, as each follower's own munged would, so that work is not
 charged to the leader's node).  2,048 keep-alive connections, one per
 simulated node, each sending one POST /v1/peer/summary a second, spread
 evenly over the second.  The summaries are real ones (lib/watch/summary.h,
-version 4 as layoutd sends them; one header a round before the same ranks,
+version 6 as layoutd sends them; one header a round before the same ranks,
 msg_seq counting up); the
 credentials (payload: the body's SHA-256) are made before a phase for
 every round of it, with a TTL that outlasts the phase.
@@ -111,6 +111,10 @@ def node_ranks(n):
         out += b"".join(varint(x) for x in (r, 100000 + r, 0, 0, i + 1, tp, 0, 0, dp, pp))
         out += b"\0" + text(b"mlx5_%d" % i) + varint(len(cs))
         out += b"".join(cs)
+    # then each rank's process tree (version 5), not sampled, and each
+    # communicator's signature rest (version 6): count, datatype, root + 1
+    out += b"\0" * 10 * RANKS
+    out += (varint(1 << 20) + text(b"ncclBfloat16") + varint(0)) * (RANKS * len(COMMS))
     return out
 
 

@@ -625,6 +625,66 @@ def main():
         w6.close(d)
         ok(wait_for(lambda: settled(job6), 60, 0.25), "busy: its alert resolved")
 
+        # --- a divergent code path: in a TP group of 4 (tp4 alone: the
+        #     world), rank 1 calls AllGather at step 3 where its 3 peers
+        #     call AllReduce, and the group hangs: one CollectiveMismatch
+        #     naming rank 1, both calls and the position, within the
+        #     threshold and 2 s; nothing else critical, and no drain (it
+        #     is the code's) ---
+        class Tp4(World):
+            tp, dp = 4, 1
+        job7 = 4210
+        w7 = Tp4(tmp, job7, ["--steps", "100000", "--compute-us", "1000",
+                             "--fault=mismatch:1:3"])
+        worlds.append(w7)
+        mark = len(d.log_text())
+        is_eq(w7.register(d), [200] * WORLD, "mismatch: the step registered")
+        t0 = time.monotonic()
+        seen_alerts = []
+
+        def mismatch_seen():
+            al = am_alerts(am, job_id=str(job7))
+            seen_alerts.extend(al)
+            return [a for a in al
+                    if a["labels"].get("alertname") == "ParallelLayoutCollectiveMismatch"]
+        mm = wait_for(mismatch_seen, THRESHOLD + 30, 0.1)
+        took = time.monotonic() - t0
+        summ = mm[0]["annotations"].get("summary", "") if mm else ""
+        ok(mm and len(mm) == 1 and mm[0]["labels"].get("severity") == "critical" and
+           mm[0]["labels"].get("rank") == "1" and
+           mm[0]["annotations"].get("evidence") == "observed" and
+           re.search(r"world: collective mismatch at collective \d+: rank 1 on node1 GPU 1 "
+                     r"called AllGather \(2097152 x ncclInt8\) where 3 peers called AllReduce "
+                     r"\(1048576 x ncclBfloat16\)", summ),
+           "mismatch: CollectiveMismatch critical, rank 1 alone, observed, both calls: %s" % summ)
+        ok(mm and took <= THRESHOLD + 2 + 1,
+           "mismatch: named %.1f s after the registration (the hang starts within a second "
+           "of it; threshold %d s + 2)" % (took, THRESHOLD))
+        time.sleep(RESEND + 1)
+        mismatch_seen()
+        kinds = sorted({(a["labels"]["alertname"], a["labels"]["severity"], a["labels"]["rank"])
+                        for a in seen_alerts})
+        is_eq(kinds, [("ParallelLayoutCollectiveMismatch", "critical", "1")],
+              "mismatch: nothing else reached Alertmanager for the step (no hang, no stuck "
+              "kernel of the waiting peers)")
+        ok(wait_for(lambda: "drain: job %d.0 mismatch: not drained, ranks that call different "
+                    "collectives took another code path" % job7 in d.log_text()[mark:], 20, 0.2),
+           "mismatch: not drained, and the log says why")
+        st = d.view(job7) or {}
+        fj = [f for f in st.get("findings", []) if f.get("kind") == "mismatch"]
+        ok(fj and fj[0].get("signature", {}).get("func") == "AllGather" and
+           fj[0].get("peers_signature", {}).get("func") == "AllReduce" and
+           fj[0].get("peers_signature", {}).get("count") == 1048576 and
+           fj[0].get("peers_alike") == 3 and fj[0].get("culprits") == [1],
+           "mismatch: GET /v1/watch/step gives both signatures and the culprit: %s" % fj[:1])
+        sv = (d.step(job7) or {}).get("verdicts", [])
+        ok([(v["kind"], v["rank"], v["func"], v.get("peers_signature", {}).get("func"))
+            for v in sv] == [("mismatch", 1, "AllGather", "AllReduce")],
+           "mismatch: the node view names rank 1 alone the same way: %s" % sv)
+        w7.close(d)
+        ok(wait_for(lambda: settled(job7), 60, 0.25), "mismatch: the step ended, its alert "
+           "resolved")
+
         # --- a kernel that runs where its peers' completed: observed, and
         #     what points at the GPU: drained; the second one within the
         #     hour is not (drain_max_per_hour 1) ---

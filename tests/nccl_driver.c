@@ -79,7 +79,7 @@ static const char *const axis_env[AX_N] = {
 	"PARALLEL_LAYOUT_PP"
 };
 
-enum fault_kind { F_STOP, F_SLOW, F_EXIT, F_STUCK, F_WEDGE, F_BUSY };
+enum fault_kind { F_STOP, F_SLOW, F_EXIT, F_STUCK, F_WEDGE, F_BUSY, F_MISMATCH, F_MISCOUNT };
 struct fault {
 	enum fault_kind kind;
 	int rank;
@@ -983,6 +983,10 @@ busy_outside(int secs)
 static int g_stuck_armed;	/* the next operation's kernel never ends */
 static int g_wedge_armed;	/* the next collective's kernel never ends, its
 				 * peers' do (a GPU that hangs after its part) */
+static int g_mismatch_armed;	/* the next collective is another one than its
+				 * peers' (1: another func, 2: twice the
+				 * count), and hangs with them (as NCCL's
+				 * kernels of two collectives do) */
 
 /* One operation as the user thread sees it. */
 struct op {
@@ -1174,6 +1178,18 @@ nccl_op(struct comm *c, enum func fn, size_t count, const char *dtype,
 	void *api, *group, *task;
 	int i;
 
+	/* A divergent code path: this rank calls another collective where
+	 * its peers call fn; nothing completes for anyone. */
+	if (!o.is_p2p && g_mismatch_armed) {
+		if (g_mismatch_armed == 1)
+			o.fn = fn = fn == FN_ALLREDUCE ? FN_ALLGATHER : FN_ALLREDUCE;
+		else
+			o.count = count *= 2;
+		fprintf(stderr, PROG "[%d]: calling %s of %zu on %s where its peers call another "
+			"(fault)\n", g_rank, func_name[fn], count, c->name);
+		g_mismatch_armed = 0;
+		g_stuck_armed = 1;
+	}
 	for (i = 0; o.is_p2p && i < c->nranks; i++)
 		if (c->members[i] == peer)
 			o.peer_rank = i;
@@ -1308,6 +1324,10 @@ train(void)
 			busy_outside(status);
 		if (fault_at(F_WEDGE, &k, NULL) && k == g_step)
 			g_wedge_armed = 1;
+		if (fault_at(F_MISMATCH, &k, NULL) && k == g_step)
+			g_mismatch_armed = 1;
+		if (fault_at(F_MISCOUNT, &k, NULL) && k == g_step)
+			g_mismatch_armed = 2;
 		/* A plugin may change the shared mask at run time (the
 		 * example plugin's start/stop calls do); NCCL reads it at
 		 * the next group. */
@@ -1405,7 +1425,8 @@ parse_fsdp(const char *spec)
 	opt.fsdp_bytes = (uint64_t)mib << 20;
 }
 
-/* stop:R:K  slow:R:PCT  exit:R:K[:STATUS]  stuck:R:K  wedge:R:K  busy:R:K:SECS */
+/* stop:R:K  slow:R:PCT  exit:R:K[:STATUS]  stuck:R:K  wedge:R:K  busy:R:K:SECS
+ * mismatch:R:K  miscount:R:K */
 static void
 parse_fault(const char *spec)
 {
@@ -1434,6 +1455,10 @@ parse_fault(const char *spec)
 		ft->kind = F_WEDGE;
 	else if (strcmp(f[0], "busy") == 0)
 		ft->kind = F_BUSY;
+	else if (strcmp(f[0], "mismatch") == 0)
+		ft->kind = F_MISMATCH;
+	else if (strcmp(f[0], "miscount") == 0)
+		ft->kind = F_MISCOUNT;
 	else
 		goto bad;
 	if (ft->kind == F_BUSY ? n != 4 : n == 4 && ft->kind != F_EXIT)
@@ -1448,7 +1473,8 @@ parse_fault(const char *spec)
 	return;
 bad:
 	die("--fault=%.64s: expected stop:RANK:STEP, slow:RANK:PERCENT, exit:RANK:STEP[:STATUS], "
-	    "stuck:RANK:STEP, wedge:RANK:STEP or busy:RANK:STEP:SECONDS", spec);
+	    "stuck:RANK:STEP, wedge:RANK:STEP, busy:RANK:STEP:SECONDS, mismatch:RANK:STEP or "
+	    "miscount:RANK:STEP", spec);
 }
 
 static void
@@ -1481,7 +1507,9 @@ usage(FILE *f)
 		"                     forward pass (root), or one per layer (block); the\n"
 		"                     gradients reduce-scattered\n"
 		"  --fault SPEC       stop:R:K, slow:R:PCT, exit:R:K[:STATUS], stuck:R:K, wedge:R:K,\n"
-		"                     busy:R:K:SECS\n");
+		"                     busy:R:K:SECS, mismatch:R:K (rank R's first collective of\n"
+		"                     step K another func than its peers': all hang), miscount:R:K\n"
+		"                     (the same with twice the count)\n");
 }
 
 static void

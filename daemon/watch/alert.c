@@ -160,7 +160,8 @@ struct ld_alerts {
 
 static const enum judge_kind all_kinds[] = {
 	JUDGE_EXITED, JUDGE_NODE_LOST, JUDGE_NOT_ENTERED, JUDGE_GPU_STUCK, JUDGE_STALLED,
-	JUDGE_SLOW, JUDGE_TP_NETWORK, JUDGE_FSDP_ROOT, JUDGE_PP_BUBBLE, JUDGE_BUSY
+	JUDGE_SLOW, JUDGE_TP_NETWORK, JUDGE_FSDP_ROOT, JUDGE_PP_BUBBLE, JUDGE_BUSY,
+	JUDGE_MISMATCH
 };
 
 #define NKINDS (sizeof(all_kinds) / sizeof(all_kinds[0]))
@@ -438,6 +439,22 @@ make_annotations(struct ld_alerts *a, const struct ld_step_view *v, const struct
 	}
 	if (f->kind == JUDGE_NOT_ENTERED)
 		buf_printf(&b, "%zu peers waiting.\n", f->npeers_waiting);
+	if (f->kind == JUDGE_MISMATCH) {
+		buf_printf(&b, "Called at collective %" PRIu64 ": %s", f->colls,
+			   ascii(clean, sizeof(clean), f->sig.func));
+		buf_printf(&b, " (count %" PRIu64 ", %s, root %d); ", f->sig.count,
+			   ascii(clean, sizeof(clean), f->sig.dtype), f->sig.root);
+		if (f->nalike)
+			buf_printf(&b, "its %zu peer%s there called ", f->nalike,
+				   f->nalike == 1 ? "" : "s");
+		else
+			buf_adds(&b, "others there called ");
+		buf_printf(&b, "%s", ascii(clean, sizeof(clean), f->sig_peers.func));
+		buf_printf(&b, " (count %" PRIu64 ", %s, root %d)%s.\n", f->sig_peers.count,
+			   ascii(clean, sizeof(clean), f->sig_peers.dtype), f->sig_peers.root,
+			   f->nalike ? "" : "; no majority tells the odd one");
+		buf_adds(&b, "The code took another path there: software, never drained.\n");
+	}
 	if (f->kind == JUDGE_SLOW)
 		buf_printf(&b, "Costs its peers %.1f %% of their step time.\n", f->cost_frac * 100.0);
 	if (f->kind == JUDGE_TP_NETWORK)
@@ -903,7 +920,8 @@ ended_by_slurm(int st)
  * is observed in the culprit's own record (a kernel that still runs where
  * its peers' completed).  An exit is the software's (an exception, an OOM,
  * Slurm ending the step), a rank that enters nothing is held by its own
- * code, and an inferred culprit may be the wrong one.
+ * code, so are ranks calling different collectives, and an inferred
+ * culprit may be the wrong one.
  */
 static const char *
 drain_refusal(const struct judge_finding *f, char *buf, size_t size)
@@ -920,6 +938,9 @@ drain_refusal(const struct judge_finding *f, char *buf, size_t size)
 	if (f->kind == JUDGE_NOT_ENTERED)
 		return "a rank that enters no collective is held by its own code (not a sign of "
 		       "the node)";
+	if (f->kind == JUDGE_MISMATCH)
+		return "ranks that call different collectives took another code path (not a sign "
+		       "of the node)";
 	if (f->evidence == DETECT_INFERRED)
 		return "its culprit is inferred (by elimination), not observed in its own record";
 	return NULL;
@@ -938,7 +959,7 @@ maybe_drain(struct ld_alerts *a, const struct ld_step_view *v, const struct aler
 	bool one;
 
 	if (!c->drain || (f->kind != JUDGE_NOT_ENTERED && f->kind != JUDGE_GPU_STUCK &&
-			  f->kind != JUDGE_EXITED))
+			  f->kind != JUDGE_EXITED && f->kind != JUDGE_MISMATCH))
 		return;
 	if ((no = drain_refusal(f, why, sizeof(why))) != NULL) {
 		a->drains_skipped++;

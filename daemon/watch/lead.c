@@ -928,6 +928,16 @@ stack_files_json(const struct ld *d, const struct ld_lead *l, const struct judge
 	return a;
 }
 
+/* A mismatch's signature: func, count, datatype, root (null: none).  Its
+ * texts came through a summary: printable, NUL-terminated (detect_sig_of). */
+static json_t *
+sig_json(const struct detect_sig *g)
+{
+	return json_pack("{s:s, s:I, s:s, s:o}", "func", g->func, "count", (json_int_t)g->count,
+			 "datatype", g->dtype, "root",
+			 g->root >= 0 ? json_integer(g->root) : json_null());
+}
+
 static json_t *
 finding_json(const struct ld *d, const struct ld_lead *l, const struct judge_finding *f,
 	     uint64_t now)
@@ -963,6 +973,11 @@ finding_json(const struct ld *d, const struct ld_lead *l, const struct judge_fin
 	if (o && f->kind == JUDGE_PP_BUBBLE) {
 		json_object_set_new(o, "idle_frac", json_real(f->cost_frac));
 		json_object_set_new(o, "plan_frac", json_real(f->plan_frac));
+	}
+	if (o && f->kind == JUDGE_MISMATCH) {
+		json_object_set_new(o, "signature", sig_json(&f->sig));
+		json_object_set_new(o, "peers_signature", sig_json(&f->sig_peers));
+		json_object_set_new(o, "peers_alike", json_integer((json_int_t)f->nalike));
 	}
 	if (o && stackfile_wanted(f))
 		json_object_set_new(o, "stack_files", stack_files_json(d, l, f));

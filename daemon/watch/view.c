@@ -1175,6 +1175,7 @@ static json_t *
 verdict_json(const struct detect_verdict *v)
 {
 	char n[PL_CLIP_BUF], f[PL_CLIP_BUF], h[24];
+	json_t *o;
 
 	if (v->kind == DETECT_EXITED)
 		return json_pack("{s:s, s:s, s:I, s:I, s:o}", "kind", detect_kind_name(v->kind),
@@ -1183,14 +1184,26 @@ verdict_json(const struct detect_verdict *v)
 				 "exit_status", v->exit_status < 0 ? json_null() :
 				 json_integer(v->exit_status));
 	snprintf(h, sizeof(h), "%016" PRIx64, v->comm_hash);
-	return json_pack("{s:s, s:s, s:I, s:I, s:s, s:s, s:s, s:I, s:I, s:o, s:f}",
-			 "kind", detect_kind_name(v->kind),
-			 "evidence", detect_evidence_name(v->evidence), "rank", (json_int_t)v->rank,
-			 "pid", (json_int_t)v->pid, "comm", pl_clip(v->comm_name, n, sizeof(n)),
-			 "comm_hash", h, "func", pl_clip(v->func, f, sizeof(f)),
-			 "seq", (json_int_t)v->seq, "colls", (json_int_t)v->colls,
-			 "peer_rank", v->peer_rank >= 0 ? json_integer(v->peer_rank) : json_null(),
-			 "for_s", (double)v->for_ns / 1e9);
+	o = json_pack("{s:s, s:s, s:I, s:I, s:s, s:s, s:s, s:I, s:I, s:o, s:f}",
+		      "kind", detect_kind_name(v->kind),
+		      "evidence", detect_evidence_name(v->evidence), "rank", (json_int_t)v->rank,
+		      "pid", (json_int_t)v->pid, "comm", pl_clip(v->comm_name, n, sizeof(n)),
+		      "comm_hash", h, "func", pl_clip(v->func, f, sizeof(f)),
+		      "seq", (json_int_t)v->seq, "colls", (json_int_t)v->colls,
+		      "peer_rank", v->peer_rank >= 0 ? json_integer(v->peer_rank) : json_null(),
+		      "for_s", (double)v->for_ns / 1e9);
+	/* what the rank called, and its peers there (from the records: the
+	 * users' texts, clipped) */
+	if (o && v->kind == DETECT_MISMATCH) {
+		json_object_set_new(o, "count", json_integer((json_int_t)v->sig.count));
+		json_object_set_new(o, "datatype", json_string(pl_clip(v->sig.dtype, n, sizeof(n))));
+		json_object_set_new(o, "peers_signature",
+				    json_pack("{s:s, s:I, s:s}", "func",
+					      pl_clip(v->want.func, f, sizeof(f)), "count",
+					      (json_int_t)v->want.count, "datatype",
+					      pl_clip(v->want.dtype, n, sizeof(n))));
+	}
+	return o;
 }
 
 /* What the node's first task said of the step: layout, node count and

@@ -313,6 +313,7 @@ alert_name(enum judge_kind k)
 	case JUDGE_FSDP_ROOT: return "ParallelLayoutFSDPRootOnly";
 	case JUDGE_PP_BUBBLE: return "ParallelLayoutPipelineBubble";
 	case JUDGE_BUSY: return "ParallelLayoutRankBusy";
+	case JUDGE_MISMATCH: return "ParallelLayoutCollectiveMismatch";
 	}
 	return "ParallelLayoutUnknown";
 }

@@ -5,7 +5,7 @@
 #include "detect.h"
 #include "rules.h"
 
-_Static_assert(sizeof(struct detect_comm) == 200, "detect_comm stays compact");
+_Static_assert(sizeof(struct detect_comm) == 232, "detect_comm stays compact");
 
 /* NCCL's ncclProfileKernelCh bit: with it the GPU part is recorded. */
 #define KERNEL_CH_BIT	(1u << 6)
@@ -28,6 +28,8 @@ detect_kind_name(enum detect_kind k)
 		return "gpu-stuck";
 	case DETECT_RANK_BUSY:
 		return "busy";
+	case DETECT_MISMATCH:
+		return "mismatch";
 	}
 	return "unknown";
 }
@@ -82,6 +84,7 @@ detect_summarize(const struct reader_snap *snap, struct detect_rank *out)
 		c->nranks = s->ident.nranks;
 		c->nnodes = s->ident.nnodes;
 		c->p2p_peer = -1;
+		c->root = -1;
 		if (s->state == READER_SLOT_BUSY) {
 			c->flags = DETECT_BUSY;
 			continue;
@@ -93,6 +96,10 @@ detect_summarize(const struct reader_snap *snap, struct detect_rank *out)
 		c->colls = s->launch.colls;
 		c->seq = s->launch.seq_number;
 		rules_text_copy(c->func, sizeof(c->func), s->launch.func.c, sizeof(s->launch.func.c));
+		rules_text_copy(c->dtype, sizeof(c->dtype), s->launch.datatype.c,
+				sizeof(s->launch.datatype.c));
+		c->count = s->launch.count;
+		c->root = s->launch.root;
 		c->enter_ns = s->launch.enqueue_ns;
 		c->done = s->gpu.done;
 		c->ch_inflight = s->gpu.ch_started - s->gpu.ch_stopped;
@@ -114,6 +121,16 @@ detect_summarize(const struct reader_snap *snap, struct detect_rank *out)
 		if (gpu)
 			window(&s->gpu, c);
 	}
+}
+
+void
+detect_sig_of(const struct detect_comm *c, struct detect_sig *out)
+{
+	memset(out, 0, sizeof(*out));
+	rules_text_copy(out->func, sizeof(out->func), c->func, sizeof(c->func));
+	rules_text_copy(out->dtype, sizeof(out->dtype), c->dtype, sizeof(c->dtype));
+	out->count = c->count;
+	out->root = c->root;
 }
 
 /* The comm of rank r with this hash (in the same job and step as a), or
@@ -146,6 +163,78 @@ static int
 gpu_stuck(const struct detect_comm *c, uint64_t now, uint64_t thr)
 {
 	return rules_gpu_stuck(c->flags, c->ch_inflight, c->progress_ns, now, thr);
+}
+
+#define MISMATCH_MAX	256	/* local members a mismatch is judged among */
+
+/*
+ * The mismatch rule on rank i's comm c (detect.h): among the live local
+ * members at c's position, when every member of c is on the node and one
+ * of them has waited there past the threshold, how many kinds of signature
+ * there are (0 or 1: no mismatch).  *odd is 1 when rank i's signature is
+ * not the majority's, or no kind is (*tie), *want the majority's (on a
+ * tie one that differs from rank i's), *since the earliest entry there.
+ */
+static size_t
+mismatch(const struct detect_rank *ranks, size_t n, size_t i, const struct detect_comm *c,
+	 uint64_t now, uint64_t thr, int *odd, int *tie, struct detect_sig *want, uint64_t *since)
+{
+	struct detect_sig sig[MISMATCH_MAX];
+	const struct detect_sig *ps[MISMATCH_MAX];
+	size_t j, m = 0, members = 0, me = 0, major, kinds;
+	int wait = 0;
+
+	*odd = *tie = 0;
+	*since = c->enter_ns;
+	if (ranks[i].exited || !rules_usable(c->flags) || !c->colls || !c->func[0] ||
+	    c->nranks <= 0)
+		return 0;
+	for (j = 0; j < n; j++) {
+		const struct detect_comm *p = j == i ? c : find_comm(&ranks[i], &ranks[j], c->hash);
+
+		if (!p)
+			continue;
+		members++;
+		if (ranks[j].exited || p->colls != c->colls || !p->func[0])
+			continue;
+		if (m == MISMATCH_MAX)
+			return 0;
+		if (j == i)
+			me = m;
+		detect_sig_of(p, &sig[m]);
+		ps[m] = &sig[m];
+		m++;
+		wait |= waiting(p, now, thr);
+		if (p->enter_ns < *since)
+			*since = p->enter_ns;
+	}
+	if (members < (size_t)c->nranks || m < 2 || !wait)
+		return 0;
+	kinds = rules_sig_split(ps, m, &major);
+	if (kinds < 2)
+		return kinds;
+	if (major == SIZE_MAX) {
+		*tie = *odd = 1;
+		for (j = 0; j < m - 1 && rules_sig_same(ps[j], ps[me]); j++)
+			;
+		*want = sig[j];
+	} else {
+		*odd = !rules_sig_same(ps[me], ps[major]);
+		*want = sig[major];
+	}
+	return kinds;
+}
+
+/* Whether rank i's comm c holds a mismatch (mismatch()). */
+static int
+mismatched(const struct detect_rank *ranks, size_t n, size_t i, const struct detect_comm *c,
+	   uint64_t now, uint64_t thr)
+{
+	struct detect_sig want;
+	uint64_t since;
+	int odd, tie;
+
+	return mismatch(ranks, n, i, c, now, thr, &odd, &tie, &want, &since) >= 2;
 }
 
 /*
@@ -203,7 +292,7 @@ victim(const struct detect_rank *ranks, size_t n, size_t i, const struct detect_
 
 		if (c2->hash == c->hash || !rules_usable(c2->flags))
 			continue;
-		if (gpu_stuck(c2, now, thr))
+		if (gpu_stuck(c2, now, thr) || mismatched(ranks, n, i, c2, now, thr))
 			return 2;
 		if (held || !waiting(c2, now, thr))
 			continue;
@@ -250,6 +339,8 @@ comm_has_cause(const struct detect_rank *ranks, size_t n, size_t i,
 	size_t j, peer;
 	const struct detect_comm *pc;
 
+	if (mismatched(ranks, n, i, c, now, thr))
+		return 1;
 	for (j = 0; j < n; j++) {
 		const struct detect_comm *m = j == i ? c : find_comm(&ranks[i], &ranks[j], c->hash);
 
@@ -436,6 +527,20 @@ stuck_verdict(struct detect_verdict *v, const struct detect_rank *r, const struc
 	v->for_ns = rules_age(now, c->progress_ns);
 }
 
+/* Rank r called sig at c's position where its peers called want. */
+static void
+mismatch_verdict(struct detect_verdict *v, const struct detect_rank *r, const struct detect_comm *c,
+		 const struct detect_sig *want, uint64_t since, uint64_t now)
+{
+	verdict_base(v, DETECT_MISMATCH, r, c);
+	detect_sig_of(c, &v->sig);
+	v->want = *want;
+	rules_text_copy(v->func, sizeof(v->func), c->func, sizeof(c->func));
+	v->seq = c->seq;
+	v->colls = c->colls;
+	v->for_ns = rules_age(now, since);
+}
+
 size_t
 detect_run(const struct detect_rank *ranks, size_t n, uint64_t now_ns, uint64_t threshold_ns,
 	   struct detect_verdict *out, size_t max)
@@ -474,6 +579,21 @@ detect_run_busy(const struct detect_rank *ranks, size_t n, uint64_t now_ns,
 				continue;
 			verdict_base(&v, DETECT_EXITED, &ranks[i], NULL);
 			v.exit_status = r->exit_known ? r->exit_status : -1;
+			emit(out, max, &count, &v);
+		}
+	/* Mismatches: the ranks whose call at the position their peers wait
+	 * in is not the majority's (every one there on a tie). */
+	for (i = 0; i < n; i++)
+		for (k = 0; k < ranks[i].ncomm && k < PLW_MAX_COMMS; k++) {
+			const struct detect_comm *c = &ranks[i].comm[k];
+			struct detect_sig want;
+			uint64_t since;
+			int odd, tie;
+
+			if (mismatch(ranks, n, i, c, now_ns, threshold_ns, &odd, &tie, &want,
+				     &since) < 2 || !odd)
+				continue;
+			mismatch_verdict(&v, &ranks[i], c, &want, since, now_ns);
 			emit(out, max, &count, &v);
 		}
 	/* Laggers held by their own wait elsewhere are left out; when every

@@ -5,7 +5,7 @@
  * ns, the clock of the records) and the threshold.
  *
  * The state is a compact summary per rank and communicator (struct
- * detect_comm, 200 bytes; at most PLW_MAX_COMMS per rank), made from a
+ * detect_comm, 232 bytes; at most PLW_MAX_COMMS per rank), made from a
  * reader snapshot by detect_summarize().  It is what the next step sends
  * across nodes: fixed size, no pointers, times as the node's monotonic ns
  * (a receiver converts them to ages against the sender's `now`).
@@ -25,6 +25,17 @@
  *                       longer than the threshold since: at the end of a
  *                       healthy step the ranks finish a little apart, and
  *                       scancel kills every rank; neither is a fault.
+ *   DETECT_MISMATCH     a rank that called another collective than its
+ *                       peers at the same position of a communicator all of
+ *                       whose members are on the node (another func; the
+ *                       same func with another count, datatype or, for
+ *                       Broadcast and Reduce, root), while one of them has
+ *                       waited there past the threshold: the code took
+ *                       another path on that rank.  Named are the ranks
+ *                       whose signature is not the majority's (every rank
+ *                       there on a tie); the communicator's stuck kernels
+ *                       are its effect.  A communicator with members
+ *                       elsewhere is the step's leader's to judge.
  *   DETECT_NOT_ENTERED  a rank that has not entered a collective that its
  *                       local peers of the same communicator (same job, step
  *                       and comm hash) have waited in longer than the
@@ -93,7 +104,7 @@
 #define DETECT_SEND	0x10u	/* with DETECT_P2P: that one is a send */
 
 /*
- * One rank's state in one communicator (200 bytes, no pointers).
+ * One rank's state in one communicator (232 bytes, no pointers).
  *
  * The window: the collectives whose completion the record's wait ring
  * still holds, the most recent min(done, PLW_RING) of them.  nwait counts
@@ -134,6 +145,11 @@ struct detect_comm {
 	 * wait is above the span. */
 	uint64_t p2p_wait_ns;
 	uint64_t p2p_span_ns;
+	/* The rest of the last collective's signature (func is above): what
+	 * every member must call alike at each position (detect_sig_same). */
+	uint64_t count;		/* its count (AllGather, Broadcast: bytes) */
+	char dtype[DETECT_TEXT_LEN]; /* its datatype, "ncclFloat32", ... */
+	int32_t root;		/* its root, -1 none */
 };
 
 /* 1 when an AllGather run's counts could be true: none, or calls whose
@@ -187,8 +203,22 @@ enum detect_kind {
 	DETECT_EXITED = 1,
 	DETECT_NOT_ENTERED = 2,
 	DETECT_GPU_STUCK = 3,
-	DETECT_RANK_BUSY = 4	/* a lagger busy outside NCCL (rules_busy) */
+	DETECT_RANK_BUSY = 4,	/* a lagger busy outside NCCL (rules_busy) */
+	DETECT_MISMATCH = 5	/* called another collective than its peers
+				 * at the same position (rules_sig_split) */
 };
+
+/* A collective's signature: what every member of a communicator must
+ * call alike at each position (detect_sig_of; rules_sig_same). */
+struct detect_sig {
+	char func[DETECT_TEXT_LEN];
+	char dtype[DETECT_TEXT_LEN];
+	uint64_t count;
+	int32_t root;		/* -1 none */
+};
+
+/* The signature of c's last collective entered. */
+void detect_sig_of(const struct detect_comm *c, struct detect_sig *out);
 
 /* detect_run's busy threshold (the judge's default too). */
 #define DETECT_BUSY_THRESHOLD_NS (UINT64_C(1800) * UINT64_C(1000000000))
@@ -209,6 +239,9 @@ struct detect_verdict {
 				 * longest (global rank), else -1 */
 	uint64_t for_ns;	/* how long (0 for DETECT_EXITED) */
 	int evidence;		/* DETECT_OBSERVED or DETECT_INFERRED */
+	/* DETECT_MISMATCH: what the rank called at position colls, and what
+	 * its peers there called (the majority's; func "" on a tie) */
+	struct detect_sig sig, want;
 };
 
 /* What a verdict rests on: its rank's own record and process show the
@@ -241,7 +274,7 @@ size_t detect_run(const struct detect_rank *ranks, size_t n, uint64_t now_ns,
 /* "observed", "inferred". */
 const char *detect_evidence_name(int ev);
 
-/* "exited", "not-entered", "gpu-stuck". */
+/* "exited", "not-entered", "gpu-stuck", "busy", "mismatch". */
 const char *detect_kind_name(enum detect_kind k);
 
 #endif

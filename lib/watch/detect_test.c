@@ -275,6 +275,23 @@ static void c_gpu_queued(void) { c_gpu(T + 2 * S); rk[2].comm[0].done = 7; }
 /* A finalized communicator is not judged. */
 static void c_gpu_final(void) { c_gpu(T + 2 * S); rk[2].comm[0].flags |= DETECT_FINAL; }
 
+/* The four in TP collective 10, entered 65 s ago and stuck; rank 2 called
+ * AllGather where the others called AllReduce. */
+static void
+c_mismatch(void)
+{
+	int i;
+
+	nrk = 0;
+	for (i = 0; i < 4; i++)
+		comm_add(rank_add(i), TP, 10, NOW - T - 5 * S + (uint64_t)i * S, 9, 4,
+			 NOW - T - 5 * S);
+	snprintf(rk[2].comm[0].func, sizeof(rk[2].comm[0].func), "AllGather");
+}
+
+/* The same in a communicator of 8, 4 of them elsewhere: the leader's. */
+static void c_mismatch_elsewhere(void) { c_mismatch(); members(8); }
+
 /* Rank 3 never initialised: the others healthy. */
 static void
 c_uninit_healthy(void)
@@ -506,6 +523,10 @@ static const struct tcase cases[] = {
 	  c_lagger_gone_term, 0, { { 0 } } },
 	{ "scancel after a SIGSEGV: only the crash", c_scancel_after_segv, 1,
 	  { { DETECT_EXITED, 2, 0, "", 0, -1, 0, SIGSEGV, 0 } } },
+	{ "rank 2 calls AllGather where 3 peers call AllReduce: the mismatch alone", c_mismatch,
+	  1, { { DETECT_MISMATCH, 2, TP, "AllGather", 9, -1, T + 5 * S, 0, 0 } } },
+	{ "the same with members elsewhere: the leader's to judge", c_mismatch_elsewhere, 0,
+	  { { 0 } } },
 	{ "a kernel stuck 62 s", c_gpu_stuck, 1,
 	  { { DETECT_GPU_STUCK, 2, TP, "AllReduce", 9, -1, T + 2 * S, 0, 0 } } },
 	{ "a kernel quiet exactly the threshold", c_gpu_boundary, 0, { { 0 } } },

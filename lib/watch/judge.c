@@ -32,6 +32,8 @@ judge_kind_name(enum judge_kind k)
 		return "pipeline-bubble";
 	case JUDGE_BUSY:
 		return "busy";
+	case JUDGE_MISMATCH:
+		return "mismatch";
 	}
 	return "unknown";
 }
@@ -75,6 +77,8 @@ judge_state_free(struct judge_state *s)
 	free(s->nbusy);
 	free(s->culprit);
 	free(s->awaited);
+	free(s->sig);
+	free(s->sigp);
 	free(s->slow);
 	free(s->sm);
 	free(s->bub);
@@ -115,6 +119,8 @@ judge_state_new(uint32_t world, pl_err_t *err)
 	s->nbusy = calloc(world, 1);
 	s->culprit = calloc(world, 1);
 	s->awaited = calloc(world, 1);
+	s->sig = calloc(world, sizeof(*s->sig));
+	s->sigp = calloc(world, sizeof(*s->sigp));
 	s->slow = calloc(world, sizeof(*s->slow));
 	s->sm = calloc(s->cap, sizeof(*s->sm));
 	s->bub = calloc(world, sizeof(*s->bub));
@@ -125,7 +131,8 @@ judge_state_new(uint32_t world, pl_err_t *err)
 	s->hot_in = calloc(s->cap, sizeof(*s->hot_in));
 	if (!s->sm || !s->nat || !s->perm || !s->tmp || !s->hot || !s->hot_in || !s->ent ||
 	    !s->grp || !s->wt || !s->vw || !s->vc || !s->vt || !s->pw || !s->pc || !s->co ||
-	    !s->rgrp || !s->nstuck || !s->nheld || !s->nbusy || !s->culprit || !s->awaited || !s->slow || !s->bub)
+	    !s->rgrp || !s->nstuck || !s->nheld || !s->nbusy || !s->culprit || !s->awaited || !s->slow || !s->bub ||
+	    !s->sig || !s->sigp)
 		goto oom;
 	return s;
 oom:
@@ -182,6 +189,7 @@ judge_run(const struct judge_step *step, const struct judge_rank *ranks, size_t 
 	js_smallest_groups(&r);
 	js_exits(&r);
 	js_nodes_lost(&r);
+	js_mismatch(&r);
 	js_not_entered(&r);
 	js_gpu_stuck_all(&r);
 	js_stalled(&r);
@@ -190,7 +198,8 @@ judge_run(const struct judge_step *step, const struct judge_rank *ranks, size_t 
 	if (r.count && !r.fallback)
 		s->found_ns = now_ns;
 	for (g = 0; g < r.count && g < r.max; g++)
-		if (out[g].kind == JUDGE_NOT_ENTERED || out[g].kind == JUDGE_GPU_STUCK) {
+		if (out[g].kind == JUDGE_NOT_ENTERED || out[g].kind == JUDGE_GPU_STUCK ||
+		    out[g].kind == JUDGE_MISMATCH) {
 			if (!s->hang_last_ns || rules_age(now_ns, s->hang_last_ns) > end_grace(p))
 				s->hang_first_ns = now_ns;
 			s->hang_last_ns = now_ns;

@@ -16,6 +16,24 @@
  *   JUDGE_NODE_LOST    a node the caller marks lost (its summaries
  *                      stopped): its ranks are unknown and blamed for
  *                      nothing.
+ *   JUDGE_MISMATCH     a communicator whose live members, at the position
+ *                      (collective ordinal) a member has waited in past the
+ *                      hang threshold, called different collectives:
+ *                      another func, or the same func with another count,
+ *                      datatype or (Broadcast, Reduce) root (rules.h's
+ *                      rules_sig_same, on the signature each member's
+ *                      record keeps of its last collective).  The code took
+ *                      another path on some rank: the commonest way code
+ *                      hangs a job.  One finding per communicator naming
+ *                      the ranks whose signature is not the majority's
+ *                      (every member there on a tie), both signatures
+ *                      (sig, sig_peers) and the position; observed (each
+ *                      culprit's own record shows its call), never a
+ *                      drain (software).  Not judged while members are
+ *                      missing (a node lost or not yet heard: the majority
+ *                      is not known).  The group's stuck kernels, and the
+ *                      waits of the culprits' and their peers' other
+ *                      groups, are its effect and not named.
  *   JUDGE_NOT_ENTERED  a collective that members of a communicator (same
  *                      comm hash, on any node) have waited in for longer
  *                      than the hang threshold while others never entered
@@ -161,9 +179,10 @@
  * aborting them), nor any kill or exit 0 after a failure (Slurm killing
  * the others after it).  end_grace_ns must cover the summaries'
  * travel: the daemon gives at least 2 s and two intervals.  An exit seen
- * while a hang is named (a not-entered or GPU-stuck finding in a round
- * since its first, until end_grace_ns after its last) is no cause either:
- * the peers' own timeouts (NCCL's watchdog) aborting them behind it.
+ * while a hang is named (a not-entered, GPU-stuck or mismatch finding in
+ * a round since its first, until end_grace_ns after its last) is no cause
+ * either: the peers' own timeouts (NCCL's watchdog) aborting them behind
+ * it.
  *
  * The slow-rank rule.  Each communicator's summary carries its window
  * (detect.h: the last min(done, 32) completions of its wait ring, the sum
@@ -366,9 +385,10 @@ enum judge_kind {
 	JUDGE_TP_NETWORK = 7,
 	JUDGE_FSDP_ROOT = 8,
 	JUDGE_PP_BUBBLE = 9,
-	JUDGE_BUSY = 10
+	JUDGE_BUSY = 10,
+	JUDGE_MISMATCH = 11
 };
-#define JUDGE_KIND_MAX	JUDGE_BUSY	/* the largest kind */
+#define JUDGE_KIND_MAX	JUDGE_MISMATCH	/* the largest kind */
 
 struct judge_finding {
 	enum judge_kind kind;
@@ -411,6 +431,12 @@ struct judge_finding {
 	double plan_frac;		/* PP_BUBBLE: the planned idle share,
 					 * (pp - 1) / (m + pp - 1); cost_frac the
 					 * worst stage's measured one */
+	/* MISMATCH: what the culprits called at collective colls (sig), and
+	 * what the others there called (sig_peers: the majority's; on a tie
+	 * one that differs, and nalike 0) */
+	struct detect_sig sig, sig_peers;
+	size_t nalike;			/* MISMATCH: the members that called
+					 * sig_peers */
 	char text[JUDGE_TEXT_LEN];	/* one line for people */
 };
 

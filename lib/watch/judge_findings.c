@@ -7,11 +7,11 @@
 #include "judge_int.h"
 
 /* detect.c's victim rule: 2 when the rank is stuck on the GPU in another
- * communicator, 1 when it waits in another on a member that lags, else 0. */
+ * communicator (or at a mismatch there), 1 when it waits in another on a member that lags, else 0. */
 static int
 victim(const struct round *r, const struct js_entry *e)
 {
-	int stuck = r->s->nstuck[e->ix] - !!(e->flags & E_STUCK);
+	int stuck = r->s->nstuck[e->ix] - !!(e->flags & (E_STUCK | E_MISM));
 	int held = r->s->nheld[e->ix] - !!(e->flags & E_HELD);
 
 	return stuck > 0 ? 2 : held > 0 ? 1 : 0;
@@ -846,4 +846,117 @@ js_stalled(struct round *r)
 	js_put(&l, "world: all %zu ranks idle outside NCCL for ", nr);
 	js_put_secs(&l, f->for_ns);
 	js_put(&l, ", none in a collective (a checkpoint, a stuck file system?)");
+}
+
+/* "AllGather (4194304 x ncclInt8)", " root 3" for a rooted one. */
+static void
+put_sig(struct line *l, const struct detect_sig *g)
+{
+	js_put(l, "%s (%llu x %s", g->func, (unsigned long long)g->count,
+	       g->dtype[0] ? g->dtype : "?");
+	if (!strcmp(g->func, "Broadcast") || !strcmp(g->func, "Reduce"))
+		js_put(l, ", root %d", g->root);
+	js_put(l, ")");
+}
+
+/*
+ * The mismatch rule (judge.h) on group g: at the position its earliest
+ * waiting member waits in, the live members' signatures; when they are not
+ * all alike, one finding naming those whose signature is not the
+ * majority's (all there on a tie).  Its members there count as stuck
+ * (E_MISM: the victim rule leaves their waits elsewhere out), and the
+ * culprits as named (their groups' stuck kernels are the effect).
+ */
+static void
+mismatch_group(struct round *r, size_t g)
+{
+	const struct js_group *gr = &r->s->grp[g];
+	uint64_t pos = UINT64_MAX, since = UINT64_MAX;
+	uint32_t ent[JUDGE_MAX_CULPRITS], ix[JUDGE_MAX_CULPRITS];
+	size_t i, m = 0, major, kinds, nodd = 0;
+	struct judge_finding *f;
+	struct line l;
+	int tie;
+
+	if (gr->missing || gr->any_exited || !group_any(r, gr, E_WAITING))
+		return;
+	for (i = gr->first; i < gr->first + gr->n; i++)
+		if ((r->s->ent[i].flags & E_WAITING) && ent_comm(r, &r->s->ent[i])->colls < pos)
+			pos = ent_comm(r, &r->s->ent[i])->colls;
+	for (i = gr->first; i < gr->first + gr->n; i++) {
+		const struct js_entry *e = &r->s->ent[i];
+		const struct detect_comm *c = ent_full(r, e);
+
+		if (ent_comm(r, e)->colls != pos || !c->func[0])
+			continue;
+		detect_sig_of(c, &r->s->sig[m]);
+		r->s->sigp[m] = &r->s->sig[m];
+		r->s->wt[m].e = (uint32_t)i;
+		m++;
+		if (ent_comm(r, e)->enter_ns < since)
+			since = ent_comm(r, e)->enter_ns;
+	}
+	if (m < 2 || (kinds = rules_sig_split(r->s->sigp, m, &major)) < 2)
+		return;
+	tie = major == SIZE_MAX;
+	f = js_group_finding(r, JUDGE_MISMATCH, g, &l);
+	f->colls = pos;
+	f->since_ns = since;
+	f->for_ns = rules_age(r->now, since);
+	for (i = 0; i < m; i++) {
+		struct js_entry *e = &r->s->ent[r->s->wt[i].e];
+
+		if (!(e->flags & E_STUCK) && r->s->nstuck[e->ix] < 255) {
+			e->flags |= E_MISM;
+			r->s->nstuck[e->ix]++;
+		}
+		if (!tie && rules_sig_same(r->s->sigp[i], r->s->sigp[major])) {
+			f->nalike++;
+			continue;
+		}
+		if (!nodd++) {
+			f->sig = *r->s->sigp[i];
+			rules_text_copy(f->func, sizeof(f->func), f->sig.func, sizeof(f->sig.func));
+			f->seq = ent_full(r, e)->seq;
+		}
+		if (nodd <= JUDGE_MAX_CULPRITS)
+			ent[nodd - 1] = r->s->wt[i].e;
+		r->s->culprit[e->ix] = 1;
+	}
+	/* the culprits in rank order (the entries ascend by rank) */
+	for (i = 0; i < nodd && i < JUDGE_MAX_CULPRITS; i++)
+		js_add_culprit(r, f, ix, ent[i]);
+	f->ncul_total = nodd;
+	if (tie) {
+		for (i = 0; i < m && rules_sig_same(r->s->sigp[i], &f->sig); i++)
+			;
+		f->sig_peers = *r->s->sigp[i < m ? i : 0];
+	} else {
+		f->sig_peers = *r->s->sigp[major];
+	}
+	js_put(&l, "collective mismatch at collective %llu: ", (unsigned long long)pos);
+	js_put_culprits(&l, r->st, r->rk, ix, f->nculprits, f->ncul_total);
+	if (tie) {
+		js_put(&l, " disagree: ");
+		put_sig(&l, &f->sig);
+		js_put(&l, " vs ");
+		put_sig(&l, &f->sig_peers);
+		js_put(&l, "%s (no majority)", kinds > 2 ? " and more" : "");
+	} else {
+		js_put(&l, " called ");
+		put_sig(&l, &f->sig);
+		js_put(&l, " where %zu peer%s called ", f->nalike, f->nalike == 1 ? "" : "s");
+		put_sig(&l, &f->sig_peers);
+	}
+	js_put(&l, "; waiting ");
+	js_put_secs(&l, f->for_ns);
+}
+
+void
+js_mismatch(struct round *r)
+{
+	size_t g;
+
+	for (g = 0; g < r->ngrp; g++)
+		mismatch_group(r, g);
 }

@@ -21,6 +21,8 @@
 #define E_NAMED		0x10u	/* named in a finding this round */
 #define E_JUDGED	0x20u	/* its group was judged for slowness */
 #define E_BUSY		0x40u	/* a lagger busy outside NCCL (JUDGE_BUSY) */
+#define E_MISM		0x80u	/* at the position of a mismatch, not stuck
+				 * (counted in nstuck all the same) */
 
 /* One (rank, communicator) of the round. */
 struct js_entry {
@@ -136,6 +138,8 @@ struct judge_state {
 				 * this round */
 	uint8_t *awaited;	/* per input rank: exited, and a live peer
 				 * waits for it (rules_exit0_awaited) */
+	struct detect_sig *sig;	/* a group's members' signatures */
+	const struct detect_sig **sigp;	/* and pointers to them */
 	struct js_slow *slow;	/* per global rank */
 	struct js_smooth *sm;	/* per slot and global rank */
 	struct js_bubble *bub;	/* per global rank */
@@ -238,6 +242,7 @@ struct judge_finding *js_group_finding(struct round *r, enum judge_kind kind, si
 void js_add_culprit(struct round *r, struct judge_finding *f, uint32_t *ix, size_t i);
 void js_exits(struct round *r);
 void js_nodes_lost(struct round *r);
+void js_mismatch(struct round *r);
 void js_not_entered(struct round *r);
 void js_gpu_stuck_all(struct round *r);
 void js_stalled(struct round *r);

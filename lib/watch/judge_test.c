@@ -332,6 +332,87 @@ c_gpu_stuck_peer_on(void)
 	in_coll(4, C_TP, 202, NOW - 70 * S);
 }
 
+/* Rank r's last collective in comm kind was func on count dtype. */
+static void
+sig(int r, int kind, const char *func, uint64_t count, const char *dtype, int32_t root)
+{
+	struct detect_comm *c = cm(r, kind);
+
+	snprintf(c->func, sizeof(c->func), "%s", func);
+	snprintf(c->dtype, sizeof(c->dtype), "%s", dtype);
+	c->count = count;
+	c->root = root;
+}
+
+/* DP group {9,11,13,15}: all entered DP #51 65-70 s ago, kernels quiet;
+ * 9, 11, 15 called AllReduce of 1048576 bf16, 13 AllGather: a divergent
+ * code path on 13 (the group hangs). */
+static void
+c_mismatch(void)
+{
+	int r;
+
+	healthy();
+	for (r = 9; r < 16; r += 2) {
+		in_coll(r, C_DP, 51, NOW - (uint64_t)(65 + r % 5) * S);
+		sig(r, C_DP, r == 13 ? "AllGather" : "AllReduce", 1048576, "ncclBfloat16", -1);
+	}
+}
+
+/* The same, 13 calling AllReduce of twice the count. */
+static void
+c_mismatch_count(void)
+{
+	c_mismatch();
+	sig(13, C_DP, "AllReduce", 2097152, "ncclBfloat16", -1);
+}
+
+/* A Broadcast from another root: 13 says root 1, the others root 0. */
+static void
+c_mismatch_root(void)
+{
+	int r;
+
+	c_mismatch();
+	for (r = 9; r < 16; r += 2)
+		sig(r, C_DP, "Broadcast", 4096, "ncclInt8", r == 13 ? 1 : 0);
+}
+
+/* TP {4,5}: 4 calls AllReduce of 1048576, 5 of 2097152, both waiting in
+ * TP #201: no majority, both named. */
+static void
+c_mismatch_tie(void)
+{
+	healthy();
+	in_coll(4, C_TP, 201, NOW - 70 * S);
+	in_coll(5, C_TP, 201, NOW - 71 * S);
+	sig(4, C_TP, "AllReduce", 1048576, "ncclBfloat16", -1);
+	sig(5, C_TP, "AllReduce", 2097152, "ncclBfloat16", -1);
+}
+
+/* c_mismatch 50 s into the wait: below the threshold, nothing yet. */
+static void
+c_mismatch_young(void)
+{
+	int r;
+
+	c_mismatch();
+	for (r = 9; r < 16; r += 2)
+		in_coll(r, C_DP, 51, NOW - 50 * S);
+}
+
+/* The same calls alike at DP #51 (the counts of AllGather as bytes and
+ * datatype ncclInt8 on every rank): no mismatch, the stuck kernels. */
+static void
+c_mismatch_none(void)
+{
+	int r;
+
+	c_mismatch();
+	for (r = 9; r < 16; r += 2)
+		sig(r, C_DP, "AllGather", 2097152, "ncclInt8", -1);
+}
+
 /* Rank 6 (node 1, GPU 2) exited with 1 a tenth of a second ago. */
 static void
 c_exit1(void)
@@ -853,6 +934,31 @@ static const struct tcase cases[] = {
 	  { { JUDGE_GPU_STUCK, "TP group 2 of PP stage 0", { 5 }, 1, 1, 71 * S, 1,
 	      "TP group 2 of PP stage 0: AllReduce #200 stuck on the GPU 71 s, kernels still "
 	      "running on rank 5 on node1 GPU 1 where 1 of its peers completed it", 0 } } },
+	{ "rank 13 calls AllGather where its DP peers call AllReduce: the mismatch, 13 alone",
+	  c_mismatch, 1,
+	  { { JUDGE_MISMATCH, "DP group 1 of PP stage 1", { 13 }, 1, 0, 69 * S, 3,
+	      "DP group 1 of PP stage 1: collective mismatch at collective 51: rank 13 on node3 "
+	      "GPU 1 called AllGather (1048576 x ncclBfloat16) where 3 peers called AllReduce "
+	      "(1048576 x ncclBfloat16); waiting 69 s", 0 } } },
+	{ "the same collective with another count: the mismatch", c_mismatch_count, 1,
+	  { { JUDGE_MISMATCH, "DP group 1 of PP stage 1", { 13 }, 1, 0, 69 * S, 3,
+	      "DP group 1 of PP stage 1: collective mismatch at collective 51: rank 13 on node3 "
+	      "GPU 1 called AllReduce (2097152 x ncclBfloat16) where 3 peers called AllReduce "
+	      "(1048576 x ncclBfloat16); waiting 69 s", 0 } } },
+	{ "a Broadcast from another root: the mismatch", c_mismatch_root, 1,
+	  { { JUDGE_MISMATCH, "DP group 1 of PP stage 1", { 13 }, 1, 0, 69 * S, 3,
+	      "DP group 1 of PP stage 1: collective mismatch at collective 51: rank 13 on node3 "
+	      "GPU 1 called Broadcast (4096 x ncclInt8, root 1) where 3 peers called Broadcast "
+	      "(4096 x ncclInt8, root 0); waiting 69 s", 0 } } },
+	{ "two ranks disagree, no majority: both named, said so", c_mismatch_tie, 1,
+	  { { JUDGE_MISMATCH, "TP group 2 of PP stage 0", { 4, 5 }, 2, 0, 71 * S, 1,
+	      "TP group 2 of PP stage 0: collective mismatch at collective 201: ranks 4 on node1 "
+	      "GPU 0 and 5 on node1 GPU 1 disagree: AllReduce (1048576 x ncclBfloat16) vs "
+	      "AllReduce (2097152 x ncclBfloat16) (no majority); waiting 71 s", 0 } } },
+	{ "a mismatch waited in 50 s: below the threshold", c_mismatch_young, 0, { { 0 } } },
+	{ "the same calls on every member: no mismatch, the stuck kernels", c_mismatch_none, 1,
+	  { { JUDGE_GPU_STUCK, "DP group 1 of PP stage 1", { 9, 11, 13, 15 }, 4, 0, 69 * S, 2,
+	      NULL, DETECT_INFERRED } } },
 	{ "exit 1 a tenth of a second ago: at once", c_exit1, 1,
 	  { { JUDGE_EXITED, "TP group 3 of PP stage 0", { 6 }, 1, 0, S / 10, 1,
 	      "TP group 3 of PP stage 0: rank 6 on node1 GPU 2 exited with status 1; its peers "
@@ -1048,7 +1154,8 @@ agrees_with_detect(const struct judge_finding *out, size_t n, char *why, size_t 
 	for (i = 0; i < nv && i < 32; i++) {
 		b[nb].kind = v[i].kind == DETECT_EXITED ? JUDGE_EXITED :
 			     v[i].kind == DETECT_NOT_ENTERED ? JUDGE_NOT_ENTERED :
-			     v[i].kind == DETECT_RANK_BUSY ? JUDGE_BUSY : JUDGE_GPU_STUCK;
+			     v[i].kind == DETECT_RANK_BUSY ? JUDGE_BUSY :
+			     v[i].kind == DETECT_MISMATCH ? JUDGE_MISMATCH : JUDGE_GPU_STUCK;
 		b[nb].rank = v[i].rank;
 		b[nb].ev = v[i].evidence;
 		/* (busy: the judge says it once a rank, the node once a
@@ -1057,7 +1164,8 @@ agrees_with_detect(const struct judge_finding *out, size_t n, char *why, size_t 
 	}
 	for (i = 0; i < n; i++) {
 		if (out[i].kind != JUDGE_EXITED && out[i].kind != JUDGE_NOT_ENTERED &&
-		    out[i].kind != JUDGE_GPU_STUCK && out[i].kind != JUDGE_BUSY)
+		    out[i].kind != JUDGE_GPU_STUCK && out[i].kind != JUDGE_BUSY &&
+		    out[i].kind != JUDGE_MISMATCH)
 			continue;
 		for (k = 0; k < out[i].nculprits && na < 32; k++) {
 			a[na].kind = (int)out[i].kind;

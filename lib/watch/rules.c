@@ -94,3 +94,52 @@ rules_busy(const struct detect_proc *p, uint64_t wait_ns, uint64_t now, uint64_t
 {
 	return rules_progress(p, now, thr) && rules_age(now, wait_ns) < busy_thr;
 }
+
+int
+rules_sig_same(const struct detect_sig *a, const struct detect_sig *b)
+{
+	if (strncmp(a->func, b->func, sizeof(a->func)) != 0 ||
+	    strncmp(a->dtype, b->dtype, sizeof(a->dtype)) != 0 || a->count != b->count)
+		return 0;
+	if (strncmp(a->func, "Broadcast", sizeof(a->func)) == 0 ||
+	    strncmp(a->func, "Reduce", sizeof(a->func)) == 0)
+		return a->root == b->root;
+	return 1;
+}
+
+size_t
+rules_sig_split(const struct detect_sig *const *s, size_t n, size_t *major)
+{
+	size_t rep[RULES_SIG_KINDS], cnt[RULES_SIG_KINDS], nk = 0, i, k, best = 0;
+	int more = 0, tie = 0;
+
+	*major = SIZE_MAX;
+	for (i = 0; i < n; i++) {
+		for (k = 0; k < nk && !rules_sig_same(s[rep[k]], s[i]); k++)
+			;
+		if (k < nk) {
+			cnt[k]++;
+		} else if (nk < RULES_SIG_KINDS) {
+			rep[nk] = i;
+			cnt[nk++] = 1;
+		} else {
+			more = 1;
+		}
+	}
+	if (!nk)
+		return 0;
+	for (k = 1; k < nk; k++)
+		if (cnt[k] > cnt[best]) {
+			best = k;
+			tie = 0;
+		} else if (cnt[k] == cnt[best]) {
+			tie = 1;
+		}
+	/* a kind beyond the table may hold as many: no majority then unless
+	 * the best holds more than half */
+	if (more && 2 * cnt[best] <= n)
+		tie = 1;
+	if (!tie)
+		*major = rep[best];
+	return nk + (size_t)more;
+}

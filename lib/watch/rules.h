@@ -79,6 +79,26 @@ int rules_exit_signal(int status);
 int rules_exit0_awaited(uint64_t exited_colls, uint32_t flags, uint64_t colls, uint64_t done,
 			uint64_t enter_ns, uint64_t now, uint64_t thr);
 
+struct detect_sig;
+
+/*
+ * 1 when two members called the same collective at one position: the same
+ * func and datatype and count and, for Broadcast and Reduce, root (the
+ * other collectives have none).  Strict: a caller leaves out a member whose
+ * func is not known ("").
+ */
+int rules_sig_same(const struct detect_sig *a, const struct detect_sig *b);
+
+/*
+ * The mismatch rule over the n signatures s[0..n) of the members of one
+ * communicator at one position: how many kinds of signature there are (1:
+ * all alike; counted up to RULES_SIG_KINDS + 1, which means more), and in
+ * *major the index of a member whose kind has more members than any other
+ * (SIZE_MAX on a tie: then no kind is the odd one).
+ */
+#define RULES_SIG_KINDS 8
+size_t rules_sig_split(const struct detect_sig *const *s, size_t n, size_t *major);
+
 struct detect_proc;
 
 /*

@@ -5,6 +5,7 @@
  * as c << 8, a signal s as s (with 0x80 for a core dump).
  */
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "detect.h"
@@ -179,11 +180,73 @@ busy_test(void)
 	ok(rules_progress(&p, NOW, T), "busy: a progress time after now (input) is now");
 }
 
+static struct detect_sig
+mk(const char *func, uint64_t count, const char *dtype, int32_t root)
+{
+	struct detect_sig g;
+
+	memset(&g, 0, sizeof(g));
+	snprintf(g.func, sizeof(g.func), "%s", func);
+	snprintf(g.dtype, sizeof(g.dtype), "%s", dtype);
+	g.count = count;
+	g.root = root;
+	return g;
+}
+
+static void
+sig_test(void)
+{
+	struct detect_sig a = mk("AllReduce", 1024, "ncclBfloat16", 0);
+	struct detect_sig b = a, g[12];
+	const struct detect_sig *p[12];
+	size_t major, i;
+
+	ok(rules_sig_same(&a, &b), "sig: alike");
+	b.root = 3;
+	ok(rules_sig_same(&a, &b), "sig: an AllReduce's root is no part of it");
+	b = a;
+	b.count = 2048;
+	ok(!rules_sig_same(&a, &b), "sig: another count");
+	b = a;
+	snprintf(b.dtype, sizeof(b.dtype), "ncclFloat32");
+	ok(!rules_sig_same(&a, &b), "sig: another datatype");
+	b = a;
+	snprintf(b.func, sizeof(b.func), "AllGather");
+	ok(!rules_sig_same(&a, &b), "sig: another func");
+	a = mk("Broadcast", 8, "ncclInt8", 0);
+	b = mk("Broadcast", 8, "ncclInt8", 1);
+	ok(!rules_sig_same(&a, &b), "sig: a Broadcast from another root");
+	a = mk("Reduce", 8, "ncclInt8", 2);
+	b = mk("Reduce", 8, "ncclInt8", 2);
+	ok(rules_sig_same(&a, &b), "sig: a Reduce to the same root");
+	for (i = 0; i < 12; i++) {
+		g[i] = mk("AllReduce", 1024, "ncclBfloat16", -1);
+		p[i] = &g[i];
+	}
+	ok(rules_sig_split(p, 8, &major) == 1 && major == 0, "split: 8 alike, one kind");
+	g[5] = mk("AllGather", 1024, "ncclBfloat16", -1);
+	ok(rules_sig_split(p, 8, &major) == 2 && major == 0, "split: 7 against 1, the 7 the majority");
+	g[0] = mk("AllGather", 1024, "ncclBfloat16", -1);
+	ok(rules_sig_split(p, 8, &major) == 2 && major == 1,
+	   "split: 6 against 2, the first of the 6 the majority");
+	ok(rules_sig_split(p + 5, 2, &major) == 2 && major == SIZE_MAX, "split: 1 against 1, a tie");
+	g[1] = mk("AllGather", 1024, "ncclBfloat16", -1);
+	ok(rules_sig_split(p, 6, &major) == 2 && major == SIZE_MAX, "split: 3 against 3, a tie");
+	for (i = 0; i < 12; i++)
+		g[i] = mk("AllReduce", 1000 + i, "ncclBfloat16", -1);
+	ok(rules_sig_split(p, 12, &major) == RULES_SIG_KINDS + 1 && major == SIZE_MAX,
+	   "split: 12 kinds counted as more than %d, no majority", RULES_SIG_KINDS);
+	for (i = 0; i < 12; i++)
+		g[i] = mk("AllReduce", i < 9 ? 7 : 1000 + i, "ncclBfloat16", -1);
+	ok(rules_sig_split(p, 12, &major) == 4 && major == 0, "split: 9 alike among 12, the majority");
+	ok(rules_sig_split(p, 0, &major) == 0 && major == SIZE_MAX, "split: nobody");
+}
+
 int
 main(void)
 {
 	plan(4 + 3 + (int)(sizeof(waits) / sizeof(waits[0]) + sizeof(stucks) / sizeof(stucks[0])) +
-	     4 + (int)(sizeof(exits) / sizeof(exits[0])) + 4 + 5);
+	     4 + (int)(sizeof(exits) / sizeof(exits[0])) + 4 + 5 + 15);
 	age_test();
 	usable_test();
 	comm_rules_test();
@@ -191,5 +254,6 @@ main(void)
 	exit_test();
 	exit0_test();
 	busy_test();
+	sig_test();
 	return done_testing();
 }

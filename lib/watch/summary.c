@@ -35,6 +35,10 @@ _Static_assert(H_NODE + SUM_NODE_LEN == H_JOB, "the node's text fills its array"
 #define PROC_MAX	(1 + 1 + 2 * 5 + 5 * 10 + DETECT_WCHAN_LEN)
 #define PROC_MIN	(1 + 8 + 1)
 #define COMM_MIN	(8 + 1 + 5 + 2 + 1 + 6 + 6)
+/* A communicator's signature rest (version 6, after the process trees):
+ * count, datatype, root + 1. */
+#define SIG_MAX		(10 + DETECT_TEXT_LEN + 5)
+#define SIG_MIN		3
 _Static_assert((uint64_t)SUM_HEADER_BYTES + (uint64_t)SUM_MAX_RANKS * (RANK_MAX + PROC_MAX) <=
 	       SUM_MAX_BYTES, "the most ranks, with no communicator, fit the size bound");
 
@@ -426,6 +430,10 @@ comm_wire(const struct detect_comm *c, uint64_t now, struct detect_comm *w, uint
 	memcpy(w->name, t, sizeof(w->name));
 	text_put(t, sizeof(w->func), c->func, sizeof(c->func));
 	memcpy(w->func, t, sizeof(w->func));
+	text_put(t, sizeof(w->dtype), c->dtype, sizeof(c->dtype));
+	memcpy(w->dtype, t, sizeof(w->dtype));
+	if (w->root < -1)
+		w->root = -1;
 	cap = (c->nwait <= PLW_RING ? c->nwait : PLW_RING) * SUM_MAX_AGE_NS;
 	if (w->wait_sum_ns > cap)
 		w->wait_sum_ns = cap;
@@ -538,6 +546,18 @@ comm_put(uint8_t *p, const struct detect_comm *w, uint64_t enter_age, uint64_t p
 	return n;
 }
 
+/* The rest of w's signature (version 6): count, datatype, root + 1. */
+static size_t
+sig_put(uint8_t *p, const struct detect_comm *w)
+{
+	size_t n = 0;
+
+	n += vput(p + n, w->count);
+	n += tput(p + n, DETECT_TEXT_LEN, w->dtype, sizeof(w->dtype));
+	n += vput(p + n, (uint64_t)((int64_t)w->root + 1));
+	return n;
+}
+
 /* The encoder's own checks: counts, size, job and step, the header. */
 static int
 encode_check(const struct sum_header *h, const struct detect_rank *ranks, size_t n,
@@ -563,7 +583,7 @@ encode_check(const struct sum_header *h, const struct detect_rank *ranks, size_t
 	}
 	/* n and ncomm are bounded above, so this cannot overflow.  The total
 	 * is known once written: here its bound. */
-	*total = SUM_HEADER_BYTES + n * (RANK_MAX + PROC_MAX) + ncomm * COMM_MAX;
+	*total = SUM_HEADER_BYTES + n * (RANK_MAX + PROC_MAX) + ncomm * (COMM_MAX + SIG_MAX);
 	return unique_check(ranks, n, where, err);
 }
 
@@ -571,7 +591,7 @@ int
 sum_encode(struct buf *out, const struct sum_header *h, const struct detect_rank *ranks,
 	   const struct sum_rank_info *info, size_t n, pl_err_t *err)
 {
-	uint8_t hb[SUM_HEADER_BYTES], rb[RANK_MAX], cb[COMM_MAX];
+	uint8_t hb[SUM_HEADER_BYTES], rb[RANK_MAX], cb[COMM_MAX], sb[SIG_MAX];
 	char where[96], rwhere[192], cwhere[256];
 	const size_t start = out->len;
 	const uint64_t now = h->sender_now_ns;
@@ -621,6 +641,14 @@ sum_encode(struct buf *out, const struct sum_header *h, const struct detect_rank
 			goto fail;
 		buf_add(out, pb, proc_put(pb, &ranks[i].proc, prog_age, dstate_age));
 	}
+	for (i = 0; i < n; i++)
+		for (k = 0; k < ranks[i].ncomm; k++) {
+			struct detect_comm w;
+			uint64_t ea, pa;
+
+			comm_wire(&ranks[i].comm[k], now, &w, &ea, &pa);
+			buf_add(out, sb, sig_put(sb, &w));
+		}
 	if (out->bad)
 		return pl_err_set(err, "%s: out of memory", where);
 	if (out->len - start > SUM_MAX_BYTES) {
@@ -654,14 +682,14 @@ static int
 comm_carry(const struct detect_comm *c, uint64_t now, uint64_t recv, struct detect_comm *out,
 	   size_t *bytes, const char *where, pl_err_t *err)
 {
-	uint8_t cb[COMM_MAX];
+	uint8_t cb[COMM_MAX], sb[SIG_MAX];
 	struct detect_comm w;
 	uint64_t ea, pa;
 
 	comm_wire(c, now, &w, &ea, &pa);
 	if (comm_check(&w, ea, pa, where, err) < 0)
 		return -1;
-	*bytes += comm_put(cb, &w, ea, pa);
+	*bytes += comm_put(cb, &w, ea, pa) + sig_put(sb, &w);
 	memcpy(out, &w, sizeof(*out));
 	out->enter_ns = rebase(recv, ea);
 	out->progress_ns = rebase(recv, pa);
@@ -971,6 +999,28 @@ comm_get(struct cur *q, uint64_t recv, struct detect_comm *c, const char *where,
 	return 0;
 }
 
+/* Rank entry i's communicator k's signature rest at *off (version 6:
+ * after the process trees, in the order of the rank entries and their
+ * communicators), into c. */
+static int
+sig_get(const uint8_t *p, size_t len, size_t *off, uint32_t i, uint32_t k,
+	const struct detect_rank *r, struct detect_comm *c, const char *where, pl_err_t *err)
+{
+	char cwhere[256];
+	struct cur q = { p + *off, len - *off };
+	uint64_t v;
+
+	snprintf(cwhere, sizeof(cwhere), "%s: rank entry %" PRIu32 " (rank %" PRId64
+		 "): communicator %" PRIu32, where, i, r->rank, k);
+	if (vget(&q, UINT64_MAX, &c->count, cwhere, "count", err) < 0 ||
+	    tget(&q, c->dtype, DETECT_TEXT_LEN, cwhere, "datatype", err) < 0 ||
+	    vget(&q, (uint64_t)INT32_MAX + 1, &v, cwhere, "root + 1", err) < 0)
+		return -1;
+	c->root = (int32_t)((int64_t)v - 1);
+	*off = (size_t)(q.p - p);
+	return 0;
+}
+
 /* Rank entry i's process tree at *off (version 5: after the rank
  * entries, in their order), into r->proc rebased on recv. */
 static int
@@ -1023,7 +1073,7 @@ proc_get(const uint8_t *p, size_t len, size_t *off, uint32_t i, uint64_t recv,
  * walks again named to say what was wrong).
  */
 static int
-rank_get(const uint8_t *p, size_t len, size_t *off, uint32_t i, uint32_t nr,
+rank_get(const uint8_t *p, size_t len, size_t *off, uint32_t i, uint32_t nr, size_t *nsig,
 	 const struct sum_header *h, uint64_t recv, struct detect_rank *r,
 	 struct sum_rank_info *in, const char *where, bool named, pl_err_t *err)
 {
@@ -1082,11 +1132,16 @@ rank_get(const uint8_t *p, size_t len, size_t *off, uint32_t i, uint32_t nr,
 	if (rank_check(h, r, exit_age, in, rwhere, err) < 0)
 		return -1;
 	r->exit_ns = rebase(recv, exit_age);
-	if (q.left / COMM_MIN < r->ncomm)
+	/* (the signatures of the communicators so far, this rank's too) */
+	*nsig += r->ncomm;
+	if (q.left / (COMM_MIN + SIG_MIN) < r->ncomm ||
+	    q.left - (size_t)r->ncomm * (COMM_MIN + SIG_MIN) < (*nsig - r->ncomm) * SIG_MIN)
 		return pl_err_set(err, "%s: ncomm %" PRIu32 " needs at least %zu bytes and the %"
-				  PRIu32 " rank entries after it with the process trees %zu, %zu are left", rwhere,
-				  r->ncomm, (size_t)r->ncomm * COMM_MIN, nr - i - 1, after,
-				  q.left + after);
+				  PRIu32 " rank entries after it with the process trees and the "
+				  "signatures %zu, %zu are left", rwhere, r->ncomm,
+				  (size_t)r->ncomm * COMM_MIN, nr - i - 1,
+				  after + *nsig * SIG_MIN, q.left + after);
+	q.left -= *nsig * SIG_MIN;	/* theirs: never read here */
 	memset(r->comm, 0, r->ncomm * sizeof(r->comm[0]));
 	for (k = 0; k < r->ncomm; k++) {
 		if (named)
@@ -1106,7 +1161,7 @@ decode_into(const uint8_t *p, size_t len, uint64_t recv_now_ns, struct sum_heade
 	struct detect_rank *r;
 	struct sum_rank_info *in;
 	char where[96];
-	size_t off = SUM_HEADER_BYTES;
+	size_t off = SUM_HEADER_BYTES, nsig;
 	uint32_t nr = 0, i;
 	pl_err_t quiet;
 
@@ -1123,16 +1178,16 @@ decode_into(const uint8_t *p, size_t len, uint64_t recv_now_ns, struct sum_heade
 	if (nr)
 		memset(in, 0, nr * sizeof(*in));
 	pl_err_clear(&quiet);
-	for (i = 0; i < nr; i++)
-		if (rank_get(p, len, &off, i, nr, h, recv_now_ns, &r[i], &in[i], where, false,
-			     &quiet) < 0)
+	for (i = 0, nsig = 0; i < nr; i++)
+		if (rank_get(p, len, &off, i, nr, &nsig, h, recv_now_ns, &r[i], &in[i], where,
+			     false, &quiet) < 0)
 			break;
 	if (i < nr) {
 		/* refused: again, naming the rank entry and communicator */
 		off = SUM_HEADER_BYTES;
-		for (i = 0; i < nr; i++)
-			if (rank_get(p, len, &off, i, nr, h, recv_now_ns, &r[i], &in[i], where, true,
-				     err) < 0)
+		for (i = 0, nsig = 0; i < nr; i++)
+			if (rank_get(p, len, &off, i, nr, &nsig, h, recv_now_ns, &r[i], &in[i],
+				     where, true, err) < 0)
 				return -1;
 		/* not reached: the walks agree */
 		return pl_err_set(err, "%s%s", where, quiet.text);
@@ -1140,8 +1195,15 @@ decode_into(const uint8_t *p, size_t len, uint64_t recv_now_ns, struct sum_heade
 	for (i = 0; i < nr; i++)
 		if (proc_get(p, len, &off, i, recv_now_ns, &r[i], where, err) < 0)
 			return -1;
+	for (i = 0; i < nr; i++) {
+		uint32_t k;
+
+		for (k = 0; k < r[i].ncomm; k++)
+			if (sig_get(p, len, &off, i, k, &r[i], &r[i].comm[k], where, err) < 0)
+				return -1;
+	}
 	if (off != len)
-		return pl_err_set(err, "%s: %zu bytes after the last process tree: want none", where,
+		return pl_err_set(err, "%s: %zu bytes after the last signature: want none", where,
 				  len - off);
 	if (unique_check(r, nr, where, err) < 0)
 		return -1;

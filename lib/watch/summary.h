@@ -39,6 +39,10 @@
  *   order of the rank entries (detect_proc): one byte state (0 or a
  *   letter), known, nprocs, threads, cpu_milli, read_bps, write_bps,
  *   progress_age_ns, dstate_age_ns, wchan (text, 32 bytes with its NUL).
+ *   then, after the last process tree, the rest of each communicator's
+ *   last collective's signature (what the mismatch rule compares), in
+ *   the order of the rank entries and their communicators: count,
+ *   datatype (text, 16), root + 1 (0: none; at most 2^31).
  *   p2p_peer is the peer of the p2p operation in flight with the flag
  *   DETECT_P2P (the one a stuck p2p kernel waits on: judge.h), 0 without.
  *   nnodes is the nodes NCCL counted at its init (0 unknown; at most
@@ -63,11 +67,12 @@
  * gap_sum_ns are durations and travel as they are.  sender_real_ns
  * (CLOCK_REALTIME) only dates the summary for people.
  *
- * Versioning: the layout above is SUM_VERSION (5: version 4 and the
- * process trees after its rank entries, so every offset of a rank entry
- * stays), the only one on the wire (versions 1 to 3 came before the first
- * release and were never sent by one).  Any change takes a new version; the receiver reads its
- * own and refuses any other, naming the version found and the one it
+ * Versioning: the layout above is SUM_VERSION (6: version 5 and the
+ * signatures after its process trees, as version 5 put the process trees
+ * after version 4's rank entries: every earlier offset stays), the only
+ * one on the wire (versions 1 to 3 came before the first release and
+ * were never sent by one).  Any change takes a new version; the receiver
+ * reads its own and refuses any other, naming the version found and the one it
  * reads, so a leader never misreads a summary: upgrade the layoutds of a
  * cluster together.  The reserved header field is 0 and checked.
  *
@@ -119,7 +124,7 @@
 #include "pl_err.h"
 
 #define SUM_MAGIC	0x31304d5553574c50ULL	/* "PLWSUM01" little-endian */
-#define SUM_VERSION	5u
+#define SUM_VERSION	6u
 #define SUM_MAX_RANKS	1024		/* ranks in one summary */
 #define SUM_MAX_BYTES	(1u << 20)	/* a whole summary */
 #define SUM_MAX_WORLD	(1 << 24)	/* ranks in a step or communicator */

@@ -83,6 +83,16 @@ static const uint8_t body[] = {
 	0x44, 0x01, 0x01, 0x02, 0x00, 0x00, 0x00, 0x00, 0x80, 0xf8, 0xcc, 0xe2,
 	0x84, 0x02, 0x15, 0x6e, 0x66, 0x73, 0x5f, 0x77, 0x61, 0x69, 0x74, 0x5f,
 	0x62, 0x69, 0x74, 0x5f, 0x6b, 0x69, 0x6c, 0x6c, 0x61, 0x62, 0x6c, 0x65,
+	/* 260 the signatures (version 6), in the order of the rank entries and
+	 * their communicators.  Rank 4's tp: count 1048576, "ncclBfloat16"
+	 * (263), root none (276) */
+	0x80, 0x80, 0x40, 0x0c, 0x6e, 0x63, 0x63, 0x6c, 0x42, 0x66, 0x6c, 0x6f,
+	0x61, 0x74, 0x31, 0x36, 0x00,
+	/* 277 its dp: count 4194304, "ncclFloat32" (281), root 0 (293) */
+	0x80, 0x80, 0x80, 0x02, 0x0b, 0x6e, 0x63, 0x63, 0x6c, 0x46, 0x6c, 0x6f,
+	0x61, 0x74, 0x33, 0x32, 0x01,
+	/* 294 rank 5's busy slot: nothing known */
+	0x00, 0x00, 0x00,
 };
 
 #define FIX_LEN	(SUM_HEADER_BYTES + sizeof(body))
@@ -124,6 +134,7 @@ comm(struct detect_rank *r, uint64_t hash, const char *name, int32_t rank, int32
 	c->nranks = nranks;
 	c->flags = flags;
 	c->p2p_peer = -1;
+	c->root = -1;
 	return c;
 }
 
@@ -180,6 +191,8 @@ fixture(void)
 	c->colls = 100;
 	c->seq = 99;
 	snprintf(c->func, sizeof(c->func), "AllReduce");
+	snprintf(c->dtype, sizeof(c->dtype), "ncclBfloat16");
+	c->count = 1048576;
 	c->enter_ns = SEND - 10 * S;
 	c->done = 99;
 	c->ch_inflight = 4;
@@ -191,6 +204,9 @@ fixture(void)
 	c->colls = 12;
 	c->seq = 11;
 	snprintf(c->func, sizeof(c->func), "ReduceScatter");
+	snprintf(c->dtype, sizeof(c->dtype), "ncclFloat32");
+	c->count = 4194304;
+	c->root = 0;
 	c->enter_ns = SEND;
 	c->done = 12;
 	c->nwait = 12;
@@ -253,6 +269,7 @@ rank_diff(const struct detect_rank *a, const struct detect_rank *b)
 		    x->nranks != y->nranks || x->flags != y->flags)
 			return "comm identity";
 		if (x->colls != y->colls || x->seq != y->seq || strcmp(x->func, y->func) ||
+		    x->count != y->count || strcmp(x->dtype, y->dtype) || x->root != y->root ||
 		    x->done != y->done || x->ch_inflight != y->ch_inflight)
 			return "comm counts";
 		if (x->enter_ns != y->enter_ns)
@@ -315,8 +332,8 @@ t_roundtrip(void)
 	int rv;
 
 	p = encoded(&len);
-	is_int(len, FIX_LEN, "encoded: the 168-byte header, 195 bytes of ranks and 65 of "
-	       "process trees");
+	is_int(len, FIX_LEN, "encoded: the 168-byte header, 195 bytes of ranks, 65 of "
+	       "process trees and 37 of signatures");
 	pl_err_clear(&err);
 	rv = sum_decode(p, len, RECV, &h, &r, &in, &n, &err);
 	ok(rv == 0 && n == 3, "decoded: 3 ranks (%s)", err.text);
@@ -373,13 +390,13 @@ t_bytes(void)
 		ok(0, "bytes: no encoding");
 		return;
 	}
-	ok(!memcmp(p, "PLWSUM01", 8) && le_get(p + 8, 4) == SUM_VERSION && SUM_VERSION == 5 &&
+	ok(!memcmp(p, "PLWSUM01", 8) && le_get(p + 8, 4) == SUM_VERSION && SUM_VERSION == 6 &&
 	   le_get(p + 12, 4) == len && !strcmp((const char *)p + 16, "node2") &&
 	   le_get(p + 80, 8) == 4242 && le_get(p + 88, 8) == 3 && le_get(p + 96, 8) == SEND &&
 	   le_get(p + 112, 8) == 7 && le_get(p + 128, 4) == 1000 && le_get(p + 136, 4) == 16 &&
 	   le_get(p + 140, 4) == 2 && le_get(p + 148, 4) == 2 && le_get(p + 152, 4) == 4 &&
 	   le_get(p + 160, 4) == 3 && le_get(p + 164, 4) == 0 && p[120] == 0x88 && p[127] == 0x11,
-	   "header: \"PLWSUM01\", version 5, size, node, job, step, now, seq, uid, world, "
+	   "header: \"PLWSUM01\", version 6, size, node, job, step, now, seq, uid, world, "
 	   "layout, nranks at their offsets, little-endian");
 	ok(len == FIX_LEN && !memcmp(p + SUM_HEADER_BYTES, body, sizeof(body)),
 	   "the ranks, communicators and process trees: the bytes laid out by hand");
@@ -409,16 +426,17 @@ struct patch {
 
 static const struct patch patches[] = {
 	TXT(0, "XLWSUM01", "magic XLWSUM01: want \"PLWSUM01\"", "wrong magic"),
-	NUM(8, 4, 6, "version 6: want version 5, the only one this layoutd reads",
+	NUM(8, 4, 7, "version 7: want version 6, the only one this layoutd reads",
 	    "a version to come"),
-	NUM(8, 4, 4, "version 4: want version 5, the only one", "version 4 (no process trees)"),
-	NUM(8, 4, 3, "version 3: want version 5, the only one", "version 3 (never released)"),
-	NUM(8, 4, 2, "version 2: want version 5, the only one", "version 2 (never released)"),
-	NUM(8, 4, 1, "version 1: want version 5, the only one", "version 1 (never released)"),
-	NUM(8, 4, 0, "version 0: want version 5", "version 0"),
-	NUM(12, 4, FIX_LEN + 1, "truncated: 428 bytes of the 429", "total_size above the length"),
-	NUM(12, 4, FIX_LEN - 1, "428 bytes, 1 more than its total_size 427", "total_size below"),
-	NUM(12, 4, 0xffffffffu, "truncated: 428 bytes of the 4294967295", "total_size huge"),
+	NUM(8, 4, 5, "version 5: want version 6, the only one", "version 5 (no signatures)"),
+	NUM(8, 4, 4, "version 4: want version 6, the only one", "version 4 (no process trees)"),
+	NUM(8, 4, 3, "version 3: want version 6, the only one", "version 3 (never released)"),
+	NUM(8, 4, 2, "version 2: want version 6, the only one", "version 2 (never released)"),
+	NUM(8, 4, 1, "version 1: want version 6, the only one", "version 1 (never released)"),
+	NUM(8, 4, 0, "version 0: want version 6", "version 0"),
+	NUM(12, 4, FIX_LEN + 1, "truncated: 465 bytes of the 466", "total_size above the length"),
+	NUM(12, 4, FIX_LEN - 1, "465 bytes, 1 more than its total_size 464", "total_size below"),
+	NUM(12, 4, 0xffffffffu, "truncated: 465 bytes of the 4294967295", "total_size huge"),
 	TXT(16, "\x01", "node \\x01ode2: byte 0 is 0x01, want printable", "node not printable"),
 	NUM(16, 8, 0, "node: empty", "node empty"),
 	TXT(16, "node2\0x", "node: byte 6 after the NUL is 0x78, want 0", "node: junk after the NUL"),
@@ -436,7 +454,7 @@ static const struct patch patches[] = {
 	NUM(128, 4, 0xffffffffu, "uid 4294967295", "uid -1"),
 	NUM(164, 4, 1, "reserved header field 0x1: want 0", "header reserved"),
 	NUM(160, 4, 1025, "nranks 1025: want at most 1024", "nranks too large"),
-	NUM(160, 4, 16, "nranks 16 needs at least 536 bytes, the summary has 428",
+	NUM(160, 4, 16, "nranks 16 needs at least 536 bytes, the summary has 465",
 	    "nranks beyond the length"),
 	NUM(160, 4, 4, "rank entry 3 (rank 83): rank 83: want 0 to 15 (world 16)",
 	    "one rank entry more than there are (a process tree read as one)"),
@@ -481,7 +499,7 @@ static const struct patch patches[] = {
 	REP(19, 1, "\x0a", "rank entry 0 (rank 4): ncomm 10 needs at least 290 bytes",
 	    "ncomm beyond the length"),
 	REP(194, 1, "\x03", "rank entry 2 (rank 7): ncomm 3 needs at least 87 bytes and the 0 "
-	    "rank entries after it with the process trees 30, 65 are left",
+	    "rank entries after it with the process trees and the signatures 48, 102 are left",
 	    "ncomm in the last entry beyond the length"),
 	REP(28, 1, "\x30", "name: length 48: want at most 47", "a name too long"),
 	TXT(SUM_HEADER_BYTES + 29, "\x7f", "communicator 0: name: byte 0 is 0x7f",
@@ -516,7 +534,15 @@ static const struct patch patches[] = {
 	    "communicator 0: enter_age_ns 315576000000000001: want at most", "enter age"),
 	REP(55, 5, "\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01",
 	    "progress_age_ns 18446744073709551615: want at most", "progress age"),
-	REP(sizeof(body), 0, "\x00", "1 bytes after the last process tree: want none",
+	REP(263, 1, "\x10", "rank entry 0 (rank 4): communicator 0: datatype: length 16: want at "
+	    "most 15", "a datatype too long"),
+	TXT(SUM_HEADER_BYTES + 264, "\x01", "communicator 0: datatype: byte 0 is 0x01, want "
+	    "printable", "a datatype not printable"),
+	REP(293, 1, "\x81\x80\x80\x80\x08", "rank entry 0 (rank 4): communicator 1: root + 1 "
+	    "2147483649: want at most 2147483648", "a root above INT32_MAX"),
+	REP(294, 3, "", "rank entry 1 (rank 5): communicator 0: count: truncated",
+	    "the last signature cut"),
+	REP(sizeof(body), 0, "\x00", "1 bytes after the last signature: want none",
 	    "a byte after the last rank"),
 	REP(195, 1, "\x01", "rank entry 0 (rank 4): proc state 0x01: want 0 (unknown) or a "
 	    "letter", "proc state not a letter"),
@@ -693,7 +719,7 @@ t_truncated(const uint8_t *good, size_t len)
 	le_put(p + 12, 4, len + 1);
 	pl_err_clear(&err);
 	sum_decode(p, len + 1, RECV, &h, &r, &in, &n, &err);
-	like(err.text, "node2: 1 bytes after the last process tree: want none",
+	like(err.text, "node2: 1 bytes after the last signature: want none",
 	     "one byte after the last entry, size agreeing: refused");
 	free(p);
 }
@@ -816,9 +842,10 @@ t_encode_refuses(void)
 	fixture();
 	fi[0].co[4] = 2;
 	encode_fails(3, "coordinate pp = 2: want 0 to 1", "a coordinate out of the layout");
-	/* 1025 ranks; 1024 ranks of 32 communicators of 55 bytes each: 168 +
-	 * 128 * 20 + 896 * 21 (ranks from 128 take a second byte) + 32768 *
-	 * 55 = 1,823,784 bytes. */
+	/* 1025 ranks; 1024 ranks of 32 communicators of 55 bytes each, their
+	 * process trees of 19 and signatures of 17: 168 + 128 * 20 + 896 * 21
+	 * (ranks from 128 take a second byte) + 32768 * 55 + 1024 * 19 + 32768
+	 * * 17 = 2,400,296 bytes. */
 	memset(&fh, 0, sizeof(fh));
 	fixture();
 	fh.world = 2048;
@@ -844,7 +871,7 @@ t_encode_refuses(void)
 	   "encode refuses 1025 ranks: %s", err.text);
 	pl_err_clear(&err);
 	ok(sum_encode(&b, &fh, big, bigi, SUM_MAX_RANKS, &err) == -1 &&
-	   strstr(err.text, "1024 ranks take 1843240 bytes: want at most 1048576") &&
+	   strstr(err.text, "1024 ranks take 2400296 bytes: want at most 1048576") &&
 	   b.len == 4, "encode refuses a summary over 1 MiB: %s", err.text);
 	buf_free(&b);
 }
@@ -944,8 +971,9 @@ t_p2p(void)
 }
 
 /* The bytes after the last communicator of v4_make's summary: its three
- * process trees, not sampled (10 bytes each). */
-#define V4_TAIL	30
+ * process trees, not sampled (10 bytes each), and its four communicators'
+ * signatures (17, 17, 3 and 3 bytes). */
+#define V4_TAIL	70
 
 /* A summary of the fixture (the fields version 4 brought), whose last
  * communicator (rank 7's only one, put there) has nnodes and an AllGather
@@ -1065,13 +1093,17 @@ t_v4(void)
 		   "the largest above the run");
 	v4_refused("\x0a", 1, 2, "p2p_wait_ns 10 in p2p_span_ns 9: want the wait at most the span",
 		   "a p2p wait above its span");
-	v4_refused("\x80", 1, 1, "p2p_span_ns: truncated", "a varint cut");
+	/* (the reader runs on into the process trees: their minimum is kept
+	 * back, the signatures are longer than theirs) */
+	v4_refused("\x80", 1, 1, "p2p_span_ns: a varint of 2 bytes with a zero last byte",
+		   "a varint cut");
 }
 
 /*
  * The size of 8 ranks x 6 communicators: each rank as rank 4 of the
  * fixture (20 bytes, and 19 of its process tree) with six copies of its
- * tp communicator (55 bytes): 168 + 8 * (20 + 19 + 6 * 55) = 3120 bytes.
+ * tp communicator (55 bytes, and 17 of its signature): 168 + 8 * (20 + 19
+ * + 6 * (55 + 17)) = 3936 bytes.
  */
 static void
 t_size(void)
@@ -1100,8 +1132,8 @@ t_size(void)
 		in[i].gpu = (int32_t)i;
 	}
 	pl_err_clear(&err);
-	ok(sum_encode(&b, &fh, r, in, 8, &err) == 0 && b.len == 3120,
-	   "8 ranks x 6 communicators: 3120 bytes (%zu; %s)", b.len, err.text);
+	ok(sum_encode(&b, &fh, r, in, 8, &err) == 0 && b.len == 3936,
+	   "8 ranks x 6 communicators: 3936 bytes (%zu; %s)", b.len, err.text);
 	diag("encoded size, 8 ranks x 6 communicators: %zu bytes", b.len);
 	buf_free(&b);
 }
@@ -1241,11 +1273,11 @@ t_carry(void)
 
 		pl_err_clear(&e);
 		ok(sum_carry(&fh, big, bigi, SUM_MAX_RANKS, RECV, &a, &na, &e) == -1 && na == 0 &&
-		   strstr(e.text, "1024 ranks take 1843240 bytes: want at most 1048576"),
+		   strstr(e.text, "1024 ranks take 2400296 bytes: want at most 1048576"),
 		   "sum_carry refuses what would be over 1 MiB on the wire, as encode: %s", e.text);
 		pl_err_clear(&e);
-		ok(sum_carry(&fh, big, bigi, 512, RECV, &a, &na, &e) == 0 && na == 512,
-		   "and takes 512 such ranks (%s)", e.text);
+		ok(sum_carry(&fh, big, bigi, 384, RECV, &a, &na, &e) == 0 && na == 384,
+		   "and takes 384 such ranks (%s)", e.text);
 		sum_space_free(&a);
 	}
 }
