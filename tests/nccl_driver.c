@@ -21,7 +21,13 @@
  * channels started and not stopped.  Every wait is bounded by --timeout.
  *
  * Patterns beside the faults: --microbatches M runs M micro-batches a
- * step through the pipeline (the bubble shrinks as M grows); --fsdp root:MIB gathers a model's parameters
+ * step through the pipeline (the bubble shrinks as M grows), in the order
+ * --schedule says: GPipe (all forwards, then all backwards), Megatron's
+ * 1F1B, or its interleaved 1F1B with --vpp chunks a stage (the p2p ring
+ * wrapping from the last stage to the first), their transfers to the
+ * next and previous stage grouped in one ncclGroupStart/End as Megatron
+ * batches them (a group's operations posted together, done when all
+ * are); --fsdp root:MIB gathers a model's parameters
  * on the DP group in one AllGather before each forward pass (FSDP wrapping
  * only the root module), --fsdp block:MIB in one per layer; a rank's node
  * is SLURMD_NODENAME (else the host name), so ranks given names that split
@@ -57,6 +63,7 @@
 #define MAX_COMMS 5
 #define MAX_FAULTS 8
 #define MAX_CHANNELS 32
+#define MAX_BATCH 4	/* p2p operations in one group (Megatron's most) */
 #define SYNC_MAGIC UINT64_C(0x4e43434c44525631)	/* "NCCLDRV1" */
 
 /* Mask groups: an event is emitted when its bit or a descendant's is set
@@ -92,6 +99,9 @@ static const char *const func_name[FN_N] = {
 	"AllReduce", "AllGather", "ReduceScatter", "Send", "Recv"
 };
 
+/* --schedule: the pipeline's order of micro-batches. */
+enum schedule { SCHED_GPIPE, SCHED_1F1B, SCHED_INTERLEAVED };
+
 /* --fsdp: how the model's parameters are gathered on the DP group. */
 enum fsdp_mode { FSDP_OFF, FSDP_ROOT, FSDP_BLOCK };
 
@@ -114,7 +124,7 @@ struct sync_seg {
 /* p2p[r][stage][0 send, 1 recv]: operations rank r posted to the pp stage. */
 
 struct work {
-	int busy;		/* posted, not yet taken by the proxy */
+	int busy;		/* 1 posted, 2 completed (the proxy's copy) */
 	void *task;		/* the Coll/P2p handle (parent of KernelCh) */
 	unsigned mask;		/* the task's activation mask */
 	int nch;
@@ -138,7 +148,9 @@ struct comm {
 	int proxy_up;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	struct work w;
+	struct work w[MAX_BATCH];	/* the posted group's operations */
+	int nw;
+	int busy;		/* posted, not yet taken by the proxy */
 	int done;		/* the posted work completed */
 	int shutdown;
 };
@@ -159,7 +171,9 @@ struct opts {
 	int pxn;		/* plus one ProxyOp from "another process" */
 	int set_mask_step;	/* -1 none */
 	int set_mask;
-	int microbatches;	/* per step, GPipe order */
+	int microbatches;	/* per step */
+	enum schedule schedule;	/* their order (default GPipe) */
+	int vpp;		/* model chunks per stage (interleaved), else 1 */
 	enum fsdp_mode fsdp;
 	uint64_t fsdp_bytes;	/* the model's parameters, bytes (all ranks) */
 	struct fault faults[MAX_FAULTS];
@@ -169,7 +183,7 @@ struct opts {
 static struct opts opt = {
 	.steps = 10, .layers = 2, .channels = 2, .compute_us = 2000,
 	.jitter_pct = 5, .seed = 1, .timeout_s = 10.0, .abi = 0,
-	.comm_names = 1, .count = 1 << 20, .set_mask_step = -1, .microbatches = 1,
+	.comm_names = 1, .count = 1 << 20, .set_mask_step = -1, .microbatches = 1, .vpp = 1,
 };
 
 static int g_rank = -1, g_world, g_size[AX_N], g_co[AX_N];
@@ -319,6 +333,10 @@ read_env(void)
 	if (prod * g_size[AX_DP] != g_world)
 		die("tp*cp*dp*pp=%ld is not WORLD_SIZE=%d",
 		    prod * g_size[AX_DP], g_world);
+	if (opt.schedule == SCHED_INTERLEAVED &&
+	    (g_size[AX_PP] < 2 || opt.microbatches % g_size[AX_PP]))
+		die("--schedule interleaved wants pp 2 or more and --microbatches a multiple of "
+		    "pp (%d): got %d", g_size[AX_PP], opt.microbatches);
 }
 
 /* Members of my group along the axes in mask: they vary over the masked
@@ -756,43 +774,48 @@ static void *
 proxy_main(void *arg)
 {
 	struct comm *c = arg;
-	void *ch[MAX_CHANNELS];
-	struct netop net[MAX_CHANNELS];
-	struct work w;
-	int i;
+	void *ch[MAX_BATCH][MAX_CHANNELS];
+	struct netop net[MAX_BATCH][MAX_CHANNELS];
+	struct work w[MAX_BATCH];
+	int nw, i, k;
 
 	for (;;) {
 		long back = 20;
+		int left;
 
 		pthread_mutex_lock(&c->mu);
-		while (!c->w.busy && !c->shutdown)
+		while (!c->busy && !c->shutdown)
 			pthread_cond_wait(&c->cv, &c->mu);
 		if (c->shutdown) {
 			pthread_mutex_unlock(&c->mu);
 			return NULL;
 		}
-		w = c->w;
-		c->w.busy = 0;
+		nw = c->nw;
+		memcpy(w, c->w, sizeof(w[0]) * (size_t)nw);
+		c->busy = 0;
 		pthread_mutex_unlock(&c->mu);
 
-		/* The kernel starts work on each channel (it may then spin
-		 * waiting for its peers). */
-		for (i = 0; i < w.nch; i++) {
-			plw_nccl_descr_v5_t d;
+		/* The kernel starts work on each channel of each operation
+		 * (it may then spin waiting for its peers). */
+		for (k = 0; k < nw; k++)
+			for (i = 0; i < w[k].nch; i++) {
+				plw_nccl_descr_v5_t d;
 
-			ch[i] = NULL;
-			if (w.mask & PLW_NCCL_EV_KERNEL_CH) {
-				memset(&d, 0, sizeof(d));
-				d.type = PLW_NCCL_EV_KERNEL_CH;
-				d.parentObj = w.task;
-				d.kernelCh.channelId = (uint8_t)i;
-				d.kernelCh.pTimer = gpu_timer();
-				ch[i] = ev_start(c, &d);
+				ch[k][i] = NULL;
+				if (w[k].mask & PLW_NCCL_EV_KERNEL_CH) {
+					memset(&d, 0, sizeof(d));
+					d.type = PLW_NCCL_EV_KERNEL_CH;
+					d.parentObj = w[k].task;
+					d.kernelCh.channelId = (uint8_t)i;
+					d.kernelCh.pTimer = gpu_timer();
+					ch[k][i] = ev_start(c, &d);
+				}
+				net_start(c, &w[k], i, &net[k][i]);
+				pxn_event(c, &w[k], i);
 			}
-			net_start(c, &w, i, &net[i]);
-			pxn_event(c, &w, i);
-		}
-		for (;;) {
+		/* Each operation's channels stop when it completes; the group
+		 * is done when all have. */
+		for (left = nw; left > 0;) {
 			int stop;
 
 			pthread_mutex_lock(&c->mu);
@@ -802,22 +825,29 @@ proxy_main(void *arg)
 			 * their channels are never stopped. */
 			if (stop)
 				return NULL;
-			if (!w.stuck && work_complete(c, &w))
-				break;
-			sleep_us(back);
-			if (back < 1000)
-				back *= 2;
-		}
-		for (i = 0; i < w.nch; i++) {
-			plw_nccl_state_args_v5_t a;
+			for (k = 0; k < nw; k++) {
+				if (w[k].busy != 1 || w[k].stuck || !work_complete(c, &w[k]))
+					continue;
+				for (i = 0; i < w[k].nch; i++) {
+					plw_nccl_state_args_v5_t a;
 
-			net_stop(&net[i]);
-			if (!ch[i])
-				continue;
-			memset(&a, 0, sizeof(a));
-			a.kernelCh.pTimer = gpu_timer();
-			ev_state(ch[i], PLW_NCCL_STATE_KERNEL_CH_STOP, &a);
-			ev_stop(ch[i]);
+					net_stop(&net[k][i]);
+					if (!ch[k][i])
+						continue;
+					memset(&a, 0, sizeof(a));
+					a.kernelCh.pTimer = gpu_timer();
+					ev_state(ch[k][i], PLW_NCCL_STATE_KERNEL_CH_STOP, &a);
+					ev_stop(ch[k][i]);
+				}
+				w[k].busy = 2;
+				left--;
+				back = 20;
+			}
+			if (left) {
+				sleep_us(back);
+				if (back < 1000)
+					back *= 2;
+			}
 		}
 		pthread_mutex_lock(&c->mu);
 		c->done = 1;
@@ -827,8 +857,10 @@ proxy_main(void *arg)
 }
 
 static void
-post(struct comm *c, const struct work *w)
+post(struct comm *c, const struct work *w, int nw)
 {
+	int k;
+
 	/* NCCL starts the proxy thread lazily, with the first operation. */
 	if (!c->proxy_up) {
 		if (pthread_create(&c->proxy, NULL, proxy_main, c) != 0)
@@ -836,8 +868,12 @@ post(struct comm *c, const struct work *w)
 		c->proxy_up = 1;
 	}
 	pthread_mutex_lock(&c->mu);
-	c->w = *w;
-	c->w.busy = 1;
+	for (k = 0; k < nw; k++) {
+		c->w[k] = w[k];
+		c->w[k].busy = 1;
+	}
+	c->nw = nw;
+	c->busy = 1;
 	c->done = 0;
 	pthread_cond_broadcast(&c->cv);
 	pthread_mutex_unlock(&c->mu);
@@ -1213,7 +1249,7 @@ nccl_op(struct comm *c, enum func fn, size_t count, const char *dtype,
 	/* NCCL counts the sequence even without a profiler. */
 	c->seq[fn]++;
 	w.task = task;
-	post(c, &w);
+	post(c, &w, 1);
 	ev_stop(task);
 	ev_stop(group);
 	ev_stop(g_group_api);
@@ -1266,12 +1302,14 @@ fsdp_gather(uint64_t bytes)
 	nccl_op(c, FN_ALLGATHER, (size_t)(mine / 2 ? mine / 2 : 1), "ncclBfloat16", 2, -1);
 }
 
+/* One pass over the layers of a model chunk (all of them but with
+ * --schedule interleaved, which splits them into --vpp chunks). */
 static void
 layer_pass(int forward)
 {
-	int l;
+	int l, n = opt.layers / opt.vpp > 0 ? opt.layers / opt.vpp : 1;
 
-	for (l = 0; l < opt.layers; l++) {
+	for (l = 0; l < n; l++) {
 		/* Wrapped per block: each block's parameters gathered before
 		 * it runs. */
 		if (forward && opt.fsdp == FSDP_BLOCK)
@@ -1293,6 +1331,231 @@ pp_op(enum func fn, int dstage)
 
 	nccl_op(c, fn, opt.count, "ncclBfloat16", 2,
 		c->members[c->rank + dstage]);
+}
+
+/*
+ * n p2p operations on the PP communicator in one ncclGroupStart/End, as
+ * Megatron's batched isend/irecv posts them: GroupApi start (a user
+ * group), state 23, a P2pApi start and stop per operation, state 24,
+ * KernelLaunch, Group start, a P2p start per operation, all posted to the
+ * proxy at once, the P2p stops, Group stop, GroupApi stop; then the wait
+ * for all of them.  fn[k] is FN_SEND or FN_RECV, to[k] the peer's stage.
+ */
+static void
+pp_group(const enum func *fn, const int *to, int n)
+{
+	struct comm *c = g_ax[AX_PP];
+	struct op o[MAX_BATCH];
+	struct work w[MAX_BATCH];
+	void *api[MAX_BATCH], *task[MAX_BATCH], *group;
+	plw_nccl_descr_v5_t d;
+	unsigned mask;
+	int k;
+
+	if (n < 1 || n > MAX_BATCH)
+		return;
+	if (n == 1) {
+		nccl_op(c, fn[0], opt.count, "ncclBfloat16", 2, c->members[to[0]]);
+		return;
+	}
+	memset(o, 0, sizeof(o));
+	memset(w, 0, sizeof(w));
+	mask = (unsigned)atomic_load_explicit((_Atomic int *)&g_mask, memory_order_relaxed);
+	g_group_api = NULL;
+	if (g_ver && (mask & M_GROUP_API)) {
+		memset(&d, 0, sizeof(d));
+		d.type = PLW_NCCL_EV_GROUP_API;
+		d.rank = c->rank;
+		d.groupApi.groupDepth = 2;
+		g_group_api = ev_start(c, &d);
+	}
+	ev_state(g_group_api, PLW_NCCL_STATE_GROUP_START_API_STOP, NULL);
+	for (k = 0; k < n; k++) {
+		memset(&o[k], 0, sizeof(o[k]));
+		o[k].c = c;
+		o[k].fn = fn[k];
+		o[k].is_p2p = 1;
+		o[k].count = opt.count;
+		o[k].dtype = "ncclBfloat16";
+		o[k].esize = 2;
+		o[k].peer = c->members[to[k]];
+		o[k].peer_rank = to[k];
+		o[k].mask = mask;
+		o[k].stream = (void *)(uintptr_t)(0x1000 + c->idx);
+		api[k] = NULL;
+		if (g_ver && (mask & M_P2P_API)) {
+			memset(&d, 0, sizeof(d));
+			d.type = PLW_NCCL_EV_P2P_API;
+			d.rank = c->rank;
+			d.parentObj = g_group_api;
+			d.p2pApi.func = func_name[fn[k]];
+			d.p2pApi.count = opt.count;
+			d.p2pApi.datatype = "ncclBfloat16";
+			d.p2pApi.stream = o[k].stream;
+			api[k] = ev_start(c, &d);
+		}
+		ev_stop(api[k]);
+	}
+	ev_state(g_group_api, PLW_NCCL_STATE_GROUP_END_API_START, NULL);
+	group = launch_events(&o[0]);
+	for (k = 0; k < n; k++) {
+		memset(&w[k], 0, sizeof(w[k]));
+		w[k].fn = fn[k];
+		w[k].nch = opt.channels;
+		w[k].mask = mask;
+		w[k].stuck = g_stuck_armed;
+		g_stuck_armed = 0;
+		task[k] = p2p_task(&o[k], api[k], group, &w[k]);
+		c->seq[fn[k]]++;
+		w[k].task = task[k];
+	}
+	post(c, w, n);
+	for (k = 0; k < n; k++)
+		ev_stop(task[k]);
+	ev_stop(group);
+	ev_stop(g_group_api);
+	g_group_api = NULL;
+	wait_done(c, fn[0]);
+}
+
+/* A send and a receive (any of them absent: to < 0) in one group, sends
+ * first to the previous stage, as Megatron's _communicate orders them:
+ * send to prev, receive from prev, send to next, receive from next. */
+static void
+pp_comm(int send_prev, int recv_prev, int send_next, int recv_next)
+{
+	struct comm *c = g_ax[AX_PP];
+	int P = c->nranks, s = c->rank, prev = (s + P - 1) % P, next = (s + 1) % P;
+	enum func fn[MAX_BATCH];
+	int to[MAX_BATCH], n = 0;
+
+	if (send_prev) {
+		fn[n] = FN_SEND;
+		to[n++] = prev;
+	}
+	if (recv_prev) {
+		fn[n] = FN_RECV;
+		to[n++] = prev;
+	}
+	if (send_next) {
+		fn[n] = FN_SEND;
+		to[n++] = next;
+	}
+	if (recv_next) {
+		fn[n] = FN_RECV;
+		to[n++] = next;
+	}
+	if (n)
+		pp_group(fn, to, n);
+}
+
+/* One step of Megatron's 1F1B (no interleaving): min(P - s - 1, m)
+ * warm-up forwards, then one forward and one backward in turn (their
+ * sends and receives to the next stage, and then the previous one,
+ * grouped), then the cool-down backwards. */
+static void
+step_1f1b(void)
+{
+	struct comm *pp = g_ax[AX_PP];
+	int P = pp ? pp->nranks : 1, s = pp ? pp->rank : 0, m = opt.microbatches;
+	int first = s == 0, last = s == P - 1;
+	int warm = P - s - 1 < m ? P - s - 1 : m, rem = m - warm, i;
+
+	for (i = 0; i < warm; i++) {
+		if (!first)
+			pp_comm(0, 1, 0, 0);
+		layer_pass(1);
+		if (!last)
+			pp_comm(0, 0, 1, 0);
+	}
+	if (rem > 0 && !first)
+		pp_comm(0, 1, 0, 0);
+	for (i = 0; i < rem; i++) {
+		layer_pass(1);
+		if (!last)
+			pp_comm(0, 0, 1, 1);		/* send forward, receive backward */
+		layer_pass(0);
+		if (!first)
+			pp_comm(1, i < rem - 1, 0, 0);	/* send backward, receive forward */
+	}
+	for (i = 0; i < warm; i++) {
+		if (!last)
+			pp_comm(0, 0, 0, 1);
+		layer_pass(0);
+		if (!first)
+			pp_comm(1, 0, 0, 0);
+	}
+}
+
+/* Megatron's model chunk of virtual micro-batch k (forward, or backward:
+ * the chunks in reverse). */
+static int
+chunk_of(int k, int forward, int P, int V)
+{
+	/* k may be negative (Megatron looks P - 1 back): its modulo is
+	 * Python's, never negative */
+	int c = ((k % (P * V) + P * V) % (P * V)) / P;
+
+	return forward ? c : V - 1 - c;
+}
+
+/*
+ * One step of Megatron's interleaved 1F1B: each stage holds V model chunks
+ * (--vpp), m micro-batches (a multiple of P) run as m * V virtual ones,
+ * the p2p ring wrapping from the last stage to the first between chunks.
+ * The warm-up, steady and cool-down phases and which transfer each
+ * iteration sends and receives follow Megatron-Core's schedule without
+ * overlapped p2p (its forward_backward_pipelining_with_interleaving).
+ */
+static void
+step_interleaved(void)
+{
+	struct comm *pp = g_ax[AX_PP];
+	int P = pp->nranks, s = pp->rank, V = opt.vpp, m = opt.microbatches;
+	int total = m * V, warm = (P - s - 1) * 2 + (V - 1) * P, rem, k;
+	int first = s == 0, last = s == P - 1;
+
+	if (warm > total)
+		warm = total;
+	rem = total - warm;
+	/* the first forward's input (stage 0's chunk 0 reads the data) */
+	if (!first)
+		pp_comm(0, 1, 0, 0);
+	for (k = 0; k < warm; k++) {
+		int send = !(last && chunk_of(k, 1, P, V) == V - 1);
+		int recv_prev = !(first && chunk_of(k + 1, 1, P, V) == 0) && k != total - 1;
+
+		layer_pass(1);
+		if (k == warm - 1 && rem > 0)
+			pp_comm(0, recv_prev, send, !last);
+		else
+			pp_comm(0, recv_prev, send, 0);
+	}
+	for (k = 0; k < rem; k++) {
+		int fk = k + warm, bk = k;
+		int send_next = !(last && chunk_of(fk, 1, P, V) == V - 1);
+		int send_prev = !(first && chunk_of(bk, 0, P, V) == 0);
+		int recv_prev = 1, recv_next = 1;
+
+		layer_pass(1);
+		layer_pass(0);
+		if (first && chunk_of(fk - (P - 1), 1, P, V) == V - 1)
+			recv_prev = 0;
+		if (last && chunk_of(bk - (P - 1), 0, P, V) == 0)
+			recv_next = 0;
+		if (k == rem - 1)
+			recv_prev = 0;
+		pp_comm(send_prev, recv_prev, send_next, recv_next);
+	}
+	if (rem == 0 && !last)
+		pp_comm(0, 0, 0, 1);
+	for (k = rem; k < total; k++) {
+		int send_prev = !(first && chunk_of(k, 0, P, V) == 0);
+		int recv_next = !(last && chunk_of(k + 1, 0, P, V) == V - 1) && k != total - 1;
+
+		layer_pass(0);
+		pp_comm(send_prev, 0, 0, recv_next);
+	}
 }
 
 static void
@@ -1338,16 +1601,21 @@ train(void)
 		 * parameter in one AllGather before it */
 		if (opt.fsdp == FSDP_ROOT)
 			fsdp_gather(opt.fsdp_bytes);
-		for (mb = 0; mb < opt.microbatches; mb++) {
-			if (!first)
-				pp_op(FN_RECV, -1);
-			layer_pass(1);
-			if (!last)
-				pp_op(FN_SEND, +1);
-		}
+		if (opt.schedule == SCHED_1F1B)
+			step_1f1b();
+		else if (opt.schedule == SCHED_INTERLEAVED && pp)
+			step_interleaved();
+		else
+			for (mb = 0; mb < opt.microbatches; mb++) {
+				if (!first)
+					pp_op(FN_RECV, -1);
+				layer_pass(1);
+				if (!last)
+					pp_op(FN_SEND, +1);
+			}
 		/* backward, the micro-batches in turn (GPipe: a bubble of
 		 * (pp - 1) / (m + pp - 1) of the step) */
-		for (mb = 0; mb < opt.microbatches; mb++) {
+		for (mb = 0; opt.schedule == SCHED_GPIPE && mb < opt.microbatches; mb++) {
 			if (!last)
 				pp_op(FN_RECV, +1);
 			layer_pass(0);
@@ -1500,8 +1768,12 @@ usage(FILE *f)
 		"  --net              ProxyOp/ProxyStep events per channel (network peers)\n"
 		"  --pxn              plus a ProxyOp of another process per channel\n"
 		"  --set-mask K:MASK  at step K store MASK in the shared event mask\n"
-		"  --microbatches M   micro-batches per step through the pipeline, all\n"
-		"                     forwards then all backwards (1)\n"
+		"  --microbatches M   micro-batches per step through the pipeline (1)\n"
+		"  --schedule S       their order: gpipe (all forwards, then all backwards;\n"
+		"                     the default), 1f1b (Megatron's one forward, one\n"
+		"                     backward) or interleaved (Megatron's interleaved\n"
+		"                     1F1B: --vpp chunks per stage, M a multiple of pp)\n"
+		"  --vpp V            model chunks per stage with --schedule interleaved\n"
 		"  --fsdp root:MIB    FSDP over the DP group (the world when dp is 1) of a\n"
 		"  --fsdp block:MIB   model of MIB MiB: one AllGather of it all before the\n"
 		"                     forward pass (root), or one per layer (block); the\n"
@@ -1534,6 +1806,8 @@ parse_opts(int argc, char **argv)
 		{ "set-mask", required_argument, NULL, 'm' },
 		{ "fsdp", required_argument, NULL, 'F' },
 		{ "microbatches", required_argument, NULL, 'M' },
+		{ "schedule", required_argument, NULL, 'P' },
+		{ "vpp", required_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -1566,6 +1840,17 @@ parse_opts(int argc, char **argv)
 		case 'x': opt.pxn = 1; break;
 		case 'F': parse_fsdp(optarg); break;
 		case 'M': opt.microbatches = (int)num_arg("--microbatches", optarg, 1, 10000); break;
+		case 'P':
+			if (strcmp(optarg, "gpipe") == 0)
+				opt.schedule = SCHED_GPIPE;
+			else if (strcmp(optarg, "1f1b") == 0)
+				opt.schedule = SCHED_1F1B;
+			else if (strcmp(optarg, "interleaved") == 0)
+				opt.schedule = SCHED_INTERLEAVED;
+			else
+				die("--schedule=%.64s: expected gpipe, 1f1b or interleaved", optarg);
+			break;
+		case 'V': opt.vpp = (int)num_arg("--vpp", optarg, 1, 64); break;
 		case 'm':
 			errno = 0;
 			opt.set_mask_step = (int)strtol(optarg, &end, 10);
@@ -1582,6 +1867,10 @@ parse_opts(int argc, char **argv)
 	}
 	if (optind < argc)
 		die("unexpected argument '%.64s'", argv[optind]);
+	if (opt.schedule != SCHED_INTERLEAVED)
+		opt.vpp = 1;
+	else if (opt.vpp < 2)
+		die("--schedule interleaved wants --vpp 2 or more (model chunks per stage)");
 }
 
 int

@@ -542,6 +542,35 @@ def main():
     ok(all(a is not None and b is not None and b < a / 2 for a, b in zip(idle[1], idle[8])),
        "8 micro-batches: every stage idles less than half as much as with 1")
 
+    # 12. Megatron's schedules: 1F1B (8 micro-batches) and interleaved
+    # 1F1B (2 chunks a stage, 4 micro-batches), their sends and receives
+    # to the next and previous stage grouped as Megatron groups them.
+    # Each runs to its end, and every rank's PP slot counts the p2p
+    # operations the schedule makes: at pp2 both stages are ends, 2 m a
+    # step for 1F1B, 4 m v - 2 m interleaved (each of the m v virtual
+    # micro-batches receives its input and sends its output, forward and
+    # backward, but the first chunk of stage 0 and the last of stage 1),
+    # all completed, every kernel channel stopped.
+    steps = 3
+    for sched, m, v, per_step in (("1f1b", 8, 1, 2 * 8), ("interleaved", 4, 2, 4 * 4 * 2 - 2 * 4)):
+        args = ["--steps", str(steps), "--compute-us", "2000", "--jitter", "0", "--timeout", "20",
+                "--schedule", sched, "--microbatches", str(m)]
+        if v > 1:
+            args += ["--vpp", str(v)]
+        w = World("sched-" + sched, 7113, args)
+        rcs = w.wait(90)
+        ok(rcs == [0] * WORLD and all("result=ok" in w.output(r) for r in range(WORLD)),
+           "%s: the run completes (no deadlock in its grouped transfers): %s" % (sched, rcs))
+        recs = records(w.wdir)
+        got = []
+        for r in range(WORLD):
+            s = slot(recs[r], "pp") if r in recs else None
+            got.append((s["p2ps"], s["p2p_done"], s["ch_started"] == s["ch_stopped"]) if s else None)
+        is_eq(got, [(steps * per_step, steps * per_step, True)] * WORLD,
+              "%s: every rank's PP slot counts %d p2p operations a step, all completed, every "
+              "channel stopped" % (sched, per_step))
+        w.close()
+
     diag("took %.1f s" % (time.monotonic() - t_start))
     done()
 
