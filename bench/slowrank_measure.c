@@ -16,7 +16,7 @@
  * --expect-none and anything was named.
  *
  *   slowrank_measure [--runs N] [--seconds S] [--interval-ms MS]
- *                    [--tp N] [--pp N] [--dp N] [--csv FILE] [--verbose]
+ *                    [--tp N] [--cp N] [--pp N] [--dp N] [--csv FILE] [--verbose]
  *                    [--seed-base N] [--expect-slow R | --expect-none]
  *                    [--margin N]   (slow_margin in 1/10000, off at half)
  *                    [-- DRIVER-ARGS]
@@ -57,7 +57,7 @@ struct opts {
 	int runs;
 	double seconds;
 	int interval_ms;
-	int tp, pp, dp;
+	int tp, cp, pp, dp;
 	const char *csv;
 	int expect_slow;	/* -1 none */
 	int expect_none;
@@ -69,7 +69,7 @@ struct opts {
 };
 
 static struct opts opt = {
-	.runs = 1, .seconds = 30, .interval_ms = 1000, .tp = 2, .pp = 2,
+	.runs = 1, .seconds = 30, .interval_ms = 1000, .tp = 2, .cp = 1, .pp = 2,
 	.dp = 2, .expect_slow = -1, .seed_base = 1,
 };
 
@@ -164,7 +164,7 @@ rank_env(int r, int job, const struct world *w)
 	snprintf(buf[3], sizeof(buf[3]), "PARALLEL_LAYOUT_TP=%d", opt.tp);
 	snprintf(buf[4], sizeof(buf[4]), "PARALLEL_LAYOUT_PP=%d", opt.pp);
 	snprintf(buf[5], sizeof(buf[5]), "PARALLEL_LAYOUT_DP=%d", opt.dp);
-	snprintf(buf[6], sizeof(buf[6]), "PARALLEL_LAYOUT_CP=1");
+	snprintf(buf[6], sizeof(buf[6]), "PARALLEL_LAYOUT_CP=%d", opt.cp);
 	snprintf(buf[7], sizeof(buf[7]), "SLURM_JOB_ID=%d", job);
 	snprintf(buf[8], sizeof(buf[8]), "SLURM_STEP_ID=0");
 	snprintf(buf[9], sizeof(buf[9]), "SLURM_PROCID=%d", r);
@@ -187,9 +187,9 @@ world_start(struct world *w, int job, int run)
 	if (!driver || !*driver || !getenv("PL_NCCL_HOOK"))
 		die("NCCL_DRIVER and PL_NCCL_HOOK must name the driver and the hook");
 	memset(w, 0, sizeof(*w));
-	w->n = opt.tp * opt.pp * opt.dp;
+	w->n = opt.tp * opt.cp * opt.pp * opt.dp;
 	if (w->n > MAX_RANKS)
-		die("--tp * --pp * --dp: at most 64 ranks");
+		die("--tp * --cp * --pp * --dp: at most 64 ranks");
 	snprintf(w->dir, sizeof(w->dir), "/tmp/" PROG ".XXXXXX");
 	if (!mkdtemp(w->dir))
 		die("mkdtemp failed");
@@ -302,10 +302,10 @@ static void
 coords(int r, uint32_t co[5])
 {
 	co[JUDGE_TP] = (uint32_t)(r % opt.tp);
-	co[JUDGE_CP] = 0;
+	co[JUDGE_CP] = (uint32_t)((r / opt.tp) % opt.cp);
 	co[JUDGE_EP] = 0;
-	co[JUDGE_DP] = (uint32_t)((r / opt.tp) % opt.dp);
-	co[JUDGE_PP] = (uint32_t)(r / (opt.tp * opt.dp));
+	co[JUDGE_DP] = (uint32_t)((r / (opt.tp * opt.cp)) % opt.dp);
+	co[JUDGE_PP] = (uint32_t)(r / (opt.tp * opt.cp * opt.dp));
 }
 
 struct run_result {
@@ -359,7 +359,7 @@ one_run(int run, FILE *csv, struct run_result *res)
 	step.job_id = (uint64_t)(7300 + run);
 	step.world = (uint32_t)w.n;
 	step.size[JUDGE_TP] = (uint32_t)opt.tp;
-	step.size[JUDGE_CP] = 1;
+	step.size[JUDGE_CP] = (uint32_t)opt.cp;
 	step.size[JUDGE_EP] = 1;
 	step.size[JUDGE_DP] = (uint32_t)opt.dp;
 	step.size[JUDGE_PP] = (uint32_t)opt.pp;
@@ -457,6 +457,7 @@ parse(int argc, char **argv)
 		{ "seconds", required_argument, NULL, 's' },
 		{ "interval-ms", required_argument, NULL, 'i' },
 		{ "tp", required_argument, NULL, 't' },
+		{ "cp", required_argument, NULL, 'C' },
 		{ "pp", required_argument, NULL, 'p' },
 		{ "dp", required_argument, NULL, 'd' },
 		{ "csv", required_argument, NULL, 'c' },
@@ -475,6 +476,7 @@ parse(int argc, char **argv)
 		case 's': opt.seconds = (double)num("--seconds", optarg, 1, 3600); break;
 		case 'i': opt.interval_ms = (int)num("--interval-ms", optarg, 10, 60000); break;
 		case 't': opt.tp = (int)num("--tp", optarg, 1, 64); break;
+		case 'C': opt.cp = (int)num("--cp", optarg, 1, 64); break;
 		case 'p': opt.pp = (int)num("--pp", optarg, 1, 64); break;
 		case 'd': opt.dp = (int)num("--dp", optarg, 1, 64); break;
 		case 'c': opt.csv = optarg; break;
@@ -485,7 +487,7 @@ parse(int argc, char **argv)
 		case 'm': opt.margin_pm = (int)num("--margin (in 1/10000)", optarg, 1, 5000); break;
 		default:
 			fprintf(stderr, "usage: " PROG " [--runs N] [--seconds S] [--interval-ms MS] "
-				"[--tp N] [--pp N] [--dp N] [--csv FILE] [--expect-slow R | "
+				"[--tp N] [--cp N] [--pp N] [--dp N] [--csv FILE] [--expect-slow R | "
 				"--expect-none] [--verbose] [--seed-base N] [--margin N] [-- DRIVER-ARGS]\n");
 			exit(2);
 		}
@@ -507,15 +509,16 @@ main(int argc, char **argv)
 	parse(argc, argv);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	nworld = opt.tp * opt.pp * opt.dp;
+	nworld = opt.tp * opt.cp * opt.pp * opt.dp;
 	if (opt.csv) {
 		csv = fopen(opt.csv, "w");
 		if (!csv)
 			die("cannot write the --csv file");
 		fprintf(csv, "run,t_s,rank,comm,done,nwait,wait_us,gap_us\n");
 	}
-	printf(PROG ": %d run(s) of %.0f s, rounds every %d ms, world %d (tp%d pp%d dp%d), driver:",
-	       opt.runs, opt.seconds, opt.interval_ms, nworld, opt.tp, opt.pp, opt.dp);
+	printf(PROG ": %d run(s) of %.0f s, rounds every %d ms, world %d (tp%d cp%d pp%d dp%d), "
+	       "driver:", opt.runs, opt.seconds, opt.interval_ms, nworld, opt.tp, opt.cp, opt.pp,
+	       opt.dp);
 	for (r = 0; r < opt.ndargs; r++)
 		printf(" %s", opt.dargs[r]);
 	printf("\n");

@@ -35,11 +35,11 @@ LAYERS = 2              # --layers: TP all-reduces per pass; two passes a step
 
 # ---- record.h, by hand --------------------------------------------------
 MAGIC = 0x3144524f4357504c
-VERSION = 1
-HDR_SIZE, IDENT_SIZE, LAUNCH_SIZE, GPU_SIZE = 256, 192, 448, 1152
-SLOT_SIZE = IDENT_SIZE + LAUNCH_SIZE + GPU_SIZE          # 1792
+VERSION = 2
+HDR_SIZE, IDENT_SIZE, LAUNCH_SIZE, GPU_SIZE = 256, 192, 448, 1408
+SLOT_SIZE = IDENT_SIZE + LAUNCH_SIZE + GPU_SIZE          # 2048
 NSLOTS = 32
-REC_SIZE = HDR_SIZE + NSLOTS * SLOT_SIZE                 # 57600
+REC_SIZE = HDR_SIZE + NSLOTS * SLOT_SIZE                 # 65792
 RING = 32
 SLOT_ACTIVE, SLOT_FINALIZED = 1, 2
 
@@ -93,8 +93,9 @@ def parse(b, b2):
         ring = []
         n = s["done"]
         for k in range(max(0, n - RING), n):       # oldest first
-            ring.append(u("<4Q", b, p + 128 + (k % RING) * 32))
-        s["ring"] = ring       # (seq_number, enqueue_ns, wait_ns, gap_ns)
+            ring.append(u("<4Q", b, p + 128 + (k % RING) * 32) +
+                        u("<Q", b, p + 128 + RING * 32 + (k % RING) * 8))
+        s["ring"] = ring       # (seq_number, enqueue_ns, wait_ns, gap_ns, p2p_ns)
         slots.append(s)
     h["slots"] = slots
     return h
@@ -525,6 +526,17 @@ def main():
             s = slot(recs[r], "pp") if r in recs else None
             got.append(s["p2p_wait_ns"] / s["p2p_span_ns"] if s and s["p2p_span_ns"] else None)
         idle[m] = got
+        if m == 1:
+            # the stage's waits on the pipeline fall in its TP gaps: each
+            # TP slot's ring says how much of each gap went to p2p
+            tpr = [slot(recs[r], "tp")["ring"] if r in recs and slot(recs[r], "tp") else []
+                   for r in range(WORLD)]
+            ok(all(ring and all(e[4] <= e[3] for e in ring) and
+                   sum(e[4] for e in ring) > 0.3 * sum(e[3] for e in ring) for ring in tpr),
+               "1 micro-batch: every TP slot's ring holds the p2p time in its gaps, at most "
+               "each gap and over 30 %% of them all (%s)" % " ".join(
+                   "%.2f" % (sum(e[4] for e in ring) / max(1, sum(e[3] for e in ring)))
+                   for ring in tpr))
         diag("%d micro-batches: idle share per rank %s" % (
             m, " ".join("%.2f" % x if x is not None else "-" for x in got)))
         ok(all(s and s["p2p_wait_ns"] <= s["p2p_span_ns"] and s["p2p_span_ns"] > 0 for s in

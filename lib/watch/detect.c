@@ -55,8 +55,12 @@ window(const struct plw_gpu *g, struct detect_comm *c)
 	for (k = 0; k < n; k++) {
 		const struct plw_wait *w = &g->ring[(g->done - 1 - k) % PLW_RING];
 
+		uint64_t p2p = g->ring_p2p[(g->done - 1 - k) % PLW_RING];
+
 		c->wait_sum_ns = sat_add(c->wait_sum_ns, w->wait_ns);
-		c->gap_sum_ns = sat_add(c->gap_sum_ns, w->gap_ns);
+		/* the compute before it: its gap less the pipeline's transfers
+		 * in it (the record is input: never below 0) */
+		c->gap_sum_ns = sat_add(c->gap_sum_ns, w->gap_ns > p2p ? w->gap_ns - p2p : 0);
 	}
 }
 

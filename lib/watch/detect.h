@@ -111,8 +111,10 @@
  * them; wait_sum_ns adds their waits (enqueue to the last kernel channel
  * seen stopped: a rank that arrives last waits least, its peers most) and
  * gap_sum_ns the gaps before them (the previous completion to this
- * enqueue: the rank's own compute; 0 for the first collective ever and
- * for one enqueued before the previous one completed).  Sums of
+ * enqueue, less the process's p2p time in it, record.h's ring_p2p: the
+ * rank's own compute, not its waits on the pipeline's stages; 0 for the
+ * first collective ever and for one enqueued before the previous one
+ * completed).  Sums of
  * durations, not times: they need no rebasing.  All 0 without the GPU
  * part (DETECT_GPU clear) or when the slot was busy.
  */
@@ -131,7 +133,7 @@ struct detect_comm {
 	uint64_t ch_inflight;	/* kernel channels started, not stopped */
 	uint64_t progress_ns;	/* last kernel channel start or stop */
 	uint64_t wait_sum_ns;	/* the window's waits, added */
-	uint64_t gap_sum_ns;	/* the window's gaps, added */
+	uint64_t gap_sum_ns;	/* the window's gaps less their p2p time */
 	int32_t p2p_peer;	/* DETECT_P2P: the last p2p operation's peer
 				 * (its rank in the communicator), else -1 */
 	int32_t nnodes;		/* nodes in its init (NCCL's count), 0

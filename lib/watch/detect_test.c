@@ -711,6 +711,18 @@ window_test(void)
 	detect_summarize(&snap, &r);
 	ok(r.comm[0].nwait == 3 && r.comm[0].wait_sum_ns == UINT64_MAX &&
 	   r.comm[0].gap_sum_ns == UINT64_MAX, "window: huge values saturate, never wrap");
+	/* The gaps less the p2p time in them (ring_p2p); a record claiming
+	 * more p2p than gap counts the gap as 0, never below. */
+	for (i = 0; i < PLW_RING; i++) {
+		g->ring[i].gap_ns = 100;
+		g->ring_p2p[i] = i % 2 ? 60 : 0;
+	}
+	g->ring_p2p[0] = UINT64_MAX;
+	g->done = 4;
+	detect_summarize(&snap, &r);
+	ok(r.comm[0].nwait == 4 && r.comm[0].gap_sum_ns == 0 + 40 + 100 + 40,
+	   "window: each gap less its p2p time, none below 0 (%llu)",
+	   (unsigned long long)r.comm[0].gap_sum_ns);
 }
 
 int
@@ -719,7 +731,7 @@ main(void)
 	struct detect_verdict one;
 	size_t n;
 
-	plan((int)NCASES + 9 + 4 + 3);
+	plan((int)NCASES + 9 + 4 + 3 + 1);
 	run_cases();
 	summarize_test();
 	window_test();

@@ -186,7 +186,10 @@
  *
  * The slow-rank rule.  Each communicator's summary carries its window
  * (detect.h: the last min(done, 32) completions of its wait ring, the sum
- * of their waits and of the gaps before them).  Every round, in each
+ * of their waits and of the gaps before them, each gap less the p2p time
+ * the record counted in it: a stage's waits on its neighbours are not its
+ * compute, and left in the cycle they diluted the lead by the pipeline's
+ * idle share).  Every round, in each
  * group (communicator) whose present members are all live, record the GPU
  * part and have at least slow_window completions in the window, each
  * member's mean wait w and mean cycle c = mean wait + mean gap are taken,
@@ -208,10 +211,12 @@
  *     TP peer of a slow rank reaches its DP collective as late as the slow
  *     rank and leads there, but it waits in TP);
  *   - no rank of its pipeline (the ranks with its tp, cp, ep and dp
- *     coordinates) is held so or leads more (its positive leads added): a
- *     slow rank delays the other stages of its pipeline through the p2p
- *     transfers, which the ring does not time, and they then lead in DP,
- *     but the slow rank leads in its TP group too.
+ *     coordinates) is held so by at least its own largest lead, or leads
+ *     more (its positive leads added): a slow rank delays the other
+ *     stages of its pipeline through the p2p transfers, and they then
+ *     lead in DP, but the slow rank leads in its TP group too; a pipeline
+ *     peer held by less (a healthy TP pair's jitter) explains no larger
+ *     lead.
  * It is named once it has qualified in slow_rounds rounds with new
  * completions in a row (no round in between that does not qualify) and for
  * at least slow_persist_ns since it first did (since_ns).  The finding is
@@ -222,10 +227,9 @@
  * streaks and smoothing start again): a hang or an exit explains any wait.
  * Not named: a whole TP group slow together (a slow node holding a TP
  * group) leads only in DP, as the stages it delays do, and no member leads
- * in TP.  Not told apart (the ring does not time p2p transfers): with
- * tp = 1 a slow rank and the stages it delays lead only in DP, and the one
- * of the pipeline that leads most is named, which may be a stage it
- * delays.
+ * in TP.  Not told apart: with tp = 1 a slow rank and the stages it
+ * delays lead only in DP, and the one of the pipeline that leads most is
+ * named, which may be a stage it delays.
  *
  * The numbers, measured with bench/slowrank_measure (the real hook under
  * tests/nccl_driver, 8 ranks tp2 pp2 dp2 on one 2-core machine, rounds of
@@ -246,18 +250,20 @@
  *     a spike fills a TP window (a round's lead up to 0.18); --spike 20:20,
  *     20 runs: nothing named, at most 8 rounds in a row (a spike every 5th
  *     step, 2 runs replayed from their windows: at most 12).
- *   - a pipeline dilutes the lead: at tp8 pp4 (32 ranks, --compute-us
- *     20000, the emulated cluster's shape) the TP window's gap holds the
- *     wait for the stage before (p2p is not timed), so a 10 % slower rank
- *     leads its TP group by only 0.025-0.031 (its peers do lose that share
- *     of their time).  At margin 0.025 its streak broke on the rounds that
- *     dipped under it (17 rounds at most, never named in 3 runs of 71 s
- *     end to end); at 0.02 it qualified in every round and was named at
- *     21-22 s in 2 of 2 runs.  Healthy at 0.02: tp8 pp4 with --spike 20:50
- *     or 20:10 no score at all (5 runs); tp2 pp2 dp2 with --spike 20:10 at
- *     most 1 round in a row (4 runs), with 1.7 s steps and --spike 20:20 at
- *     most 11 (7 runs); a 10 % slower rank at tp2 pp2 dp2 still named at
- *     20-21 s (3 of 3 runs).
+ *   - a pipeline diluted the lead while the gaps held the stage's p2p
+ *     waits: at tp8 pp4 (--compute-us 20000) a 10 % slower rank led its
+ *     TP group by only 0.025-0.031, and with one micro-batch a step at
+ *     tp2 pp4 (stages idle about 75 %) by at most 0.034, never 20 rounds
+ *     in a row: not named.  With the gaps less their p2p time (record
+ *     version 2) it leads by 0.09-0.12 in every schedule, and was named
+ *     alone at 21 s (1 run each, --compute-us 2000, --fault slow:5:10):
+ *     GPipe with one micro-batch at tp2 pp4; 1F1B with 8 at tp2 pp4;
+ *     interleaved 1F1B (--vpp 2, 8 micro-batches) at tp2 pp4; dp8 alone;
+ *     tp2 cp2 dp2.  Healthy with --spike 20:10, 2 runs of 45 s each:
+ *     nothing named; the longest streaks 13 rounds (GPipe, one
+ *     micro-batch, tp2 pp4, 3 runs), 10 (interleaved), 5 (1F1B), 5 (tp2
+ *     cp2 dp2), 5 (tp2 pp2 dp2); the undiluted leads of a healthy pair
+ *     reach 0.09 in single rounds, as without a pipeline.
  *   Hence window 16 completions (half the ring: TP fills it in a second,
  *   DP in 16 steps), margin 0.02 (off 0.01), smoothing 0.3, and 20
  *   rounds over 20 s: well above the longest healthy streak seen (12 at

@@ -85,7 +85,9 @@ struct js_slow {
 	double ev;		/* its positive leads, added */
 	double busy_lead;	/* its lead in its busiest communicator */
 	uint64_t busy_done;	/* that one's completions */
-	uint8_t held;		/* it waits on a member somewhere */
+	double held_by;		/* its largest excess: it waits on a member
+				 * somewhere by that share of a cycle */
+	uint8_t held;		/* that reaches the margin */
 	uint8_t explained;	/* a pipeline peer is held or leads more */
 	uint8_t pad[6];
 };

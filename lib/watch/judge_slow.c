@@ -189,6 +189,7 @@ slow_evidence(struct round *r)
 		sl->busy_lead = 0;
 		sl->busy_done = 0;
 		sl->ev = 0;
+		sl->held_by = 0;
 		sl->held = sl->explained = 0;
 	}
 	for (i = 0; i < r->nent; i++) {
@@ -199,6 +200,8 @@ slow_evidence(struct round *r)
 			continue;
 		sl = &s->slow[e->rank];
 		sl->held |= e->excess >= r->p->slow_margin;
+		if (e->excess > sl->held_by)
+			sl->held_by = e->excess;
 		if (e->lead > 0)
 			sl->ev += e->lead;
 		if (sl->name_hash && e->hash == sl->name_hash)
@@ -228,11 +231,13 @@ pipe_key(const struct judge_step *st, const uint32_t *co)
 }
 
 /*
- * A delay travels down a pipeline through the p2p transfers, which the
- * wait ring does not time: the ranks of every stage arrive late at their
- * DP collectives.  A rank is explained when a rank of its pipeline is held
- * (it waits on a slow rank of its own stage) or leads more (its positive
- * leads added: the slow rank leads in its TP group as well as in DP).
+ * A delay travels down a pipeline through the p2p transfers: the ranks of
+ * every stage arrive late at their DP collectives.  A rank is explained
+ * when a rank of its pipeline is held (it waits on a slow rank of its own
+ * stage) by at least the rank's own largest lead, or leads more (its
+ * positive leads added: the slow rank leads in its TP group as well as in
+ * DP).  A pipeline peer held by less (the jitter of a healthy TP pair,
+ * two or three hundredths of a cycle) explains no larger lead.
  */
 static void
 slow_pipelines(struct round *r)
@@ -257,7 +262,8 @@ slow_pipelines(struct round *r)
 			for (j = a; j < b && !x->explained; j++) {
 				const struct js_slow *y = &s->slow[r->rk[w[j].e].st.rank];
 
-				x->explained = j != i && y != x && (y->held || y->ev > x->ev);
+				x->explained = j != i && y != x &&
+					       ((y->held && y->held_by >= x->cost) || y->ev > x->ev);
 			}
 		}
 	}

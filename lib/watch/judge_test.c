@@ -1372,6 +1372,32 @@ slow_test(void)
 	is_int(others, 0, "slow: a round with a hang resets the streak (named again in round 4)");
 	judge_state_free(s);
 
+	/* 5 slow, and its pipeline peer 13 waiting longer than its DP peers
+	 * (3400 us) in DP {9,11,13,15}: by 5400 us an excess of 0.05 (held,
+	 * at the margin), less than 5's lead of 0.08: it explains nothing, 5
+	 * is named in round 2 as before; by 7400 us (0.10, above 5's lead) it
+	 * does, and nothing is named. */
+	for (r = 0; r < 2; r++) {
+		uint64_t w13 = r ? 7400 : 5400;
+
+		s = judge_state_new(NR, &err);
+		named_at = -1;
+		for (k = 0; k < 6; k++) {
+			slow_round(k, 1);
+			window(13, C_DP, w13, 40000 - w13, 1000 + (uint64_t)k * 40);
+			n = slow_run(s, k, out, 4);
+			if (named_at < 0 && n == 1 && out[0].kind == JUDGE_SLOW &&
+			    out[0].culprits[0] == 5)
+				named_at = k;
+		}
+		if (r == 0)
+			is_int(named_at, 2, "slow: a pipeline peer held by less than the rank's lead "
+			       "(0.05 against 0.08) does not explain it: named in round 2");
+		else
+			ok(named_at < 0 && n == 0, "slow: one held by more (0.10) does: nothing named");
+		judge_state_free(s);
+	}
+
 	/* TP group {4,5} slow as a whole: 4 and 5 lead in their DP groups
 	 * (0.08), not in TP (equal), their pipeline peers 12, 13 lead
 	 * nowhere.  Not a slow rank: nothing named. */
@@ -2011,7 +2037,7 @@ main(void)
 	par.slow_margin = 0.05;
 	par.slow_margin_off = 0.025;
 	par.slow_smooth = 1;
-	plan(3 * (int)NCASES - NLOST - NEND + 4 + 2 + 16 + 7 + 2 + 15 + 6 + 14 + 9 + 4 + 2);
+	plan(3 * (int)NCASES - NLOST - NEND + 4 + 2 + 16 + 7 + 2 + 15 + 6 + 14 + 9 + 4 + 2 + 2);
 	run_cases();
 	slow_test();
 	bounded_test();

@@ -220,7 +220,7 @@ main(void)
 	double t0;
 	int rv, root = geteuid() == 0;
 
-	plan(68);
+	plan(70);
 	if (!r)
 		return 2;
 	snprintf(tpl, sizeof(tpl), "%s/reader_test-XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -292,7 +292,11 @@ main(void)
 	rec_fill(r);
 	r->hdr.version = PLW_VERSION + 1;
 	put("version", r, sizeof(*r), 0600);
-	refused(path, &me, "/version", "version 2, want 1", "wrong version");
+	refused(path, &me, "/version", "version 3, want 2", "a version to come");
+	rec_fill(r);
+	r->hdr.version = 1;
+	put("version1", r, sizeof(*r), 0600);
+	refused(path, &me, "/version1", "version 1, want 2", "version 1 (no ring_p2p)");
 	rec_fill(r);
 	r->hdr.slot_size += 64;
 	put("sizes", r, sizeof(*r), 0600);

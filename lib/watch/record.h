@@ -39,7 +39,7 @@
 #include <string.h>
 
 #define PLW_MAGIC	0x3144524f4357504cULL	/* "LPWCORD1" little-endian */
-#define PLW_VERSION	1u
+#define PLW_VERSION	2u	/* 2: the ring's p2p times (ring_p2p) */
 #define PLW_MAX_COMMS	32	/* communicator slots per record */
 #define PLW_RING	32	/* collectives kept in each slot's wait ring */
 #define PLW_PEER_BUCKETS 16	/* p2p counted per (peer % PLW_PEER_BUCKETS) */
@@ -210,6 +210,12 @@ struct plw_gpu {
 	uint64_t p2p_span_ns;
 	/* ring[(n - 1) % PLW_RING] is the n-th completion, n = done. */
 	struct plw_wait ring[PLW_RING];
+	/* ring_p2p[i]: the p2p time of the process (every communicator's
+	 * transfers, record.h's p2p time added as they complete) that fell in
+	 * ring[i]'s gap, at most that gap: what of the gap the rank spent
+	 * waiting on its pipeline rather than computing.  0 from a writer
+	 * that does not keep it. */
+	uint64_t ring_p2p[PLW_RING];
 };
 
 struct plw_slot {

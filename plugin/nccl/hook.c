@@ -91,7 +91,8 @@ struct plw_ev {
 	uint32_t nchannels;
 	uint32_t pad;
 	union plw_text func;
-	uint64_t pad2[3];
+	uint64_t p2p_at_enqueue;	/* g_p2p_total at its Coll start */
+	uint64_t pad2[2];
 };
 
 /* A KernelCh handle (proxy thread only). */
@@ -120,6 +121,8 @@ struct plw_ctx {
 	/* proxy thread: the first p2p's start, the end of the p2p time
 	 * counted so far */
 	uint64_t p2p_first_ns, p2p_covered_ns;
+	uint64_t p2p_at_done;	/* proxy thread: g_p2p_total at the previous
+				 * completion */
 };
 
 /* Everything lives here, so a handle or context is checked by address. */
@@ -133,6 +136,10 @@ enum { REC_UNTRIED = 0, REC_ACTIVE = 1, REC_OFF = 2 };
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int g_rec_state;
 static struct plw_record *g_rec;	/* NULL unless REC_ACTIVE */
+/* The process's p2p time so far, every communicator's (record.h's p2p
+ * time, added as each transfer completes): what of a collective's gap the
+ * rank spent in the pipeline's transfers (plw_gpu.ring_p2p). */
+static _Atomic uint64_t g_p2p_total;
 static int g_mask;
 static pid_t g_pid;
 static _Atomic int g_said_slots;	/* "no free slot" said once */
@@ -587,6 +594,7 @@ coll_start(struct plw_ctx *c, void **h, const plw_nccl_descr_v5_t *d)
 		e->kind = EV_COLL;
 		e->seq_number = d->coll.seqNumber;
 		e->enqueue_ns = t;
+		e->p2p_at_enqueue = atomic_load_explicit(&g_p2p_total, memory_order_relaxed);
 		e->nchannels = d->coll.nChannels;
 		e->func = func;
 		*h = e;
@@ -730,8 +738,10 @@ p2p_time(struct plw_ctx *c, struct plw_gpu *g, uint64_t start, uint64_t t)
 
 	if (!c->p2p_first_ns || start < c->p2p_first_ns)
 		c->p2p_first_ns = start;
-	if (t > from)
+	if (t > from) {
 		plw_st64(&g->p2p_wait_ns, plw_ld64(&g->p2p_wait_ns) + (t - from));
+		atomic_fetch_add_explicit(&g_p2p_total, t - from, memory_order_relaxed);
+	}
 	if (t > c->p2p_covered_ns)
 		c->p2p_covered_ns = t;
 	if (t > c->p2p_first_ns)
@@ -742,7 +752,7 @@ p2p_time(struct plw_ctx *c, struct plw_gpu *g, uint64_t start, uint64_t t)
 static void
 coll_done(struct plw_ctx *c, struct plw_ev *p, struct plw_gpu *g)
 {
-	uint64_t t = now_ns(), n, gap;
+	uint64_t t = now_ns(), n, gap, pw;
 	struct plw_wait *w;
 	uint32_t s;
 
@@ -758,6 +768,11 @@ coll_done(struct plw_ctx *c, struct plw_ev *p, struct plw_gpu *g)
 		plw_st64(&w->enqueue_ns, p->enqueue_ns);
 		plw_st64(&w->wait_ns, t > p->enqueue_ns ? t - p->enqueue_ns : 0);
 		plw_st64(&w->gap_ns, gap);
+		/* the pipeline's transfers done between the previous completion
+		 * and this enqueue (0 when they overlap: no gap) */
+		pw = gap && p->p2p_at_enqueue > c->p2p_at_done ?
+		    p->p2p_at_enqueue - c->p2p_at_done : 0;
+		plw_st64(&g->ring_p2p[(n - 1) % PLW_RING], pw < gap ? pw : gap);
 		plw_st64(&g->done, n);
 		plw_st64(&g->done_seq_number, p->seq_number);
 		plw_st64(&g->done_enqueue_ns, p->enqueue_ns);
@@ -769,6 +784,7 @@ coll_done(struct plw_ctx *c, struct plw_ev *p, struct plw_gpu *g)
 		plw_st64(&g->done_func.w[0], p->func.w[0]);
 		plw_st64(&g->done_func.w[1], p->func.w[1]);
 		c->last_done_ns = t;
+		c->p2p_at_done = atomic_load_explicit(&g_p2p_total, memory_order_relaxed);
 	}
 	plw_st64(&g->progress_ns, t);
 	/* Free the handle, or tell its Coll stop to. */

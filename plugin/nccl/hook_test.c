@@ -950,6 +950,43 @@ test_p2p_time(const struct plw_record *r, void *ctx, int slot)
 	    v.g.p2p_span_ns);
 }
 
+/* The pipeline's transfers inside a collective's gap (plw_gpu.ring_p2p):
+ * a receive on another communicator in flight for 20 ms between two
+ * collectives of slot's counts in the second's gap, at most the gap; the
+ * next collective's gap holds none. */
+static void
+test_ring_p2p(const struct plw_record *r, void *ctx, int slot, void *pctx)
+{
+	struct reader_view v;
+	uint64_t n, gap, pw;
+	void *a, *p, *b;
+
+	a = coll5(ctx, 900, "AllReduce", 8, "ncclFloat32", 1, -1, NULL);
+	finish(ctx, a, 1, 100);
+	p = p2p5(pctx, "Recv", 1, 64, 1);
+	sleep_ms(20);
+	finish(pctx, p, 1, 200);
+	sleep_ms(5);
+	b = coll5(ctx, 901, "AllReduce", 8, "ncclFloat32", 1, -1, NULL);
+	finish(ctx, b, 1, 300);
+	view(r, slot, &v);
+	n = v.g.done;
+	gap = n ? v.g.ring[(n - 1) % PLW_RING].gap_ns : 0;
+	pw = n ? v.g.ring_p2p[(n - 1) % PLW_RING] : 0;
+	ok(a && p && b && pw >= 20000000 && pw <= gap && gap >= 25000000,
+	    "ring_p2p: a 20 ms receive on another communicator is in the next "
+	    "collective's gap (%" PRIu64 " of %" PRIu64 " ns)", pw, gap);
+	sleep_ms(5);
+	b = coll5(ctx, 902, "AllReduce", 8, "ncclFloat32", 1, -1, NULL);
+	finish(ctx, b, 1, 400);
+	view(r, slot, &v);
+	n = v.g.done;
+	gap = n ? v.g.ring[(n - 1) % PLW_RING].gap_ns : 0;
+	pw = n ? v.g.ring_p2p[(n - 1) % PLW_RING] : 1;
+	ok(b && pw == 0 && gap >= 5000000,
+	    "ring_p2p: none in a gap with no transfer (%" PRIu64 " of %" PRIu64 " ns)", pw, gap);
+}
+
 static void
 test_v5(void)
 {
@@ -1005,6 +1042,7 @@ test_v5(void)
 	test_traps(r, ctx);
 	test_ag_runs(r, ctx1);
 	test_p2p_time(r, ctx1, 1);
+	test_ring_p2p(r, ctx, 0, ctx1);
 
 	/* A forked child shares the mapping but must not write to it. */
 	{
@@ -1198,7 +1236,7 @@ test_v4(void)
 int
 main(void)
 {
-	plan(209);
+	plan(211);
 	test_seqcount();
 	test_off();
 	test_v5();
