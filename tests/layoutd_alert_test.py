@@ -685,6 +685,40 @@ def main():
         ok(wait_for(lambda: settled(job7), 60, 0.25), "mismatch: the step ended, its alert "
            "resolved")
 
+        # --- pp2 alone, rank 1 stops outside NCCL at step 3: rank 0's send
+        #     to it waits on the GPU, and rank 1's record shows it never
+        #     posted the receive.  The Hang names rank 1 (observed), not the
+        #     waiting rank 0 (the never-silent rule named rank 0 before) ---
+        class Pp2(World):
+            tp, dp, pp = 1, 1, 2
+        job8 = 4211
+        w9 = Pp2(tmp, job8, ["--steps", "100000", "--compute-us", "1000", "--timeout", "30",
+                             "--fault=stop:1:3"])
+        worlds.append(w9)
+        is_eq(w9.register(d), [200] * 2, "unposted: the pp2 step registered")
+        seen_alerts = []
+
+        def hang_seen():
+            al = am_alerts(am, job_id=str(job8))
+            seen_alerts.extend(al)
+            return [a for a in al if a["labels"].get("alertname") == "ParallelLayoutHang"]
+        hg = wait_for(hang_seen, THRESHOLD + 30, 0.2)
+        summ = hg[0]["annotations"].get("summary", "") if hg else ""
+        ok(hg and len(hg) == 1 and hg[0]["labels"].get("rank") == "1" and
+           hg[0]["labels"].get("severity") == "critical" and
+           hg[0]["annotations"].get("evidence") == "observed" and
+           "rank 1 on node1 GPU 1 never posted the Recv that rank 0 waits for in its Send" in summ,
+           "unposted: ParallelLayoutHang names rank 1, which never posted its receive, observed: %s"
+           % summ)
+        time.sleep(RESEND + 1)
+        hang_seen()
+        is_eq(sorted({(a["labels"]["alertname"], a["labels"]["rank"]) for a in seen_alerts}),
+              [("ParallelLayoutHang", "1")],
+              "unposted: nothing names rank 0, whose send only waits")
+        w9.close(d)
+        ok(wait_for(lambda: settled(job8), 60, 0.25), "unposted: the step ended, its alert "
+           "resolved")
+
         # --- a kernel that runs where its peers' completed: observed, and
         #     what points at the GPU: drained; the second one within the
         #     hour is not (drain_max_per_hour 1) ---

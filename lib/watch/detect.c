@@ -5,7 +5,7 @@
 #include "detect.h"
 #include "rules.h"
 
-_Static_assert(sizeof(struct detect_comm) == 232, "detect_comm stays compact");
+_Static_assert(sizeof(struct detect_comm) == 264, "detect_comm stays compact");
 
 /* NCCL's ncclProfileKernelCh bit: with it the GPU part is recorded. */
 #define KERNEL_CH_BIT	(1u << 6)
@@ -104,6 +104,16 @@ detect_summarize(const struct reader_snap *snap, struct detect_rank *out)
 				sizeof(s->launch.datatype.c));
 		c->count = s->launch.count;
 		c->root = s->launch.root;
+		if (c->nranks >= 2 && c->nranks <= PLW_PEER_BUCKETS && c->rank >= 0 &&
+		    c->rank < c->nranks) {
+			int prev = (c->rank + c->nranks - 1) % c->nranks;
+			int next = (c->rank + 1) % c->nranks;
+
+			c->p2p_tx[0] = s->launch.sends[prev];
+			c->p2p_rx[0] = s->launch.recvs[prev];
+			c->p2p_tx[1] = s->launch.sends[next];
+			c->p2p_rx[1] = s->launch.recvs[next];
+		}
 		c->enter_ns = s->launch.enqueue_ns;
 		c->done = s->gpu.done;
 		c->ch_inflight = s->gpu.ch_started - s->gpu.ch_stopped;
@@ -435,6 +445,37 @@ stuck_evidence(const struct detect_rank *ranks, size_t n, size_t i, const struct
 	return 0;
 }
 
+/* The local member of rank i's comm c whose part of c's p2p operation in
+ * flight never came (rules_p2p_unposted), while it is idle outside NCCL
+ * (in no communicator waiting or stuck, no transfer of its own in flight):
+ * its index, or n when there is none. */
+static size_t
+unposted_peer(const struct detect_rank *ranks, size_t n, size_t i, const struct detect_comm *c,
+	      uint64_t now, uint64_t thr)
+{
+	size_t j;
+	uint32_t k;
+
+	for (j = 0; j < n; j++) {
+		const struct detect_comm *p;
+		int idle = 1;
+
+		if (j == i || ranks[j].exited)
+			continue;
+		p = find_comm(&ranks[i], &ranks[j], c->hash);
+		if (!p || p->rank != c->p2p_peer)
+			continue;
+		if ((p->flags & DETECT_P2P) || !rules_p2p_unposted(c, p))
+			return n;
+		for (k = 0; k < ranks[j].ncomm && k < PLW_MAX_COMMS && idle; k++)
+			idle = !rules_usable(ranks[j].comm[k].flags) ||
+			       (!waiting(&ranks[j].comm[k], now, thr) &&
+				!gpu_stuck(&ranks[j].comm[k], now, thr));
+		return idle ? j : n;
+	}
+	return n;
+}
+
 /* Whether a live local peer waits for exited rank i: past the threshold
  * in a communicator rank i belonged to, at a collective it never reached
  * (the one exit rule's test for an exit 0: rules.h). */
@@ -628,6 +669,35 @@ detect_run_busy(const struct detect_rank *ranks, size_t n, uint64_t now_ns,
 		if (named || !found)
 			break;
 	}
+	/* A transfer stuck on a local neighbour that never posted its part and
+	 * is idle outside NCCL: that neighbour, once. */
+	for (i = 0; i < n; i++)
+		for (k = 0; k < ranks[i].ncomm && k < PLW_MAX_COMMS; k++) {
+			const struct detect_comm *c = &ranks[i].comm[k], *pc;
+			size_t j, q;
+			int seen = 0;
+
+			if (ranks[i].exited || !gpu_stuck(c, now_ns, threshold_ns) ||
+			    !(c->flags & DETECT_P2P) || c->colls > c->done)
+				continue;
+			j = unposted_peer(ranks, n, i, c, now_ns, threshold_ns);
+			if (j == n)
+				continue;
+			for (q = 0; q < count && q < max && !seen; q++)
+				seen = out[q].rank == ranks[j].rank && out[q].comm_hash == c->hash &&
+				       (out[q].kind == DETECT_NOT_ENTERED || out[q].kind == DETECT_RANK_BUSY);
+			if (seen)
+				continue;
+			pc = find_comm(&ranks[i], &ranks[j], c->hash);
+			verdict_base(&v, DETECT_NOT_ENTERED, &ranks[j], pc);
+			if (rules_busy(&ranks[j].proc, c->progress_ns, now_ns, threshold_ns, busy_ns))
+				v.kind = DETECT_RANK_BUSY;
+			rules_text_copy(v.func, sizeof(v.func), (c->flags & DETECT_SEND) ? "Recv" : "Send",
+					5);
+			v.peer_rank = ranks[i].rank;
+			v.for_ns = rules_age(now_ns, c->progress_ns);
+			emit(out, max, &count, &v);
+		}
 	/* Stuck kernels whose communicator has no local cause, where this
 	 * node can tell (stuck_evidence); when nothing at all is named (a
 	 * cycle of waits, each stuck on the GPU), every such stuck kernel,

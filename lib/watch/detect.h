@@ -5,7 +5,7 @@
  * ns, the clock of the records) and the threshold.
  *
  * The state is a compact summary per rank and communicator (struct
- * detect_comm, 232 bytes; at most PLW_MAX_COMMS per rank), made from a
+ * detect_comm, 264 bytes; at most PLW_MAX_COMMS per rank), made from a
  * reader snapshot by detect_summarize().  It is what the next step sends
  * across nodes: fixed size, no pointers, times as the node's monotonic ns
  * (a receiver converts them to ages against the sender's `now`).
@@ -104,7 +104,7 @@
 #define DETECT_SEND	0x10u	/* with DETECT_P2P: that one is a send */
 
 /*
- * One rank's state in one communicator (232 bytes, no pointers).
+ * One rank's state in one communicator (264 bytes, no pointers).
  *
  * The window: the collectives whose completion the record's wait ring
  * still holds, the most recent min(done, PLW_RING) of them.  nwait counts
@@ -152,6 +152,13 @@ struct detect_comm {
 	uint64_t count;		/* its count (AllGather, Broadcast: bytes) */
 	char dtype[DETECT_TEXT_LEN]; /* its datatype, "ncclFloat32", ... */
 	int32_t root;		/* its root, -1 none */
+	/* The p2p operations it posted to ([0]) its previous member (rank - 1
+	 * modulo nranks) and ([1]) its next (rank + 1): sends and receives,
+	 * from the record's per-peer counts; all 0 when those do not tell one
+	 * peer from another (nranks above PLW_PEER_BUCKETS, or below 2).  A
+	 * pipeline stage's neighbours: whether the peer a stuck transfer waits
+	 * on ever posted its part (rules_p2p_unposted). */
+	uint64_t p2p_tx[2], p2p_rx[2];
 };
 
 /* 1 when an AllGather run's counts could be true: none, or calls whose

@@ -191,6 +191,7 @@ judge_run(const struct judge_step *step, const struct judge_rank *ranks, size_t 
 	js_nodes_lost(&r);
 	js_mismatch(&r);
 	js_not_entered(&r);
+	js_p2p_unposted(&r);
 	js_gpu_stuck_all(&r);
 	js_stalled(&r);
 	if (!p->slow_off)

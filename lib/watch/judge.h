@@ -76,10 +76,20 @@
  *                      that waits upstream is so never named, even in the
  *                      round its wait crosses the threshold before the
  *                      cause's does.  Without the p2p part (KernelCh
- *                      off) every stuck kernel of the group is named.  Not told: a receive
- *                      stuck after its sender's send completed (the data
- *                      lost on the way) looks like a peer that never
- *                      sent; then only the never-silent rule names it.
+ *                      off) every stuck kernel of the group is named.  The
+ *                      unposted rule (rules.h) tells a peer that never
+ *                      posted its part from data lost on the way: the
+ *                      records count each rank's p2p operations to its
+ *                      previous and next member (communicators of 2 to
+ *                      16), and a neighbour that posted fewer of the
+ *                      matching operations than the waiting rank, in no
+ *                      NCCL operation itself, is named (a not-entered
+ *                      finding, "never posted the Send that rank R waits
+ *                      for", observed; busy when its process tree makes
+ *                      progress), not the transfer that waits on it.  A
+ *                      receive stuck after its sender's send was posted
+ *                      (the data lost on the way) is still named only by
+ *                      the never-silent rule.
  *   JUDGE_BUSY         a rank the not-entered rule would name whose process
  *                      tree makes progress (detect_proc: CPU above the
  *                      floor or I/O within the last hang threshold) while

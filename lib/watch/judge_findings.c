@@ -960,3 +960,79 @@ js_mismatch(struct round *r)
 	for (g = 0; g < r->ngrp; g++)
 		mismatch_group(r, g);
 }
+
+/* Whether input rank ix is idle outside NCCL as its record shows it: in
+ * no communicator waiting past the threshold or stuck, and the one entry
+ * e of it with no p2p operation in flight. */
+static int
+idle_peer(const struct round *r, const struct js_entry *e)
+{
+	const struct js_hot *h = ent_comm(r, e);
+
+	return !h->exited && !(h->flags & DETECT_P2P) && !(e->flags & (E_WAITING | E_STUCK)) &&
+	       r->s->nbusy[e->ix] == 0 && !r->s->culprit[e->ix];
+}
+
+/*
+ * The unposted rule (rules.h) on group g: a member whose p2p operation is
+ * stuck on the GPU waits on a neighbour that never posted its part and is
+ * idle outside NCCL: that neighbour is named (its own record shows it
+ * posted fewer), as a hang, or busy when its process tree makes progress
+ * (rules_busy).  Its peer's stuck kernel is the effect (culprit marked).
+ */
+static void
+unposted_group(struct round *r, size_t g)
+{
+	const struct js_group *gr = &r->s->grp[g];
+	size_t i, j;
+
+	for (i = gr->first; i < gr->first + gr->n; i++) {
+		const struct js_entry *e = &r->s->ent[i];
+		const struct js_hot *c = ent_comm(r, e);
+		const struct detect_comm *cf = ent_full(r, e);
+		const struct js_entry *pe = NULL;
+		struct judge_finding *f;
+		uint32_t ix[1];
+		struct line l;
+		int busy;
+
+		if (!(e->flags & E_STUCK) || !(c->flags & DETECT_P2P) || c->exited ||
+		    c->colls > c->done)
+			continue;
+		for (j = gr->first; j < gr->first + gr->n && !pe; j++)
+			if (j != i && ent_comm(r, &r->s->ent[j])->rank == c->p2p_peer)
+				pe = &r->s->ent[j];
+		if (!pe || !idle_peer(r, pe) || !rules_p2p_unposted(cf, ent_full(r, pe)))
+			continue;
+		busy = rules_busy(&r->rk[pe->ix].st.proc, c->progress_ns, r->now,
+				  r->p->hang_threshold_ns, r->p->busy_threshold_ns);
+		r->s->culprit[pe->ix] = busy ? 2 : 1;
+		f = js_group_finding(r, busy ? JUDGE_BUSY : JUDGE_NOT_ENTERED, g, &l);
+		rules_text_copy(f->func, sizeof(f->func), (c->flags & DETECT_SEND) ? "Recv" : "Send",
+				5);
+		js_add_culprit(r, f, ix, (size_t)(pe - r->s->ent));
+		f->npeers_waiting = 1;
+		f->since_ns = c->progress_ns;
+		f->for_ns = rules_age(r->now, c->progress_ns);
+		js_put_culprits(&l, r->st, r->rk, ix, 1, 1);
+		js_put(&l, " never posted the %s that rank %lld waits for in its %s, ", f->func,
+		       (long long)e->rank, (c->flags & DETECT_SEND) ? "Send" : "Recv");
+		js_put_secs(&l, f->for_ns);
+		if (busy) {
+			js_put(&l, "; busy outside NCCL: ");
+			put_doing(&l, &r->rk[pe->ix].st.proc);
+		} else {
+			js_put(&l, "; it is in no NCCL operation");
+			put_tree(r, &l, ix[0]);
+		}
+	}
+}
+
+void
+js_p2p_unposted(struct round *r)
+{
+	size_t g;
+
+	for (g = 0; g < r->ngrp; g++)
+		unposted_group(r, g);
+}

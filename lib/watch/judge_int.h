@@ -246,6 +246,7 @@ void js_exits(struct round *r);
 void js_nodes_lost(struct round *r);
 void js_mismatch(struct round *r);
 void js_not_entered(struct round *r);
+void js_p2p_unposted(struct round *r);
 void js_gpu_stuck_all(struct round *r);
 void js_stalled(struct round *r);
 

@@ -794,6 +794,37 @@ c_p2p_alone(void)
 	in_p2p(11, C_PP, 0, 0, NOW - 70 * S);
 }
 
+/* c_p2p_alone with the records' per-peer counts: 11 entered its 5th
+ * receive from 3, and 3 posted only 4 sends to it and is in no NCCL
+ * operation (a rank that hangs outside NCCL at pp2): 3 is named, observed,
+ * not the receive that waits on it. */
+static void
+c_p2p_unposted(void)
+{
+	c_p2p_alone();
+	cm(11, C_PP)->p2p_rx[0] = cm(11, C_PP)->p2p_rx[1] = 5;
+	cm(11, C_PP)->p2p_tx[0] = cm(11, C_PP)->p2p_tx[1] = 5;
+	cm(3, C_PP)->p2p_tx[0] = cm(3, C_PP)->p2p_tx[1] = 4;
+	cm(3, C_PP)->p2p_rx[0] = cm(3, C_PP)->p2p_rx[1] = 5;
+}
+
+/* The same, 3 busy outside NCCL (1.9 cores, writing): busy, a warning. */
+static void
+c_p2p_unposted_busy(void)
+{
+	c_p2p_unposted();
+	tree(3, S, 1900, 310000000);
+}
+
+/* The same counts with 3's fifth send posted: the data lost on the way,
+ * as before (never silent: 11's receive named, inferred). */
+static void
+c_p2p_posted(void)
+{
+	c_p2p_unposted();
+	cm(3, C_PP)->p2p_tx[0] = cm(3, C_PP)->p2p_tx[1] = 5;
+}
+
 /* The same receive stuck only 61 s, a second past the threshold: within
  * the grace the never-silent rule leaves for a cause to cross it (the
  * stages a stopped rank holds cross it a round before its peers do). */
@@ -918,6 +949,17 @@ static const struct tcase cases[] = {
 	  c_p2p_exit_pending, 0, { { 0 } } },
 	{ "a stuck receive whose sender is done: named (never silent)", c_p2p_alone, 1,
 	  { { JUDGE_GPU_STUCK, "PP group 3", { 11 }, 1, 1, 70 * S, 2, NULL, DETECT_INFERRED } } },
+	{ "a stuck receive whose sender never posted it and is idle: the sender named",
+	  c_p2p_unposted, 1,
+	  { { JUDGE_NOT_ENTERED, "PP group 3", { 3 }, 1, 1, 70 * S, 0,
+	      "PP group 3: rank 3 on node0 GPU 3 never posted the Send that rank 11 waits for in "
+	      "its Recv, 70 s; it is in no NCCL operation", 0 } } },
+	{ "the same sender busy outside NCCL: busy, a warning", c_p2p_unposted_busy, 1,
+	  { { JUDGE_BUSY, "PP group 3", { 3 }, 1, 1, 70 * S, 0,
+	      "PP group 3: rank 3 on node0 GPU 3 never posted the Send that rank 11 waits for in "
+	      "its Recv, 70 s; busy outside NCCL: 1.9 cores, writing 310.0 MB/s", 0 } } },
+	{ "the sender posted it (lost on the way): the receive, never silent", c_p2p_posted, 1,
+	  { { JUDGE_GPU_STUCK, "PP group 3", { 11 }, 1, 1, 70 * S, 2, NULL, DETECT_INFERRED } } },
 	{ "the same stuck 61 s: within the grace past the threshold, not named yet",
 	  c_p2p_alone_young, 0, { { 0 } } },
 	{ "GPU stuck in TP group 2 of PP stage 0", c_gpu_stuck, 1,
@@ -1032,7 +1074,7 @@ c_lost(void (*setup)(void))
 	return setup == c_node_lost || setup == c_node_lost_holds || setup == c_acting;
 }
 
-#define NEND	16	/* cases about the step's end or the p2p rule */
+#define NEND	17	/* cases about the step's end or the p2p rule */
 
 /* Whether judge_state_end must say the step is ending in case setup. */
 static int
@@ -1049,7 +1091,7 @@ c_end(void (*setup)(void))
 	       setup == c_fail_then_kills || setup == c_fail_then_timeouts || setup == c_two_fail ||
 	       setup == c_kill_then_timeouts || setup == c_exit0_all || setup == c_p2p_downstream ||
 	       setup == c_p2p_chain || setup == c_p2p_alone || setup == c_p2p_exit_pending ||
-	       setup == c_p2p_alone_young;
+	       setup == c_p2p_alone_young || setup == c_p2p_posted;
 }
 
 /* Whether finding f is w; says what differs. */

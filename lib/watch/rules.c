@@ -143,3 +143,36 @@ rules_sig_split(const struct detect_sig *const *s, size_t n, size_t *major)
 		*major = rep[best];
 	return nk + (size_t)more;
 }
+
+/* Which side of c the member m is: 0 its previous, 1 its next, -1
+ * neither (with two members the one peer is both: 0). */
+static int
+side_of(const struct detect_comm *c, int32_t m)
+{
+	int32_t n = c->nranks;
+
+	if (n < 2 || n > PLW_PEER_BUCKETS || c->rank < 0 || c->rank >= n || m < 0 || m >= n)
+		return -1;
+	if (m == (c->rank + n - 1) % n)
+		return 0;
+	if (m == (c->rank + 1) % n)
+		return 1;
+	return -1;
+}
+
+int
+rules_p2p_unposted(const struct detect_comm *c, const struct detect_comm *peer)
+{
+	int send = (c->flags & DETECT_SEND) != 0, a, b;
+	uint64_t mine, theirs;
+
+	if (!(c->flags & DETECT_P2P) || peer->nranks != c->nranks || peer->rank != c->p2p_peer)
+		return 0;
+	a = side_of(c, c->p2p_peer);
+	b = side_of(peer, c->rank);
+	if (a < 0 || b < 0)
+		return 0;
+	mine = send ? c->p2p_tx[a] : c->p2p_rx[a];
+	theirs = send ? peer->p2p_rx[b] : peer->p2p_tx[b];
+	return mine > 0 && theirs < mine;
+}

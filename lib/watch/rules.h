@@ -99,6 +99,20 @@ int rules_sig_same(const struct detect_sig *a, const struct detect_sig *b);
 #define RULES_SIG_KINDS 8
 size_t rules_sig_split(const struct detect_sig *const *s, size_t n, size_t *major);
 
+struct detect_comm;
+
+/*
+ * The unposted rule, for a rank whose p2p operation is in flight in c
+ * (DETECT_P2P: to its member p2p_peer, a send with DETECT_SEND) and that
+ * peer's state in the same communicator: 1 when the peer posted fewer of
+ * the matching operations than the rank did of its own (a send meets the
+ * peer's receives from it, a receive the peer's sends to it; both counted
+ * as entered, detect.h's p2p_tx and p2p_rx): the one waited for never
+ * came.  0 when it did, when the peer is no neighbour of the rank (rank
+ * +- 1 modulo nranks) or the counts are not known.
+ */
+int rules_p2p_unposted(const struct detect_comm *c, const struct detect_comm *peer);
+
 struct detect_proc;
 
 /*

@@ -35,10 +35,10 @@ _Static_assert(H_NODE + SUM_NODE_LEN == H_JOB, "the node's text fills its array"
 #define PROC_MAX	(1 + 1 + 2 * 5 + 5 * 10 + DETECT_WCHAN_LEN)
 #define PROC_MIN	(1 + 8 + 1)
 #define COMM_MIN	(8 + 1 + 5 + 2 + 1 + 6 + 6)
-/* A communicator's signature rest (version 6, after the process trees):
- * count, datatype, root + 1. */
-#define SIG_MAX		(10 + DETECT_TEXT_LEN + 5)
-#define SIG_MIN		3
+/* A communicator's rest (version 6, after the process trees): count,
+ * datatype, root + 1, the p2p operations to and from its neighbours. */
+#define SIG_MAX		(10 + DETECT_TEXT_LEN + 5 + 4 * 10)
+#define SIG_MIN		7
 _Static_assert((uint64_t)SUM_HEADER_BYTES + (uint64_t)SUM_MAX_RANKS * (RANK_MAX + PROC_MAX) <=
 	       SUM_MAX_BYTES, "the most ranks, with no communicator, fit the size bound");
 
@@ -434,6 +434,8 @@ comm_wire(const struct detect_comm *c, uint64_t now, struct detect_comm *w, uint
 	memcpy(w->dtype, t, sizeof(w->dtype));
 	if (w->root < -1)
 		w->root = -1;
+	if (w->nranks < 2 || w->nranks > PLW_PEER_BUCKETS)
+		w->p2p_tx[0] = w->p2p_rx[0] = w->p2p_tx[1] = w->p2p_rx[1] = 0;
 	cap = (c->nwait <= PLW_RING ? c->nwait : PLW_RING) * SUM_MAX_AGE_NS;
 	if (w->wait_sum_ns > cap)
 		w->wait_sum_ns = cap;
@@ -555,6 +557,10 @@ sig_put(uint8_t *p, const struct detect_comm *w)
 	n += vput(p + n, w->count);
 	n += tput(p + n, DETECT_TEXT_LEN, w->dtype, sizeof(w->dtype));
 	n += vput(p + n, (uint64_t)((int64_t)w->root + 1));
+	n += vput(p + n, w->p2p_tx[0]);
+	n += vput(p + n, w->p2p_rx[0]);
+	n += vput(p + n, w->p2p_tx[1]);
+	n += vput(p + n, w->p2p_rx[1]);
 	return n;
 }
 
@@ -1014,8 +1020,17 @@ sig_get(const uint8_t *p, size_t len, size_t *off, uint32_t i, uint32_t k,
 		 "): communicator %" PRIu32, where, i, r->rank, k);
 	if (vget(&q, UINT64_MAX, &c->count, cwhere, "count", err) < 0 ||
 	    tget(&q, c->dtype, DETECT_TEXT_LEN, cwhere, "datatype", err) < 0 ||
-	    vget(&q, (uint64_t)INT32_MAX + 1, &v, cwhere, "root + 1", err) < 0)
+	    vget(&q, (uint64_t)INT32_MAX + 1, &v, cwhere, "root + 1", err) < 0 ||
+	    vget(&q, UINT64_MAX, &c->p2p_tx[0], cwhere, "p2p_tx_prev", err) < 0 ||
+	    vget(&q, UINT64_MAX, &c->p2p_rx[0], cwhere, "p2p_rx_prev", err) < 0 ||
+	    vget(&q, UINT64_MAX, &c->p2p_tx[1], cwhere, "p2p_tx_next", err) < 0 ||
+	    vget(&q, UINT64_MAX, &c->p2p_rx[1], cwhere, "p2p_rx_next", err) < 0)
 		return -1;
+	if ((c->nranks < 2 || c->nranks > PLW_PEER_BUCKETS) &&
+	    (c->p2p_tx[0] | c->p2p_rx[0] | c->p2p_tx[1] | c->p2p_rx[1]))
+		return pl_err_set(err, "%s: p2p counts to its neighbours with nranks %" PRId32
+				  ": want 0 (known only for 2 to %d members)", cwhere, c->nranks,
+				  PLW_PEER_BUCKETS);
 	c->root = (int32_t)((int64_t)v - 1);
 	*off = (size_t)(q.p - p);
 	return 0;

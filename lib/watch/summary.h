@@ -39,10 +39,13 @@
  *   order of the rank entries (detect_proc): one byte state (0 or a
  *   letter), known, nprocs, threads, cpu_milli, read_bps, write_bps,
  *   progress_age_ns, dstate_age_ns, wchan (text, 32 bytes with its NUL).
- *   then, after the last process tree, the rest of each communicator's
- *   last collective's signature (what the mismatch rule compares), in
- *   the order of the rank entries and their communicators: count,
- *   datatype (text, 16), root + 1 (0: none; at most 2^31).
+ *   then, after the last process tree, the rest of each communicator, in
+ *   the order of the rank entries and their communicators: its last
+ *   collective's count, datatype (text, 16) and root + 1 (0: none; at
+ *   most 2^31), what the mismatch rule compares; then the p2p operations
+ *   it posted to its previous and next member, p2p_tx_prev, p2p_rx_prev,
+ *   p2p_tx_next, p2p_rx_next (detect.h; all 0 unless nranks is 2 to
+ *   PLW_PEER_BUCKETS).
  *   p2p_peer is the peer of the p2p operation in flight with the flag
  *   DETECT_P2P (the one a stuck p2p kernel waits on: judge.h), 0 without.
  *   nnodes is the nodes NCCL counted at its init (0 unknown; at most

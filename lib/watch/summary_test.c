@@ -83,16 +83,18 @@ static const uint8_t body[] = {
 	0x44, 0x01, 0x01, 0x02, 0x00, 0x00, 0x00, 0x00, 0x80, 0xf8, 0xcc, 0xe2,
 	0x84, 0x02, 0x15, 0x6e, 0x66, 0x73, 0x5f, 0x77, 0x61, 0x69, 0x74, 0x5f,
 	0x62, 0x69, 0x74, 0x5f, 0x6b, 0x69, 0x6c, 0x6c, 0x61, 0x62, 0x6c, 0x65,
-	/* 260 the signatures (version 6), in the order of the rank entries and
-	 * their communicators.  Rank 4's tp: count 1048576, "ncclBfloat16"
-	 * (263), root none (276) */
+	/* 260 the communicators' rest (version 6), in the order of the rank
+	 * entries and their communicators.  Rank 4's tp: count 1048576,
+	 * "ncclBfloat16" (263), root none (276), p2p to and from its
+	 * neighbours 3 4 5 6 (277) */
 	0x80, 0x80, 0x40, 0x0c, 0x6e, 0x63, 0x63, 0x6c, 0x42, 0x66, 0x6c, 0x6f,
-	0x61, 0x74, 0x31, 0x36, 0x00,
-	/* 277 its dp: count 4194304, "ncclFloat32" (281), root 0 (293) */
+	0x61, 0x74, 0x31, 0x36, 0x00, 0x03, 0x04, 0x05, 0x06,
+	/* 281 its dp: count 4194304, "ncclFloat32" (285), root 0 (297), no
+	 * p2p (298) */
 	0x80, 0x80, 0x80, 0x02, 0x0b, 0x6e, 0x63, 0x63, 0x6c, 0x46, 0x6c, 0x6f,
-	0x61, 0x74, 0x33, 0x32, 0x01,
-	/* 294 rank 5's busy slot: nothing known */
-	0x00, 0x00, 0x00,
+	0x61, 0x74, 0x33, 0x32, 0x01, 0x00, 0x00, 0x00, 0x00,
+	/* 302 rank 5's busy slot: nothing known */
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
 };
 
 #define FIX_LEN	(SUM_HEADER_BYTES + sizeof(body))
@@ -193,6 +195,10 @@ fixture(void)
 	snprintf(c->func, sizeof(c->func), "AllReduce");
 	snprintf(c->dtype, sizeof(c->dtype), "ncclBfloat16");
 	c->count = 1048576;
+	c->p2p_tx[0] = 3;
+	c->p2p_rx[0] = 4;
+	c->p2p_tx[1] = 5;
+	c->p2p_rx[1] = 6;
 	c->enter_ns = SEND - 10 * S;
 	c->done = 99;
 	c->ch_inflight = 4;
@@ -333,7 +339,7 @@ t_roundtrip(void)
 
 	p = encoded(&len);
 	is_int(len, FIX_LEN, "encoded: the 168-byte header, 195 bytes of ranks, 65 of "
-	       "process trees and 37 of signatures");
+	       "process trees and 49 of the communicators' rest");
 	pl_err_clear(&err);
 	rv = sum_decode(p, len, RECV, &h, &r, &in, &n, &err);
 	ok(rv == 0 && n == 3, "decoded: 3 ranks (%s)", err.text);
@@ -434,9 +440,9 @@ static const struct patch patches[] = {
 	NUM(8, 4, 2, "version 2: want version 6, the only one", "version 2 (never released)"),
 	NUM(8, 4, 1, "version 1: want version 6, the only one", "version 1 (never released)"),
 	NUM(8, 4, 0, "version 0: want version 6", "version 0"),
-	NUM(12, 4, FIX_LEN + 1, "truncated: 465 bytes of the 466", "total_size above the length"),
-	NUM(12, 4, FIX_LEN - 1, "465 bytes, 1 more than its total_size 464", "total_size below"),
-	NUM(12, 4, 0xffffffffu, "truncated: 465 bytes of the 4294967295", "total_size huge"),
+	NUM(12, 4, FIX_LEN + 1, "truncated: 477 bytes of the 478", "total_size above the length"),
+	NUM(12, 4, FIX_LEN - 1, "477 bytes, 1 more than its total_size 476", "total_size below"),
+	NUM(12, 4, 0xffffffffu, "truncated: 477 bytes of the 4294967295", "total_size huge"),
 	TXT(16, "\x01", "node \\x01ode2: byte 0 is 0x01, want printable", "node not printable"),
 	NUM(16, 8, 0, "node: empty", "node empty"),
 	TXT(16, "node2\0x", "node: byte 6 after the NUL is 0x78, want 0", "node: junk after the NUL"),
@@ -454,7 +460,7 @@ static const struct patch patches[] = {
 	NUM(128, 4, 0xffffffffu, "uid 4294967295", "uid -1"),
 	NUM(164, 4, 1, "reserved header field 0x1: want 0", "header reserved"),
 	NUM(160, 4, 1025, "nranks 1025: want at most 1024", "nranks too large"),
-	NUM(160, 4, 16, "nranks 16 needs at least 536 bytes, the summary has 465",
+	NUM(160, 4, 16, "nranks 16 needs at least 536 bytes, the summary has 477",
 	    "nranks beyond the length"),
 	NUM(160, 4, 4, "rank entry 3 (rank 83): rank 83: want 0 to 15 (world 16)",
 	    "one rank entry more than there are (a process tree read as one)"),
@@ -499,7 +505,7 @@ static const struct patch patches[] = {
 	REP(19, 1, "\x0a", "rank entry 0 (rank 4): ncomm 10 needs at least 290 bytes",
 	    "ncomm beyond the length"),
 	REP(194, 1, "\x03", "rank entry 2 (rank 7): ncomm 3 needs at least 87 bytes and the 0 "
-	    "rank entries after it with the process trees and the signatures 48, 102 are left",
+	    "rank entries after it with the process trees and the signatures 72, 114 are left",
 	    "ncomm in the last entry beyond the length"),
 	REP(28, 1, "\x30", "name: length 48: want at most 47", "a name too long"),
 	TXT(SUM_HEADER_BYTES + 29, "\x7f", "communicator 0: name: byte 0 is 0x7f",
@@ -538,9 +544,12 @@ static const struct patch patches[] = {
 	    "most 15", "a datatype too long"),
 	TXT(SUM_HEADER_BYTES + 264, "\x01", "communicator 0: datatype: byte 0 is 0x01, want "
 	    "printable", "a datatype not printable"),
-	REP(293, 1, "\x81\x80\x80\x80\x08", "rank entry 0 (rank 4): communicator 1: root + 1 "
+	REP(297, 1, "\x81\x80\x80\x80\x08", "rank entry 0 (rank 4): communicator 1: root + 1 "
 	    "2147483649: want at most 2147483648", "a root above INT32_MAX"),
-	REP(294, 3, "", "rank entry 1 (rank 5): communicator 0: count: truncated",
+	REP(305, 1, "\x01", "rank entry 1 (rank 5): communicator 0: p2p counts to its neighbours "
+	    "with nranks 0: want 0 (known only for 2 to 16 members)",
+	    "p2p counts in a slot whose members are not known"),
+	REP(302, 7, "", "rank entry 1 (rank 5): communicator 0: count: truncated",
 	    "the last signature cut"),
 	REP(sizeof(body), 0, "\x00", "1 bytes after the last signature: want none",
 	    "a byte after the last rank"),
@@ -843,9 +852,9 @@ t_encode_refuses(void)
 	fi[0].co[4] = 2;
 	encode_fails(3, "coordinate pp = 2: want 0 to 1", "a coordinate out of the layout");
 	/* 1025 ranks; 1024 ranks of 32 communicators of 55 bytes each, their
-	 * process trees of 19 and signatures of 17: 168 + 128 * 20 + 896 * 21
-	 * (ranks from 128 take a second byte) + 32768 * 55 + 1024 * 19 + 32768
-	 * * 17 = 2,400,296 bytes. */
+	 * process trees of 19 and the communicators' rest of 21: 168 + 128 *
+	 * 20 + 896 * 21 (ranks from 128 take a second byte) + 32768 * 55 +
+	 * 1024 * 19 + 32768 * 21 = 2,531,368 bytes. */
 	memset(&fh, 0, sizeof(fh));
 	fixture();
 	fh.world = 2048;
@@ -871,7 +880,7 @@ t_encode_refuses(void)
 	   "encode refuses 1025 ranks: %s", err.text);
 	pl_err_clear(&err);
 	ok(sum_encode(&b, &fh, big, bigi, SUM_MAX_RANKS, &err) == -1 &&
-	   strstr(err.text, "1024 ranks take 2400296 bytes: want at most 1048576") &&
+	   strstr(err.text, "1024 ranks take 2531368 bytes: want at most 1048576") &&
 	   b.len == 4, "encode refuses a summary over 1 MiB: %s", err.text);
 	buf_free(&b);
 }
@@ -972,8 +981,8 @@ t_p2p(void)
 
 /* The bytes after the last communicator of v4_make's summary: its three
  * process trees, not sampled (10 bytes each), and its four communicators'
- * signatures (17, 17, 3 and 3 bytes). */
-#define V4_TAIL	70
+ * rest (21, 21, 7 and 7 bytes). */
+#define V4_TAIL	86
 
 /* A summary of the fixture (the fields version 4 brought), whose last
  * communicator (rank 7's only one, put there) has nnodes and an AllGather
@@ -1102,8 +1111,8 @@ t_v4(void)
 /*
  * The size of 8 ranks x 6 communicators: each rank as rank 4 of the
  * fixture (20 bytes, and 19 of its process tree) with six copies of its
- * tp communicator (55 bytes, and 17 of its signature): 168 + 8 * (20 + 19
- * + 6 * (55 + 17)) = 3936 bytes.
+ * tp communicator (55 bytes, and 21 of its rest): 168 + 8 * (20 + 19 + 6 *
+ * (55 + 21)) = 4128 bytes.
  */
 static void
 t_size(void)
@@ -1132,8 +1141,8 @@ t_size(void)
 		in[i].gpu = (int32_t)i;
 	}
 	pl_err_clear(&err);
-	ok(sum_encode(&b, &fh, r, in, 8, &err) == 0 && b.len == 3936,
-	   "8 ranks x 6 communicators: 3936 bytes (%zu; %s)", b.len, err.text);
+	ok(sum_encode(&b, &fh, r, in, 8, &err) == 0 && b.len == 4128,
+	   "8 ranks x 6 communicators: 4128 bytes (%zu; %s)", b.len, err.text);
 	diag("encoded size, 8 ranks x 6 communicators: %zu bytes", b.len);
 	buf_free(&b);
 }
@@ -1273,7 +1282,7 @@ t_carry(void)
 
 		pl_err_clear(&e);
 		ok(sum_carry(&fh, big, bigi, SUM_MAX_RANKS, RECV, &a, &na, &e) == -1 && na == 0 &&
-		   strstr(e.text, "1024 ranks take 2400296 bytes: want at most 1048576"),
+		   strstr(e.text, "1024 ranks take 2531368 bytes: want at most 1048576"),
 		   "sum_carry refuses what would be over 1 MiB on the wire, as encode: %s", e.text);
 		pl_err_clear(&e);
 		ok(sum_carry(&fh, big, bigi, 384, RECV, &a, &na, &e) == 0 && na == 384,
