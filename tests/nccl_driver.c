@@ -86,7 +86,8 @@ static const char *const axis_env[AX_N] = {
 	"PARALLEL_LAYOUT_PP"
 };
 
-enum fault_kind { F_STOP, F_SLOW, F_EXIT, F_STUCK, F_WEDGE, F_BUSY, F_MISMATCH, F_MISCOUNT };
+enum fault_kind { F_STOP, F_SLOW, F_EXIT, F_STUCK, F_WEDGE, F_BUSY, F_MISMATCH, F_MISCOUNT,
+	F_TAIL };
 struct fault {
 	enum fault_kind kind;
 	int rank;
@@ -1694,7 +1695,7 @@ parse_fsdp(const char *spec)
 }
 
 /* stop:R:K  slow:R:PCT  exit:R:K[:STATUS]  stuck:R:K  wedge:R:K  busy:R:K:SECS
- * mismatch:R:K  miscount:R:K */
+ * mismatch:R:K  miscount:R:K  tail:R:SECS */
 static void
 parse_fault(const char *spec)
 {
@@ -1727,6 +1728,8 @@ parse_fault(const char *spec)
 		ft->kind = F_MISMATCH;
 	else if (strcmp(f[0], "miscount") == 0)
 		ft->kind = F_MISCOUNT;
+	else if (strcmp(f[0], "tail") == 0)
+		ft->kind = F_TAIL;
 	else
 		goto bad;
 	if (ft->kind == F_BUSY ? n != 4 : n == 4 && ft->kind != F_EXIT)
@@ -1741,8 +1744,8 @@ parse_fault(const char *spec)
 	return;
 bad:
 	die("--fault=%.64s: expected stop:RANK:STEP, slow:RANK:PERCENT, exit:RANK:STEP[:STATUS], "
-	    "stuck:RANK:STEP, wedge:RANK:STEP, busy:RANK:STEP:SECONDS, mismatch:RANK:STEP or "
-	    "miscount:RANK:STEP", spec);
+	    "stuck:RANK:STEP, wedge:RANK:STEP, busy:RANK:STEP:SECONDS, mismatch:RANK:STEP, "
+	    "miscount:RANK:STEP or tail:RANK:SECONDS", spec);
 }
 
 static void
@@ -1781,7 +1784,9 @@ usage(FILE *f)
 		"  --fault SPEC       stop:R:K, slow:R:PCT, exit:R:K[:STATUS], stuck:R:K, wedge:R:K,\n"
 		"                     busy:R:K:SECS, mismatch:R:K (rank R's first collective of\n"
 		"                     step K another func than its peers': all hang), miscount:R:K\n"
-		"                     (the same with twice the count)\n");
+		"                     (the same with twice the count), tail:R:SECS (rank R busy\n"
+		"                     outside NCCL for SECS after the last step, as a final\n"
+		"                     checkpoint is, then exit 0)\n");
 }
 
 static void
@@ -1897,6 +1902,14 @@ main(int argc, char **argv)
 	for (i = 0; i < g_ncomm; i++)
 		init_comm(&g_comm[i]);
 	train();
+	/* A last checkpoint after the end: this rank alone, its peers gone
+	 * (its communicators kept until it exits, as a script's are). */
+	{
+		long secs;
+
+		if (fault_at(F_TAIL, &secs, NULL))
+			busy_outside((int)secs);
+	}
 	summary("ok", NULL, FN_N);
 	abort_comms();
 	munmap(g_seg, g_seg_len);
