@@ -200,7 +200,7 @@ judge_run(const struct judge_step *step, const struct judge_rank *ranks, size_t 
 		s->found_ns = now_ns;
 	for (g = 0; g < r.count && g < r.max; g++)
 		if (out[g].kind == JUDGE_NOT_ENTERED || out[g].kind == JUDGE_GPU_STUCK ||
-		    out[g].kind == JUDGE_MISMATCH) {
+		    out[g].kind == JUDGE_MISMATCH || out[g].kind == JUDGE_BUSY) {
 			if (!s->hang_last_ns || rules_age(now_ns, s->hang_last_ns) > end_grace(p))
 				s->hang_first_ns = now_ns;
 			s->hang_last_ns = now_ns;

@@ -92,7 +92,7 @@
  *                      the never-silent rule.
  *   JUDGE_BUSY         a rank the not-entered rule would name whose process
  *                      tree makes progress (detect_proc: CPU above the
- *                      floor or I/O within the last hang threshold) while
+ *                      floor or I/O above its floor within the last hang threshold) while
  *                      its peers have waited less than busy_threshold: busy
  *                      outside NCCL (a checkpoint, a compile, data
  *                      loading), a warning saying what it does; one finding
@@ -189,10 +189,10 @@
  * aborting them), nor any kill or exit 0 after a failure (Slurm killing
  * the others after it).  end_grace_ns must cover the summaries'
  * travel: the daemon gives at least 2 s and two intervals.  An exit seen
- * while a hang is named (a not-entered, GPU-stuck or mismatch finding in
- * a round since its first, until end_grace_ns after its last) is no cause
- * either: the peers' own timeouts (NCCL's watchdog) aborting them behind
- * it.
+ * while a hang is named (a not-entered, GPU-stuck, mismatch or busy
+ * finding in a round since its first, until end_grace_ns after its last)
+ * is no cause either: the peers' own timeouts (NCCL's watchdog) aborting
+ * them behind it, a busy rank's pause included.
  *
  * The slow-rank rule.  Each communicator's summary carries its window
  * (detect.h: the last min(done, 32) completions of its wait ring, the sum

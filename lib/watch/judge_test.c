@@ -1604,6 +1604,22 @@ timeouts_test(void)
 	ok(n1 == 0 && n2 == 0, "timeouts: every rank aborting half a second later is the hang's "
 	   "effect: nothing named, 1 s and 5 s on (%zu, %zu)", n1, n2);
 	judge_state_free(s);
+
+	/* The same behind a busy rank: 13 busy outside NCCL, its peers'
+	 * watchdogs aborting them (exit 3) while it still is: none named. */
+	s = judge_state_new(NR, &err);
+	c_busy();
+	n0 = s ? judge_run(&step, rk, NR, NOW, &par, s, out, 4) : 0;
+	ok(n0 == 1 && out[0].kind == JUDGE_BUSY, "timeouts: round 0, rank 13 busy (%zu)", n0);
+	for (r = 0; r < NR; r++)
+		if (r != 13)
+			exit_at(r, 3 << 8, 0);
+	for (r = 0; r < NR; r++)
+		rk[r].st.exit_ns = NOW + S / 2;
+	n1 = s ? judge_run(&step, rk, NR, NOW + S, &par, s, out, 4) : 9;
+	ok(n1 == 0, "timeouts: the peers of a busy rank aborting on their timeouts are its "
+	   "effect: none named (%zu%s%s)", n1, n1 ? ": " : "", n1 ? out[0].text : "");
+	judge_state_free(s);
 }
 
 static void
@@ -2079,7 +2095,7 @@ main(void)
 	par.slow_margin = 0.05;
 	par.slow_margin_off = 0.025;
 	par.slow_smooth = 1;
-	plan(3 * (int)NCASES - NLOST - NEND + 4 + 2 + 16 + 7 + 2 + 15 + 6 + 14 + 9 + 4 + 2 + 2);
+	plan(3 * (int)NCASES - NLOST - NEND + 4 + 2 + 16 + 7 + 2 + 15 + 6 + 14 + 9 + 4 + 2 + 2 + 2);
 	run_cases();
 	slow_test();
 	bounded_test();

@@ -178,6 +178,7 @@ proctree_update(struct detect_proc *p, const struct proctree_sample *prev,
 	p->cpu_milli = (uint64_t)((double)cpu * 1000.0 / (double)ticks_per_s / secs + 0.5);
 	p->read_bps = (uint64_t)((double)grew(prev->read_bytes, cur->read_bytes) / secs);
 	p->write_bps = (uint64_t)((double)grew(prev->write_bytes, cur->write_bytes) / secs);
-	if (p->cpu_milli >= PROCTREE_CPU_FLOOR_MILLI || io > 0)
+	if (p->cpu_milli >= PROCTREE_CPU_FLOOR_MILLI ||
+	    (double)io / secs >= (double)PROCTREE_IO_FLOOR_BPS)
 		p->progress_ns = now_ns;
 }

@@ -29,6 +29,10 @@
 /* The CPU of a tree that makes progress, at least: thousandths of a core
  * over the window (a process blocked in a futex or a sleep uses none). */
 #define PROCTREE_CPU_FLOOR_MILLI 20
+/* And its storage I/O, at least: bytes a second over the window.  A
+ * checkpoint or a data loader moves megabytes a second; a hung rank's
+ * logger writing a line (a page, 4 KiB, to the page cache) is none. */
+#define PROCTREE_IO_FLOOR_BPS	262144
 
 struct proctree_sample {
 	char state;			/* the rank's main thread: R, S, D, ... */
@@ -56,7 +60,8 @@ int proctree_sample(long pid, struct proctree_sample *s, pl_err_t *err);
  * The rank's detect_proc from the sample before (prev, dt_ns ago; NULL:
  * none yet) and this one, at now_ns (the clock of the rank's detect
  * times): the window's CPU and I/O rates, when the tree last made progress
- * (CPU at least PROCTREE_CPU_FLOOR_MILLI or any I/O: now, else as it was),
+ * (CPU at least PROCTREE_CPU_FLOOR_MILLI or I/O at least
+ * PROCTREE_IO_FLOOR_BPS: now, else as it was),
  * since when its main thread is in D state.  ticks_per_s is
  * sysconf(_SC_CLK_TCK).  A counter that went back (a child gone with its
  * time not yet reaped) counts as no change.

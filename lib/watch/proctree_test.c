@@ -148,6 +148,11 @@ update_rules(void)
 	proctree_update(&p, &a, &b, 2000 * MS, 6050 * MS, 100);
 	ok(p.write_bps == 1000002 && p.progress_ns == 6050 * MS,
 	   "update: I/O alone is progress (1 MB/s written)");
+	a = b;
+	b.write_bytes = b.io_bytes = 2000004 + 4096;
+	proctree_update(&p, &a, &b, 1000 * MS, 7050 * MS, 100);
+	ok(p.write_bps == 4096 && p.progress_ns == 6050 * MS,
+	   "update: a page written in a second (a log line) is below the I/O floor: no progress");
 }
 
 int
@@ -160,7 +165,7 @@ main(void)
 	pl_err_t err;
 	int fd, rv;
 
-	plan(5 + 6 + 2 + 4);
+	plan(5 + 6 + 2 + 4 + 1);
 	io_parse();
 	update_rules();
 
