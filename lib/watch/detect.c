@@ -445,6 +445,26 @@ stuck_evidence(const struct detect_rank *ranks, size_t n, size_t i, const struct
 	return 0;
 }
 
+/* Whether a live local member of rank j's comm c has entered more
+ * collectives and not completed them: it waits on rank j there (past the
+ * threshold or not), and the lag rule names rank j in c. */
+static int
+awaited_in_coll(const struct detect_rank *ranks, size_t n, size_t j, const struct detect_comm *c)
+{
+	size_t q;
+
+	for (q = 0; q < n; q++) {
+		const struct detect_comm *m;
+
+		if (q == j || ranks[q].exited)
+			continue;
+		m = find_comm(&ranks[j], &ranks[q], c->hash);
+		if (m && m->colls > c->colls && (!(m->flags & DETECT_GPU) || m->done < m->colls))
+			return 1;
+	}
+	return 0;
+}
+
 /* The local member of rank i's comm c whose part of c's p2p operation in
  * flight never came (rules_p2p_unposted), while it is idle outside NCCL
  * (in no communicator waiting or stuck, no transfer of its own in flight):
@@ -470,7 +490,8 @@ unposted_peer(const struct detect_rank *ranks, size_t n, size_t i, const struct 
 		for (k = 0; k < ranks[j].ncomm && k < PLW_MAX_COMMS && idle; k++)
 			idle = !rules_usable(ranks[j].comm[k].flags) ||
 			       (!waiting(&ranks[j].comm[k], now, thr) &&
-				!gpu_stuck(&ranks[j].comm[k], now, thr));
+				!gpu_stuck(&ranks[j].comm[k], now, thr) &&
+				!awaited_in_coll(ranks, n, j, &ranks[j].comm[k]));
 		return idle ? j : n;
 	}
 	return n;

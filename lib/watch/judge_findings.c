@@ -973,12 +973,42 @@ idle_peer(const struct round *r, const struct js_entry *e)
 	       r->s->nbusy[e->ix] == 0 && !r->s->culprit[e->ix];
 }
 
+/* Whether input rank ix lags a live member of one of its groups that has
+ * entered more collectives and has not completed them (any wait, past the
+ * threshold or not): the lag rule names it there, a round or so on, in
+ * the group of its own collectives. */
+static int
+awaited_in_coll(const struct round *r, uint32_t ix)
+{
+	size_t i, j;
+
+	for (i = 0; i < r->nent; i++) {
+		const struct js_entry *e = &r->s->ent[i];
+		const struct js_group *gr;
+
+		if (e->ix != ix)
+			continue;
+		gr = &r->s->grp[e->group];
+		for (j = gr->first; j < gr->first + gr->n; j++) {
+			const struct js_hot *m = ent_comm(r, &r->s->ent[j]);
+
+			if (!m->exited && m->colls > ent_comm(r, e)->colls &&
+			    (!(m->flags & DETECT_GPU) || m->done < m->colls))
+				return 1;
+		}
+	}
+	return 0;
+}
+
 /*
  * The unposted rule (rules.h) on group g: a member whose p2p operation is
  * stuck on the GPU waits on a neighbour that never posted its part and is
  * idle outside NCCL: that neighbour is named (its own record shows it
  * posted fewer), as a hang, or busy when its process tree makes progress
  * (rules_busy).  Its peer's stuck kernel is the effect (culprit marked).
+ * Left to the lag rule when a member of its collectives waits on it too
+ * (one finding for one culprit: a stopped stage's TP peers wait on it as
+ * its downstream stage's receive does).
  */
 static void
 unposted_group(struct round *r, size_t g)
@@ -1002,7 +1032,8 @@ unposted_group(struct round *r, size_t g)
 		for (j = gr->first; j < gr->first + gr->n && !pe; j++)
 			if (j != i && ent_comm(r, &r->s->ent[j])->rank == c->p2p_peer)
 				pe = &r->s->ent[j];
-		if (!pe || !idle_peer(r, pe) || !rules_p2p_unposted(cf, ent_full(r, pe)))
+		if (!pe || !idle_peer(r, pe) || !rules_p2p_unposted(cf, ent_full(r, pe)) ||
+		    awaited_in_coll(r, pe->ix))
 			continue;
 		busy = rules_busy(&r->rk[pe->ix].st.proc, c->progress_ns, r->now,
 				  r->p->hang_threshold_ns, r->p->busy_threshold_ns);
