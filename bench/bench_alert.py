@@ -44,8 +44,9 @@ import sys
 import threading
 import time
 
+import benchlab
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 
 p = argparse.ArgumentParser()
 p.add_argument("build", nargs="?", default=os.path.join(HERE, "..", "_build"))
@@ -66,27 +67,10 @@ p.add_argument("--keep", default=None,
                "rank's driver output, srun's output of a run with a problem")
 a = p.parse_args()
 GRACE = a.grace if a.grace is not None else a.threshold + 10
-B = os.path.abspath(a.build)
-os.environ.setdefault("LAYOUTCTL", os.path.join(B, "ctl", "layoutctl"))
-os.environ.setdefault("PL_TEST_DATA", os.path.join(HERE, "..", "tests", "data"))
-os.environ.setdefault("PL_ETC", os.path.join(HERE, "..", "etc"))
-os.environ.setdefault("LABCTL", os.path.join(HERE, "..", "tests", "cluster", "lab"))
-os.environ.setdefault("LAB_DIR", os.path.join(B, "tests", "lab"))
+PLUGIN, HOOK, DRIVER, LAYOUTD = benchlab.parts(a.build, "bench_alert")
 
-from clusterlib import LabError, unavailable  # noqa: E402
+from clusterlib import LabError  # noqa: E402
 from watchlab import WatchLab, rows_of  # noqa: E402
-
-PLUGIN = os.path.join(B, "plugin", "spank", ".libs", "parallel_layout.so")
-HOOK = os.path.join(B, "plugin", "nccl", ".libs", "libparallel-layout-nccl.so")
-DRIVER = os.path.join(B, "tests", "nccl_driver")
-LAYOUTD = os.path.join(B, "daemon", "layoutd")
-why = unavailable()
-for f in (PLUGIN, HOOK, DRIVER, LAYOUTD):
-    if not why and not os.path.exists(f):
-        why = "%s is not built (make, and make -C tests nccl_driver)" % f
-if why:
-    print("bench_alert: skipped: %s" % why)
-    sys.exit(0)
 
 STEP = ["-N4", "-n32", "--parallel-layout=tp8,pp4"]
 HEALTHY = ["--compute-us", "20000", "--jitter", "2", "--spike", "20:50"]

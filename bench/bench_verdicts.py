@@ -36,8 +36,9 @@ import sys
 import threading
 import time
 
+import benchlab
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 
 p = argparse.ArgumentParser()
 p.add_argument("build", nargs="?", default=os.path.join(HERE, "..", "_build"))
@@ -49,27 +50,10 @@ p.add_argument("--threshold", type=int, default=5)
 p.add_argument("--interval-ms", type=int, default=1000)
 p.add_argument("--keep", default=None, help="directory for every alert seen and the table")
 a = p.parse_args()
-B = os.path.abspath(a.build)
-os.environ.setdefault("LAYOUTCTL", os.path.join(B, "ctl", "layoutctl"))
-os.environ.setdefault("PL_TEST_DATA", os.path.join(HERE, "..", "tests", "data"))
-os.environ.setdefault("PL_ETC", os.path.join(HERE, "..", "etc"))
-os.environ.setdefault("LABCTL", os.path.join(HERE, "..", "tests", "cluster", "lab"))
-os.environ.setdefault("LAB_DIR", os.path.join(B, "tests", "lab"))
+PLUGIN, HOOK, DRIVER, LAYOUTD = benchlab.parts(a.build, "bench_verdicts")
 
-from clusterlib import LabError, unavailable  # noqa: E402
+from clusterlib import LabError  # noqa: E402
 from watchlab import WatchLab, rows_of  # noqa: E402
-
-PLUGIN = os.path.join(B, "plugin", "spank", ".libs", "parallel_layout.so")
-HOOK = os.path.join(B, "plugin", "nccl", ".libs", "libparallel-layout-nccl.so")
-DRIVER = os.path.join(B, "tests", "nccl_driver")
-LAYOUTD = os.path.join(B, "daemon", "layoutd")
-why = unavailable()
-for f in (PLUGIN, HOOK, DRIVER, LAYOUTD):
-    if not why and not os.path.exists(f):
-        why = "%s is not built (make, and make -C tests nccl_driver)" % f
-if why:
-    print("bench_verdicts: skipped: %s" % why)
-    sys.exit(0)
 
 T = a.threshold
 SETTLE = 8              # seconds of nothing more after the expected alerts
