@@ -30,4 +30,28 @@ real_ns(void)
 	return (uint64_t)ts.tv_sec * NS + (uint64_t)ts.tv_nsec;
 }
 
+/*
+ * A process's start time (clock ticks after boot, /proc/PID/stat field 22)
+ * on the monotonic clock: the boot clock's ticks less what the boot clock
+ * runs ahead of the monotonic one (the time suspended).  0 when not known.
+ */
+static inline uint64_t
+start_mono_ns(uint64_t start_ticks, long ticks_per_s)
+{
+	struct timespec b, m;
+	uint64_t boot, ahead;
+
+	/* The monotonic clock first: the boot clock read after it is never
+	 * behind it. */
+	if (ticks_per_s <= 0 || clock_gettime(CLOCK_MONOTONIC, &m) < 0 ||
+	    clock_gettime(CLOCK_BOOTTIME, &b) < 0)
+		return 0;
+	boot = start_ticks / (uint64_t)ticks_per_s * NS +
+	       start_ticks % (uint64_t)ticks_per_s * NS / (uint64_t)ticks_per_s;
+	ahead = (uint64_t)b.tv_sec * NS + (uint64_t)b.tv_nsec;
+	ahead = ahead > (uint64_t)m.tv_sec * NS + (uint64_t)m.tv_nsec ?
+		ahead - ((uint64_t)m.tv_sec * NS + (uint64_t)m.tv_nsec) : 0;
+	return boot > ahead ? boot - ahead : 0;
+}
+
 #endif

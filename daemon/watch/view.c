@@ -750,6 +750,10 @@ read:
 	x.step_id = s->step;
 	x.rank = t->rank;
 	x.pid = t->pid;
+	/* Its times against this clock: an age made of the record must not
+	 * outlive the process (reader.h). */
+	x.now_ns = mono_ns();
+	x.born_ns = t->start_known ? start_mono_ns(t->start, sysconf(_SC_CLK_TCK)) : 0;
 	pl_err_clear(&err);
 	rv = guarded_read(w, t->record, &x, snap, &err);
 	if (rv < 0) {

@@ -22,6 +22,8 @@ reader_expect_uid(struct reader_expect *x, uid_t uid)
 	x->step_id = -1;
 	x->rank = -1;
 	x->pid = -1;
+	x->now_ns = 0;
+	x->born_ns = 0;
 }
 
 static const char *
@@ -383,6 +385,86 @@ slot_snap(const struct plw_slot *s, int i, const char *name, struct reader_slot 
 	return 0;
 }
 
+/* One time of slot i against [lo, hi]; 0 (never written) passes. */
+static int
+time_ok(uint64_t t, uint64_t lo, uint64_t hi, const char *field, const char *name, int i,
+	pl_err_t *err)
+{
+	char c[PL_CLIP_BUF];
+
+	if (t == 0 || (t >= lo && t <= hi))
+		return 0;
+	if (t < lo)
+		return pl_err_set(err, "watch record %s: slot %d: %s is %.1f s before the record "
+				  "began (a wait it cannot have had)",
+				  pl_clip_path(name, c, sizeof(c)), i, field, (double)(lo - t) / 1e9);
+	return pl_err_set(err, "watch record %s: slot %d: %s is %.1f s in the future",
+			  pl_clip_path(name, c, sizeof(c)), i, field, (double)(t - hi) / 1e9);
+}
+
+/* One duration of slot i: at most max. */
+static int
+span_ok(uint64_t d, uint64_t max, const char *field, const char *name, int i, pl_err_t *err)
+{
+	char c[PL_CLIP_BUF];
+
+	if (d <= max)
+		return 0;
+	return pl_err_set(err, "watch record %s: slot %d: %s of %.1f s is longer than the "
+			  "record has existed (%.1f s)", pl_clip_path(name, c, sizeof(c)), i,
+			  field, (double)d / 1e9, (double)max / 1e9);
+}
+
+/* The times of an accepted copy against the caller's clock (reader.h). */
+static int
+times_ok(const struct reader_snap *snap, const char *name, const struct reader_expect *x,
+	 pl_err_t *err)
+{
+	char c[PL_CLIP_BUF];
+	uint64_t lo = snap->hdr.start_mono_ns, hi = x->now_ns + READER_CLOCK_SLACK_NS, max;
+	int i, k;
+
+	if (x->now_ns == 0)
+		return 0;
+	if (lo > hi)
+		return pl_err_set(err, "watch record %s: it began %.1f s in the future",
+				  pl_clip_path(name, c, sizeof(c)), (double)(lo - hi) / 1e9);
+	if (x->born_ns > READER_CLOCK_SLACK_NS && lo < x->born_ns - READER_CLOCK_SLACK_NS)
+		return pl_err_set(err, "watch record %s: it began %.1f s before its process did",
+				  pl_clip_path(name, c, sizeof(c)),
+				  (double)(x->born_ns - lo) / 1e9);
+	max = hi - lo;
+	for (i = 0; i < PLW_MAX_COMMS; i++) {
+		const struct reader_slot *s = &snap->slot[i];
+		const struct plw_launch *l = &s->launch;
+		const struct plw_gpu *g = &s->gpu;
+
+		if (s->state != READER_SLOT_OK)
+			continue;
+		if (time_ok(s->ident.init_ns, lo, hi, "init_ns", name, i, err) < 0 ||
+		    time_ok(s->ident.fini_ns, lo, hi, "fini_ns", name, i, err) < 0 ||
+		    time_ok(l->enqueue_ns, lo, hi, "launch.enqueue_ns", name, i, err) < 0 ||
+		    time_ok(l->p2p_ns, lo, hi, "launch.p2p_ns", name, i, err) < 0 ||
+		    time_ok(g->progress_ns, lo, hi, "gpu.progress_ns", name, i, err) < 0 ||
+		    time_ok(g->done_enqueue_ns, lo, hi, "gpu.done_enqueue_ns", name, i, err) < 0 ||
+		    time_ok(g->done_ns, lo, hi, "gpu.done_ns", name, i, err) < 0 ||
+		    span_ok(g->p2p_wait_ns, max, "gpu.p2p_wait_ns", name, i, err) < 0 ||
+		    span_ok(g->p2p_span_ns, max, "gpu.p2p_span_ns", name, i, err) < 0)
+			return -1;
+		for (k = 0; k < PLW_RING; k++)
+			if (time_ok(g->ring[k].enqueue_ns, lo, hi, "a wait ring entry's enqueue_ns",
+				    name, i, err) < 0 ||
+			    span_ok(g->ring[k].wait_ns, max, "a wait ring entry's wait_ns", name, i,
+				    err) < 0 ||
+			    span_ok(g->ring[k].gap_ns, max, "a wait ring entry's gap_ns", name, i,
+				    err) < 0 ||
+			    span_ok(g->ring_p2p[k], max, "a wait ring entry's p2p time", name, i,
+				    err) < 0)
+				return -1;
+	}
+	return 0;
+}
+
 int
 reader_snap_mem(const void *base, uint64_t size, const char *name,
 		const struct reader_expect *x, struct reader_snap *snap, pl_err_t *err)
@@ -428,6 +510,8 @@ reader_snap_mem(const void *base, uint64_t size, const char *name,
 						 blen ? "," : "", i);
 		}
 	}
+	if (times_ok(snap, name, x, err) < 0)
+		goto fail;
 	if (snap->nbusy) {
 		pl_err_set(err, "watch record %s: busy: a writer stayed inside slot%s %s for "
 			   "%d tries", pl_clip_path(name, c, sizeof(c)),

@@ -30,9 +30,17 @@
  *     bounded (READER_MAX_CHANNELS); gpu.ch_stopped <= gpu.ch_started;
  *   - every seq in the snapshot is even.
  *
- * Not checked: times (a rank's clock values are used only as ages, with
- * saturating arithmetic, by detect.c), and relations between the launch and
- * gpu parts (they are copied at different moments).
+ * Times, when the caller gives its clock (reader_expect.now_ns, and the
+ * process's start, born_ns): the record's start lies between the process's
+ * start and now; every time of a slot (init, fini, enqueue, p2p, progress,
+ * completion, the wait ring's) lies between the record's start and now,
+ * and every duration (waits, gaps, p2p time) fits in that span, each with
+ * READER_CLOCK_SLACK_NS to spare.  A record that claims a wait since boot
+ * or a time to come is refused, saying which field: the record is the
+ * user's to write, and an age made of it must not outlive the process.
+ * Not checked: the GPU's own times (gpu_start_ns, gpu_stop_ns: another
+ * clock), and relations between the launch and gpu parts (they are copied
+ * at different moments).
  *
  * Truncation: the record's owner can shrink the file after it was checked,
  * and an access to the lost pages of a mapping raises SIGBUS.  lib/ installs
@@ -51,6 +59,9 @@
 /* Bounds beyond NCCL's own (MAXCHANNELS is 64; ranks fit in an int). */
 #define READER_MAX_RANKS	(1 << 24)
 #define READER_MAX_CHANNELS	64
+/* What a time may lie past the bounds it is checked against: a write
+ * racing the read, the process's start known to a clock tick. */
+#define READER_CLOCK_SLACK_NS	1000000000ULL
 
 enum reader_slot_state {
 	READER_SLOT_FREE = 0,	/* no communicator in this slot */
@@ -82,6 +93,8 @@ struct reader_expect {
 	int64_t step_id;
 	int64_t rank;
 	int64_t pid;
+	uint64_t now_ns;	/* CLOCK_MONOTONIC now; 0: times not checked */
+	uint64_t born_ns;	/* the process's start on that clock; 0: not known */
 };
 
 /* An expectation that checks the owner only. */

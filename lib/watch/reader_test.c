@@ -220,7 +220,7 @@ main(void)
 	double t0;
 	int rv, root = geteuid() == 0;
 
-	plan(70);
+	plan(80);
 	if (!r)
 		return 2;
 	snprintf(tpl, sizeof(tpl), "%s/reader_test-XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -391,6 +391,36 @@ main(void)
 	r->slot[0].gpu.ch_stopped = 29;
 	put("chans", r, sizeof(*r), 0600);
 	refused(path, &me, "/chans", "29 channels stopped of 28", "more stops than starts");
+
+	/* Times against the reader's clock (given): the record began at
+	 * 1000 ns, now is 100 s on. */
+	x = me;
+	x.now_ns = 100 * 1000000000ULL;
+	rec_fill(r);
+	put("times", r, sizeof(*r), 0600);
+	pl_err_clear(&err);
+	is_int(reader_read(path, &x, &snap, &err), 0, "times in range read (%s)", err.text);
+	r->slot[0].launch.enqueue_ns = 1;
+	put("boot", r, sizeof(*r), 0600);
+	pl_err_clear(&err);
+	is_int(reader_read(path, &me, &snap, &err), 0, "without a clock, times are not checked");
+	refused(path, &x, "/boot", "slot 0: launch.enqueue_ns is 0.0 s before the record began",
+		"an enqueue before the record began (a wait since boot)");
+	rec_fill(r);
+	r->slot[0].gpu.progress_ns = 105 * 1000000000ULL;
+	put("future", r, sizeof(*r), 0600);
+	refused(path, &x, "/future", "slot 0: gpu.progress_ns is 4.0 s in the future",
+		"a progress time to come");
+	rec_fill(r);
+	r->slot[0].gpu.ring[3].wait_ns = 200 * 1000000000ULL;
+	put("ring", r, sizeof(*r), 0600);
+	refused(path, &x, "/ring", "a wait ring entry's wait_ns of 200.0 s is longer than the "
+		"record has existed", "a wait longer than the record's life");
+	rec_fill(r);
+	x.born_ns = 5 * 1000000000ULL;
+	put("born", r, sizeof(*r), 0600);
+	refused(path, &x, "/born", "it began 5.0 s before its process did",
+		"a record older than its process");
 
 	race_test();
 
