@@ -77,6 +77,8 @@ judge_state_free(struct judge_state *s)
 	free(s->nbusy);
 	free(s->culprit);
 	free(s->awaited);
+	free(s->seen);
+	free(s->unw);
 	free(s->sig);
 	free(s->sigp);
 	free(s->slow);
@@ -119,6 +121,8 @@ judge_state_new(uint32_t world, pl_err_t *err)
 	s->nbusy = calloc(world, 1);
 	s->culprit = calloc(world, 1);
 	s->awaited = calloc(world, 1);
+	s->seen = calloc(world, 1);
+	s->unw = calloc(world, sizeof(*s->unw));
 	s->sig = calloc(world, sizeof(*s->sig));
 	s->sigp = calloc(world, sizeof(*s->sigp));
 	s->slow = calloc(world, sizeof(*s->slow));
@@ -131,7 +135,7 @@ judge_state_new(uint32_t world, pl_err_t *err)
 	s->hot_in = calloc(s->cap, sizeof(*s->hot_in));
 	if (!s->sm || !s->nat || !s->perm || !s->tmp || !s->hot || !s->hot_in || !s->ent ||
 	    !s->grp || !s->wt || !s->vw || !s->vc || !s->vt || !s->pw || !s->pc || !s->co ||
-	    !s->rgrp || !s->nstuck || !s->nheld || !s->nbusy || !s->culprit || !s->awaited || !s->slow || !s->bub ||
+	    !s->rgrp || !s->nstuck || !s->nheld || !s->nbusy || !s->culprit || !s->awaited || !s->seen || !s->unw || !s->slow || !s->bub ||
 	    !s->sig || !s->sigp)
 		goto oom;
 	return s;
@@ -192,6 +196,7 @@ judge_run(const struct judge_step *step, const struct judge_rank *ranks, size_t 
 	js_mismatch(&r);
 	js_not_entered(&r);
 	js_p2p_unposted(&r);
+	js_unwatched(&r);
 	js_gpu_stuck_all(&r);
 	js_stalled(&r);
 	if (!p->slow_off)

@@ -523,7 +523,7 @@ js_gpu_stuck_all(struct round *r)
 			if (!group_any(r, gr, E_STUCK))
 				continue;	/* (most groups: nothing below to do) */
 			if (pass == 0 && (gr->any_exited || gr->any_lagger ||
-					  (gr->missing && r->any_lost) ||
+					  (gr->missing && r->any_lost) || gr->unwatched ||
 					  member_held_elsewhere(r, gr) || group_culprit(r, gr)))
 				continue;
 			for (i = gr->first; i < gr->first + gr->n; i++) {
@@ -1066,4 +1066,154 @@ js_p2p_unposted(struct round *r)
 
 	for (g = 0; g < r->ngrp; g++)
 		unposted_group(r, g);
+}
+
+/* Whether every live member of group gr waits there past the threshold
+ * (in a collective or stuck on the GPU), none lagging another. */
+static int
+group_all_wait(const struct round *r, const struct js_group *gr)
+{
+	size_t i;
+
+	if (gr->any_exited || gr->any_lagger)
+		return 0;
+	for (i = gr->first; i < gr->first + gr->n; i++)
+		if (!(r->s->ent[i].flags & (E_WAITING | E_STUCK)))
+			return 0;
+	return 1;
+}
+
+/*
+ * The unwatched rule (judge.h) on group g, whose live members all wait:
+ * the ranks in no group at all (their nodes sent no usable record of
+ * them: refused, never written, the hook off) whose coordinates agree with
+ * the members' on every axis the members share.  When there are exactly
+ * as many as the group misses, they are its missing members and the only
+ * ones not seen waiting: one inferred not-entered finding naming them.
+ */
+static void
+unwatched_group(struct round *r, size_t g, size_t nunw)
+{
+	struct js_group *gr = &r->s->grp[g];
+	const struct judge_rank *r0 = &r->rk[r->s->ent[gr->first].ix];
+	int vary[JUDGE_NAXES] = { 0 };
+	uint32_t ix[JUDGE_MAX_CULPRITS];
+	const struct js_hot *pc = NULL;
+	const struct detect_comm *pcf = NULL;
+	struct judge_finding *f;
+	size_t i, a, k, nmiss = 0, nnew = 0, want;
+	struct line l;
+
+	want = (size_t)ent_comm(r, &r->s->ent[gr->first])->nranks - gr->n;
+	for (i = gr->first + 1; i < gr->first + gr->n; i++)
+		for (a = 0; a < JUDGE_NAXES; a++)
+			vary[a] |= r->rk[r->s->ent[i].ix].co[a] != r0->co[a];
+	for (k = 0; k < nunw; k++) {
+		const struct judge_rank *q = &r->rk[r->s->unw[k]];
+
+		for (a = 0; a < JUDGE_NAXES && (vary[a] || q->co[a] == r0->co[a]); a++)
+			;
+		if (a < JUDGE_NAXES)
+			continue;
+		nnew += !r->s->culprit[r->s->unw[k]];
+		if (nmiss++ < JUDGE_MAX_CULPRITS)
+			ix[nmiss - 1] = r->s->unw[k];
+	}
+	if (nmiss != want)
+		return;
+	gr->unwatched = 1;	/* its stuck kernels wait on them */
+	if (!nnew)
+		return;		/* named already, in another of their groups */
+	/* where they wait: the earliest collective one of them is in, else
+	 * their p2p transfers (a pipeline group) */
+	for (i = gr->first; i < gr->first + gr->n; i++) {
+		const struct js_hot *c = ent_comm(r, &r->s->ent[i]);
+
+		if (c->colls > c->done && (!pc || c->colls < pc->colls ||
+					   (c->colls == pc->colls && c->enter_ns < pc->enter_ns))) {
+			pc = c;
+			pcf = ent_full(r, &r->s->ent[i]);
+		}
+	}
+	f = js_group_finding(r, JUDGE_NOT_ENTERED, g, &l);
+	/* one alert whichever of their groups names them first */
+	f->comm_hash = 0;
+	f->evidence = DETECT_INFERRED;
+	if (pc) {
+		rules_text_copy(f->func, sizeof(f->func), pcf->func, sizeof(pcf->func));
+		f->seq = pcf->seq;
+		f->colls = pc->colls;
+		f->since_ns = pc->enter_ns;
+	} else {
+		for (i = gr->first; i < gr->first + gr->n; i++) {
+			const struct js_hot *c = ent_comm(r, &r->s->ent[i]);
+
+			if (!f->since_ns || c->progress_ns < f->since_ns)
+				f->since_ns = c->progress_ns;
+		}
+	}
+	f->for_ns = rules_age(r->now, f->since_ns);
+	f->npeers_waiting = gr->n;
+	f->ncul_total = nmiss;
+	for (k = 0; k < nmiss && k < JUDGE_MAX_CULPRITS; k++) {
+		f->culprits[k] = r->rk[ix[k]].st.rank;
+		r->s->culprit[ix[k]] = 1;
+	}
+	f->nculprits = (uint32_t)(nmiss < JUDGE_MAX_CULPRITS ? nmiss : JUDGE_MAX_CULPRITS);
+	f->node = (int32_t)r->rk[ix[0]].node;
+	js_put_culprits(&l, r->st, r->rk, ix, f->nculprits, f->ncul_total);
+	js_put(&l, " unwatched (its node has no usable record of %s) while %zu peer%s ha%s "
+	       "waited ", nmiss == 1 ? "it" : "them", f->npeers_waiting,
+	       f->npeers_waiting == 1 ? "" : "s", f->npeers_waiting == 1 ? "s" : "ve");
+	js_put_secs(&l, f->for_ns);
+	if (pc) {
+		js_put(&l, " in ");
+		put_coll(&l, f);
+	} else {
+		js_put(&l, " in p2p transfers");
+	}
+	put_tree(r, &l, ix[0]);
+	js_put(&l, "; inferred: the only member%s not seen waiting", nmiss == 1 ? "" : "s");
+}
+
+/* Whether a member of group gr is in one of its collectives (entered, not
+ * completed). */
+static int
+group_in_coll(const struct round *r, const struct js_group *gr)
+{
+	size_t i;
+
+	for (i = gr->first; i < gr->first + gr->n; i++)
+		if (ent_comm(r, &r->s->ent[i])->colls > ent_comm(r, &r->s->ent[i])->done)
+			return 1;
+	return 0;
+}
+
+void
+js_unwatched(struct round *r)
+{
+	size_t i, g, nunw = 0;
+	int pass;
+
+	if (r->any_lost)
+		return;		/* missing members may be a lost node's */
+	memset(r->s->seen, 0, r->n);
+	for (i = 0; i < r->nent; i++)
+		r->s->seen[r->s->ent[i].ix] = 1;
+	for (i = 0; i < r->n; i++)
+		if (r->rk[i].present && !r->rk[i].st.exited && !r->s->seen[i])
+			r->s->unw[nunw++] = (uint32_t)i;
+	if (!nunw)
+		return;
+	/* the groups waiting in a collective first (their text names it),
+	 * then those waiting in p2p transfers only */
+	for (pass = 0; pass < 2; pass++)
+		for (g = 0; g < r->ngrp; g++) {
+			const struct js_group *gr = &r->s->grp[g];
+
+			if (gr->unwatched || !gr->missing || gr->n < 2 || group_culprit(r, gr) ||
+			    !group_all_wait(r, gr) || group_in_coll(r, gr) != (pass == 0))
+				continue;
+			unwatched_group(r, g, nunw);
+		}
 }

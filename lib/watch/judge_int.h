@@ -66,6 +66,7 @@ struct js_group {
 	uint32_t first, n;
 	uint64_t min_live_colls;
 	int any_exited, any_lagger, missing;
+	int unwatched;		/* its missing members were named unwatched */
 };
 
 /* The slow-rank rule's memory of one global rank. */
@@ -140,6 +141,8 @@ struct judge_state {
 				 * this round */
 	uint8_t *awaited;	/* per input rank: exited, and a live peer
 				 * waits for it (rules_exit0_awaited) */
+	uint8_t *seen;		/* per input rank: in some group this round */
+	uint32_t *unw;		/* the live ranks in no group (js_unwatched) */
 	struct detect_sig *sig;	/* a group's members' signatures */
 	const struct detect_sig **sigp;	/* and pointers to them */
 	struct js_slow *slow;	/* per global rank */
@@ -247,6 +250,7 @@ void js_nodes_lost(struct round *r);
 void js_mismatch(struct round *r);
 void js_not_entered(struct round *r);
 void js_p2p_unposted(struct round *r);
+void js_unwatched(struct round *r);
 void js_gpu_stuck_all(struct round *r);
 void js_stalled(struct round *r);
 

@@ -219,6 +219,25 @@ c_two_missing(void)
 	in_coll(15, C_DP, 51, NOW - 66 * S);
 }
 
+/* Rank 13's record refused by its node (no communicator: unwatched),
+ * its DP peers 9, 11, 15 in DP #51 70, 68, 66 s: 13 is named, inferred,
+ * not their stuck kernels. */
+static void
+c_unwatched(void)
+{
+	c_not_entered();
+	rk[13].st.ncomm = 0;
+}
+
+/* 12 unwatched as well: the DP group misses one rank (tp 1, pp 1), and
+ * only 13 has its coordinates; 12's groups wait on nothing. */
+static void
+c_unwatched_other(void)
+{
+	c_unwatched();
+	rk[12].st.ncomm = 0;
+}
+
 /* Peers waiting only 50 s: no finding yet. */
 static void
 c_not_yet(void)
@@ -927,6 +946,13 @@ static const struct tcase cases[] = {
 	  { { JUDGE_NOT_ENTERED, "DP group 1 of PP stage 1", { 11, 13 }, 2, 2, 70 * S, 2,
 	      "DP group 1 of PP stage 1: ranks 11 on node2 GPU 3 and 13 on node3 GPU 1 never "
 	      "entered AllReduce #50; 2 peers waiting 70 s", 0 } } },
+	{ "13 unwatched (record refused), its DP peers wait: 13 named, inferred", c_unwatched, 1,
+	  { { JUDGE_NOT_ENTERED, "DP group 1 of PP stage 1", { 13 }, 1, 3, 70 * S, 3,
+	      "DP group 1 of PP stage 1: rank 13 on node3 GPU 1 unwatched (its node has no usable "
+	      "record of it) while 3 peers have waited 70 s in AllReduce #50; inferred: the only "
+	      "member not seen waiting", DETECT_INFERRED } } },
+	{ "12 and 13 unwatched, the DP group misses 13: only 13", c_unwatched_other, 1,
+	  { { JUDGE_NOT_ENTERED, "DP group 1 of PP stage 1", { 13 }, 1, 3, 70 * S, 3, NULL, DETECT_INFERRED } } },
 	{ "peers waiting 50 s: below the threshold", c_not_yet, 0, { { 0 } } },
 	{ "TP stall holding DP peers: only the root (12) is named", c_cascade, 2,
 	  { { JUDGE_NOT_ENTERED, "TP group 2 of PP stage 1", { 12 }, 1, 1, 70 * S, 3,
@@ -1087,7 +1113,8 @@ c_lost(void (*setup)(void))
 	return setup == c_node_lost || setup == c_node_lost_holds || setup == c_acting;
 }
 
-#define NEND	17	/* cases about the step's end or the p2p rule */
+#define NEND	19	/* cases about the step's end, the p2p rule or the unwatched
+			 * rule (detect.c has neither of the last two) */
 
 /* Whether judge_state_end must say the step is ending in case setup. */
 static int
@@ -1104,7 +1131,8 @@ c_end(void (*setup)(void))
 	       setup == c_fail_then_kills || setup == c_fail_then_timeouts || setup == c_two_fail ||
 	       setup == c_kill_then_timeouts || setup == c_exit0_all || setup == c_p2p_downstream ||
 	       setup == c_p2p_chain || setup == c_p2p_alone || setup == c_p2p_exit_pending ||
-	       setup == c_p2p_alone_young || setup == c_p2p_posted;
+	       setup == c_p2p_alone_young || setup == c_p2p_posted || setup == c_unwatched ||
+	       setup == c_unwatched_other;
 }
 
 /* Whether finding f is w; says what differs. */
