@@ -87,10 +87,16 @@ S = [
     ("end-with-skew", TP8PP4, ONE + ["--steps", "20", "--fault=tail:0:15"], {}, 0),
     ("busy-pause", TP8PP4, ONE + ["--steps", "30", "--timeout", "60", "--fault=busy:20:3:15"],
      {"ParallelLayoutRankBusy": {20}}, 0),
+    ("busy-cpu", TP8PP4, ONE + ["--steps", "30", "--timeout", "60", "--fault=busycpu:20:3:15"],
+     {"ParallelLayoutRankBusy": {20}}, 0),
+    ("busy-io", TP8PP4, ONE + ["--steps", "30", "--timeout", "60", "--fault=busyio:20:3:15"],
+     {"ParallelLayoutRankBusy": {20}}, 0),
     ("mismatch-func", TP8PP4, ONE + HANG + ["--fault=mismatch:11:3"],
      {"ParallelLayoutCollectiveMismatch": {11}}, 40),
     ("mismatch-count", TP8PP4, ONE + HANG + ["--fault=miscount:11:3"],
      {"ParallelLayoutCollectiveMismatch": {11}}, 40),
+    ("forged-record", TP8PP4, ONE + HANG + ["--fault=forge:13:3"],
+     {"ParallelLayoutHang": {13}}, 40),
     ("gpu-stuck", TP8PP4, ONE + HANG + ["--fault=wedge:13:3"], {"ParallelLayoutGpuStuck": {13}}, 40),
     ("unposted-pp2", PP2, HANG + ["--compute-us", "20000", "--fault=stop:1:3"],
      {"ParallelLayoutHang": {1}}, 40),
@@ -159,9 +165,20 @@ class Everything:
         return sorted(self.by.values(), key=lambda x: x["first_seen"])
 
 
+def ranks_of(x):
+    """The ranks an alert names: its rank label, one rank or a list
+    ("5,21,29"); -1 when it names none."""
+    v = x["labels"].get("rank", "")
+    try:
+        return [int(r) for r in v.split(",")] if v else [-1]
+    except ValueError:
+        return [-1]
+
+
 def pairs(alerts):
-    return {(x["labels"].get("alertname"), int(x["labels"].get("rank", -1)))
-            for x in alerts if x["labels"].get("alertname") not in ADVICE}
+    return {(x["labels"].get("alertname"), r)
+            for x in alerts if x["labels"].get("alertname") not in ADVICE
+            for r in ranks_of(x)}
 
 
 def run_one(wl, ev, sc):
@@ -184,8 +201,8 @@ def run_one(wl, ev, sc):
             have = pairs(ev.of(job))
             if want and first is None and have & want:
                 first = min(x["first_seen"] for x in ev.of(job)
-                            if (x["labels"].get("alertname"),
-                                int(x["labels"].get("rank", -1))) in want) - t0
+                            if any((x["labels"].get("alertname"), r) in want
+                                   for r in ranks_of(x))) - t0
             if want and got_all is None and want <= have:
                 got_all = time.time()
             # a step that would run on (its ranks hung) is cancelled once

@@ -618,10 +618,17 @@ def main():
         rcs = [p.poll() for p in w6.procs]
         is_eq(rcs, [0] * WORLD, "busy: the step goes on after the pause and every rank exits 0")
         kinds = sorted({(a["labels"]["alertname"], a["labels"]["severity"]) for a in seen_alerts})
-        is_eq(kinds, [("ParallelLayoutRankBusy", "warning")],
-              "busy: nothing else reached Alertmanager for the step (no hang, no stuck kernel)")
-        ok(not re.search(r"alert fired: \w+ critical job %d\.0" % job6, d.log_text()[mark:]),
-           "busy: no critical alert fired for it")
+        if not is_eq(kinds, [("ParallelLayoutRankBusy", "warning")],
+                     "busy: nothing else reached Alertmanager for the step (no hang, no stuck "
+                     "kernel)"):
+            for t in sorted({(a["labels"]["alertname"], a["labels"].get("rank", ""),
+                              a["annotations"].get("summary", "")) for a in seen_alerts}):
+                diag("  seen: %s rank %s: %s" % t)
+        crit = re.findall(r"[^\n]*alert fired: \w+ critical job %d\.0[^\n]*" % job6,
+                          d.log_text()[mark:])
+        if not ok(not crit, "busy: no critical alert fired for it"):
+            for ln in crit[:8]:
+                diag("  " + ln)
         w6.close(d)
         ok(wait_for(lambda: settled(job6), 60, 0.25), "busy: its alert resolved")
 
@@ -683,6 +690,55 @@ def main():
            "mismatch: the node view names rank 1 alone the same way: %s" % sv)
         w7.close(d)
         ok(wait_for(lambda: settled(job7), 60, 0.25), "mismatch: the step ended, its alert "
+           "resolved")
+
+        # --- a forged record: in a TP group of 4, rank 1 writes into its
+        #     own record, at step 3, a collective in flight since boot with
+        #     its kernels stuck (a wait of the machine's uptime), then stops.
+        #     The record is refused for its times, saying which; rank 1 is
+        #     named, inferred (a warning: the only member not seen waiting),
+        #     not its peers' stuck kernels; nothing critical, no drain ---
+        job9 = 4212
+        w10 = Tp4(tmp, job9, ["--steps", "100000", "--compute-us", "1000", "--timeout", "30",
+                              "--fault=forge:1:3"])
+        worlds.append(w10)
+        mark = len(d.log_text())
+        is_eq(w10.register(d), [200] * WORLD, "forged: the step registered")
+        t0 = time.monotonic()
+        seen_alerts = []
+
+        def forged_seen():
+            al = am_alerts(am, job_id=str(job9))
+            seen_alerts.extend(al)
+            return [a for a in al if a["labels"].get("alertname") == "ParallelLayoutHang"]
+        hg = wait_for(forged_seen, THRESHOLD + 30, 0.2)
+        took = time.monotonic() - t0
+        summ = hg[0]["annotations"].get("summary", "") if hg else ""
+        ok(hg and len(hg) == 1 and hg[0]["labels"].get("rank") == "1" and
+           hg[0]["labels"].get("severity") == "warning" and
+           hg[0]["annotations"].get("evidence") == "inferred" and
+           "rank 1 on node1 GPU 1 unwatched" in summ and "3 peers have waited" in summ,
+           "forged: ParallelLayoutHang names rank 1, a warning, inferred, %.1f s after the "
+           "registration: %s" % (took, summ))
+        tasks = {t["rank"]: t for t in (d.step(job9) or {}).get("tasks", [])}
+        ref = (tasks.get(1) or {}).get("refused") or ""
+        ok((tasks.get(1) or {}).get("record_state") == "refused" and
+           "launch.enqueue_ns is" in ref and "before the record began" in ref,
+           "forged: the node view shows rank 1's record refused for its times: %s" % ref)
+        ok(all((tasks.get(r) or {}).get("record_state") == "ok" for r in (0, 2, 3)),
+           "forged: its peers' records are read as before")
+        time.sleep(RESEND + 1)
+        forged_seen()
+        is_eq(sorted({(a["labels"]["alertname"], a["labels"]["severity"], a["labels"]["rank"])
+                      for a in seen_alerts}), [("ParallelLayoutHang", "warning", "1")],
+              "forged: nothing else reached Alertmanager (no stuck kernel of the waiting peers, "
+              "nothing critical)")
+        ok(wait_for(lambda: "drain: job %d.0 not-entered: not drained, a rank that enters "
+                    "no collective" % job9 in d.log_text()[mark:], 20, 0.2) and
+           "rank 1: record refused" in d.log_text()[mark:],
+           "forged: the log says the record was refused and why nothing was drained")
+        w10.close(d)
+        ok(wait_for(lambda: settled(job9), 60, 0.25), "forged: the step ended, its alert "
            "resolved")
 
         # --- pp2 alone, rank 1 stops outside NCCL at step 3: rank 0's send

@@ -57,6 +57,7 @@
 #include <unistd.h>
 
 #include "nccl_profiler_abi.h"
+#include "record.h"
 
 #define PROG "nccl_driver"
 #define MAX_WORLD 4096
@@ -87,13 +88,16 @@ static const char *const axis_env[AX_N] = {
 };
 
 enum fault_kind { F_STOP, F_SLOW, F_EXIT, F_STUCK, F_WEDGE, F_BUSY, F_MISMATCH, F_MISCOUNT,
-	F_TAIL };
+	F_TAIL, F_FORGE };
 struct fault {
 	enum fault_kind kind;
 	int rank;
 	long arg;		/* step (stop, exit, stuck, wedge, busy) or percent (slow) */
-	int status;		/* exit */
+	int status;		/* exit; seconds (busy, tail) */
+	int mode;		/* busy: BUSY_BOTH, BUSY_CPU or BUSY_IO */
 };
+
+enum { BUSY_BOTH, BUSY_CPU, BUSY_IO };
 
 enum func { FN_ALLREDUCE, FN_ALLGATHER, FN_REDUCESCATTER, FN_SEND, FN_RECV, FN_N };
 static const char *const func_name[FN_N] = {
@@ -964,6 +968,8 @@ wait_done(struct comm *c, enum func fn)
 
 /* ---- one operation, as the user thread of NCCL 2.28 emits it ---- */
 
+static int g_fault_mode;	/* the mode of the fault fault_at() found last */
+
 static int
 fault_at(enum fault_kind k, long *arg, int *status)
 {
@@ -975,6 +981,7 @@ fault_at(enum fault_kind k, long *arg, int *status)
 				*arg = opt.faults[i].arg;
 			if (status)
 				*status = opt.faults[i].status;
+			g_fault_mode = opt.faults[i].mode;
 			return 1;
 		}
 	return 0;
@@ -983,38 +990,101 @@ fault_at(enum fault_kind k, long *arg, int *status)
 /*
  * Busy outside NCCL for secs seconds, as a checkpoint is: a core spun for
  * 15 ms and 1 MiB written to a file of the sync directory every 20 ms, then
- * the file removed and training goes on.
+ * the file removed and training goes on.  BUSY_CPU only spins (a compile,
+ * a data loader decoding: 0.75 of a core, nothing written); BUSY_IO only
+ * writes, sleeping between (a checkpoint bound by storage: 1 MiB every
+ * 20 ms, hardly any CPU).
  */
 static void
-busy_outside(int secs)
+busy_outside(int secs, int mode)
 {
 	static char chunk[1 << 20];
 	char path[4096];
 	struct timespec t0, t;
 	int fd;
 
-	fprintf(stderr, PROG "[%d]: busy outside NCCL for %d s at step %d (fault)\n", g_rank,
-		secs, g_step);
+	fprintf(stderr, PROG "[%d]: busy outside NCCL (%s) for %d s at step %d (fault)\n", g_rank,
+		mode == BUSY_CPU ? "cpu" : mode == BUSY_IO ? "io" : "cpu and io", secs, g_step);
 	snprintf(path, sizeof(path), "%s/busy.%d", opt.sync_dir, g_rank);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	fd = mode == BUSY_CPU ? -1 : open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
 		struct timespec s0, s1;
 
 		clock_gettime(CLOCK_MONOTONIC, &s0);
-		do
-			clock_gettime(CLOCK_MONOTONIC, &s1);
-		while ((s1.tv_sec - s0.tv_sec) * 1000000000L + (s1.tv_nsec - s0.tv_nsec) < 15000000L);
+		if (mode != BUSY_IO)
+			do
+				clock_gettime(CLOCK_MONOTONIC, &s1);
+			while ((s1.tv_sec - s0.tv_sec) * 1000000000L + (s1.tv_nsec - s0.tv_nsec) <
+			       15000000L);
 		if (fd >= 0 && write(fd, chunk, sizeof(chunk)) < 0)
 			break;
 		if (fd >= 0 && lseek(fd, 0, SEEK_END) > (64L << 20))
 			(void)!ftruncate(fd, 0);
-		sleep_us(5000);
+		sleep_us(mode == BUSY_IO ? 20000 : 5000);
 		clock_gettime(CLOCK_MONOTONIC, &t);
 	} while ((t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9 < secs);
-	if (fd >= 0)
+	if (fd >= 0) {
 		close(fd);
-	unlink(path);
+		unlink(path);
+	}
+}
+
+/*
+ * Forge this rank's own record, as any user's process can (the record is
+ * its to write): every communicator claims one more collective entered,
+ * in flight since CLOCK_MONOTONIC's 1 ns (boot: a wait of the machine's
+ * uptime, the "ten-year wait"), its kernel's channels started with no
+ * progress since.  Written through the seq counters, as the hook writes,
+ * so a reader takes the copy as consistent.  0, or -1 (said on stderr).
+ */
+static int
+forge_record(void)
+{
+	const char *dir = getenv("PARALLEL_LAYOUT_WATCH_DIR");
+	const char *job = getenv("SLURM_JOB_ID"), *step = getenv("SLURM_STEP_ID");
+	struct plw_record *r;
+	char path[4096];
+	int fd, i, n = 0;
+
+	if (!dir || !*dir) {
+		fprintf(stderr, PROG "[%d]: forge: no PARALLEL_LAYOUT_WATCH_DIR\n", g_rank);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/" PLW_FILE_PREFIX "%s.%s.%d.%ld", dir, job ? job : "0",
+		 step ? step : "0", g_rank, (long)getpid());
+	fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, PROG "[%d]: forge: %s: %s\n", g_rank, path, strerror(errno));
+		return -1;
+	}
+	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (r == MAP_FAILED) {
+		fprintf(stderr, PROG "[%d]: forge: mmap %s: %s\n", g_rank, path, strerror(errno));
+		return -1;
+	}
+	for (i = 0; i < PLW_MAX_COMMS; i++) {
+		struct plw_slot *sl = &r->slot[i];
+
+		if (plw_ld64(&sl->ident.seq) == 0 || sl->ident.state != PLW_SLOT_ACTIVE)
+			continue;
+		plw_write_begin(&sl->launch.seq);
+		plw_st64(&sl->launch.colls, plw_ld64(&sl->launch.colls) + 1);
+		plw_st64(&sl->launch.seq_number, plw_ld64(&sl->launch.seq_number) + 1);
+		plw_st64(&sl->launch.enqueue_ns, 1);
+		plw_write_end(&sl->launch.seq);
+		plw_write_begin(&sl->gpu.seq);
+		plw_st64(&sl->gpu.ch_started, plw_ld64(&sl->gpu.ch_started) + 2);
+		plw_st64(&sl->gpu.start_seq_number, plw_ld64(&sl->launch.seq_number));
+		plw_st64(&sl->gpu.progress_ns, 1);
+		plw_write_end(&sl->gpu.seq);
+		n++;
+	}
+	munmap(r, sizeof(*r));
+	fprintf(stderr, PROG "[%d]: forged %d communicator%s of %s: a wait since boot, kernels "
+		"stuck (fault)\n", g_rank, n, n == 1 ? "" : "s", path);
+	return 0;
 }
 
 static int g_stuck_armed;	/* the next operation's kernel never ends */
@@ -1575,7 +1645,9 @@ train(void)
 			fflush(NULL);
 			_exit(status);
 		}
-		if (fault_at(F_STOP, &k, NULL) && k == g_step) {
+		if (fault_at(F_FORGE, &k, NULL) && k == g_step)
+			(void)forge_record();
+		if ((fault_at(F_STOP, &k, NULL) || fault_at(F_FORGE, &k, NULL)) && k == g_step) {
 			summary("stopped", NULL, FN_N);
 			/* Busy elsewhere (a data loader, say): no more NCCL. */
 			sleep_us((long)(opt.timeout_s * 1e6) + 500000);
@@ -1585,7 +1657,7 @@ train(void)
 		if (fault_at(F_STUCK, &k, NULL) && k == g_step)
 			g_stuck_armed = 1;
 		if (fault_at(F_BUSY, &k, &status) && k == g_step)
-			busy_outside(status);
+			busy_outside(status, g_fault_mode);
 		if (fault_at(F_WEDGE, &k, NULL) && k == g_step)
 			g_wedge_armed = 1;
 		if (fault_at(F_MISMATCH, &k, NULL) && k == g_step)
@@ -1695,7 +1767,7 @@ parse_fsdp(const char *spec)
 }
 
 /* stop:R:K  slow:R:PCT  exit:R:K[:STATUS]  stuck:R:K  wedge:R:K  busy:R:K:SECS
- * mismatch:R:K  miscount:R:K  tail:R:SECS */
+ * busycpu:R:K:SECS  busyio:R:K:SECS  mismatch:R:K  miscount:R:K  tail:R:SECS  forge:R:K */
 static void
 parse_fault(const char *spec)
 {
@@ -1723,13 +1795,19 @@ parse_fault(const char *spec)
 	else if (strcmp(f[0], "wedge") == 0)
 		ft->kind = F_WEDGE;
 	else if (strcmp(f[0], "busy") == 0)
-		ft->kind = F_BUSY;
+		ft->kind = F_BUSY, ft->mode = BUSY_BOTH;
+	else if (strcmp(f[0], "busycpu") == 0)
+		ft->kind = F_BUSY, ft->mode = BUSY_CPU;
+	else if (strcmp(f[0], "busyio") == 0)
+		ft->kind = F_BUSY, ft->mode = BUSY_IO;
 	else if (strcmp(f[0], "mismatch") == 0)
 		ft->kind = F_MISMATCH;
 	else if (strcmp(f[0], "miscount") == 0)
 		ft->kind = F_MISCOUNT;
 	else if (strcmp(f[0], "tail") == 0)
 		ft->kind = F_TAIL;
+	else if (strcmp(f[0], "forge") == 0)
+		ft->kind = F_FORGE;
 	else
 		goto bad;
 	if (ft->kind == F_BUSY ? n != 4 : n == 4 && ft->kind != F_EXIT)
@@ -1744,8 +1822,8 @@ parse_fault(const char *spec)
 	return;
 bad:
 	die("--fault=%.64s: expected stop:RANK:STEP, slow:RANK:PERCENT, exit:RANK:STEP[:STATUS], "
-	    "stuck:RANK:STEP, wedge:RANK:STEP, busy:RANK:STEP:SECONDS, mismatch:RANK:STEP, "
-	    "miscount:RANK:STEP or tail:RANK:SECONDS", spec);
+	    "stuck:RANK:STEP, wedge:RANK:STEP, busy[cpu|io]:RANK:STEP:SECONDS, mismatch:RANK:STEP, "
+	    "miscount:RANK:STEP, tail:RANK:SECONDS or forge:RANK:STEP", spec);
 }
 
 static void
@@ -1782,11 +1860,14 @@ usage(FILE *f)
 		"                     forward pass (root), or one per layer (block); the\n"
 		"                     gradients reduce-scattered\n"
 		"  --fault SPEC       stop:R:K, slow:R:PCT, exit:R:K[:STATUS], stuck:R:K, wedge:R:K,\n"
-		"                     busy:R:K:SECS, mismatch:R:K (rank R's first collective of\n"
+		"                     busy:R:K:SECS (CPU and writes; busycpu, busyio: one of\n"
+		"                     them), mismatch:R:K (rank R's first collective of\n"
 		"                     step K another func than its peers': all hang), miscount:R:K\n"
 		"                     (the same with twice the count), tail:R:SECS (rank R busy\n"
 		"                     outside NCCL for SECS after the last step, as a final\n"
-		"                     checkpoint is, then exit 0)\n");
+		"                     checkpoint is, then exit 0), forge:R:K (rank R writes\n"
+		"                     into its own record a wait since boot and stuck kernels\n"
+		"                     at step K, then stops as stop does)\n");
 }
 
 static void
@@ -1908,7 +1989,7 @@ main(int argc, char **argv)
 		long secs;
 
 		if (fault_at(F_TAIL, &secs, NULL))
-			busy_outside((int)secs);
+			busy_outside((int)secs, BUSY_BOTH);
 	}
 	summary("ok", NULL, FN_N);
 	abort_comms();

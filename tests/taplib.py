@@ -41,6 +41,8 @@ def diag(msg):
 def is_eq(got, want, name):
     if not ok(got == want, name):
         diag("got:  %r\nwant: %r" % (got, want))
+        return False
+    return True
 
 
 def is_close(got, want, name, rel=1e-9):
