@@ -13,7 +13,7 @@ made there, as each follower's own munged would, so that work is not
 charged to the leader's node).  2,048 keep-alive connections, one per
 simulated node, each sending one POST /v1/peer/summary a second, spread
 evenly over the second.  The summaries are real ones (lib/watch/summary.h,
-version 6 as layoutd sends them; one header a round before the same ranks,
+version 7 as layoutd sends them; one header a round before the same ranks,
 msg_seq counting up); the
 credentials (payload: the body's SHA-256) are made before a phase for
 every round of it, with a TTL that outlasts the phase.
@@ -112,9 +112,11 @@ def node_ranks(n):
         out += b"\0" + text(b"mlx5_%d" % i) + varint(len(cs))
         out += b"".join(cs)
     # then each rank's process tree (version 5), not sampled, and each
-    # communicator's signature rest (version 6): count, datatype, root + 1
+    # communicator's signature rest (version 7): count, datatype, root + 1,
+    # the p2p counts to and from its neighbours, its bursts
     out += b"\0" * 10 * RANKS
-    out += (varint(1 << 20) + text(b"ncclBfloat16") + varint(0)) * (RANKS * len(COMMS))
+    out += (varint(1 << 20) + text(b"ncclBfloat16") + varint(0) + b"\0" * 5) * \
+        (RANKS * len(COMMS))
     return out
 
 

@@ -25,7 +25,7 @@
 /* A receiver that booted a microsecond ago. */
 #define RECV_YOUNG UINT64_C(1000)
 
-_Static_assert(SUM_VERSION == 6, "the refusal of another version below names it");
+_Static_assert(SUM_VERSION == 7, "the refusal of another version below names it");
 
 static int
 text_ok(const char *s, size_t size)
@@ -207,7 +207,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_ASSERT(!r && !in && n == 0 && !h.node[0] && !h.world,
 			    "a refusal hands nothing out");
 		FUZZ_ASSERT(size < 12 || memcmp(data, "PLWSUM01", 8) || version == SUM_VERSION ||
-			    strstr(err.text, "want version 6, the only one"),
+			    strstr(err.text, "want version 7, the only one"),
 			    "version %u refused as another version: %s", version, err.text);
 		return 0;
 	}

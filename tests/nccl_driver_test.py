@@ -84,6 +84,7 @@ def parse(b, b2):
         s["sends"] = list(u("<16Q", b, p + 144))
         s["recvs"] = list(u("<16Q", b, p + 272))
         s["ag_peak_bytes"], s["ag_peak_calls"], s["ag_peak_top"] = u("<3Q", b, p + 400)
+        s["bursts"] = u("<Q", b, p + 424)[0]
         p = parts[2]
         (s["ch_started"], s["ch_stopped"], s["progress_ns"], s["start_seq"], s["done"],
          s["done_seq"], s["done_enqueue_ns"], s["done_ns"], s["gpu_start"], s["gpu_stop"],
@@ -542,6 +543,23 @@ def main():
         ok(all(s and s["p2p_wait_ns"] <= s["p2p_span_ns"] and s["p2p_span_ns"] > 0 for s in
                (slot(recs[r], "pp") if r in recs else None for r in range(WORLD))),
            "%d micro-batches: every rank's PP slot has p2p time, the wait within the span" % m)
+        # the steps and micro-batches the leader counts: each DP slot's
+        # bursts (its gradient all-reduce after the pipeline's transfers,
+        # once a step), each PP slot's forward transfers (to the next
+        # stage; the last stage's from its previous)
+        got = [(slot(recs[r], "dp") or {}).get("bursts") if r in recs else None
+               for r in range(WORLD)]
+        is_eq(got, [4] * WORLD, "%d micro-batches: every DP slot counts 4 bursts, one a step" % m)
+
+        def fwd(s):
+            if not s:
+                return None
+            if s["rank"] < s["nranks"] - 1:
+                return s["sends"][(s["rank"] + 1) % 16]
+            return s["recvs"][(s["rank"] - 1) % 16]
+        got = [fwd(slot(recs[r], "pp")) if r in recs else None for r in range(WORLD)]
+        is_eq(got, [4 * m] * WORLD, "%d micro-batches: every PP slot's forward transfers are %d "
+              "a step" % (m, m))
         w.close()
     ok(all(x is not None and x > 0.3 for x in idle[1]),
        "1 micro-batch: every stage idles over 30 % of its p2p span")

@@ -22,7 +22,7 @@ HOOK = os.environ.get("PL_NCCL_HOOK", "")
 # ---- the node summary's wire (lib/watch/summary.h), for hand-made ones ----
 
 SUM_MAGIC = 0x31304d5553574c50  # the bytes "PLWSUM01"
-SUM_VERSION = 6                 # the only version a leader reads
+SUM_VERSION = 7                 # the only version a leader reads
 SUM_NO_PROC = b"\0" * 10        # a rank's process tree not sampled (state 0,
                                 # eight varints 0, an empty wchan); one a
                                 # rank after the rank entries (then, for

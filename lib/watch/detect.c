@@ -5,7 +5,7 @@
 #include "detect.h"
 #include "rules.h"
 
-_Static_assert(sizeof(struct detect_comm) == 264, "detect_comm stays compact");
+_Static_assert(sizeof(struct detect_comm) == 272, "detect_comm stays compact");
 
 /* NCCL's ncclProfileKernelCh bit: with it the GPU part is recorded. */
 #define KERNEL_CH_BIT	(1u << 6)
@@ -104,6 +104,7 @@ detect_summarize(const struct reader_snap *snap, struct detect_rank *out)
 				sizeof(s->launch.datatype.c));
 		c->count = s->launch.count;
 		c->root = s->launch.root;
+		c->bursts = s->launch.bursts;
 		if (c->nranks >= 2 && c->nranks <= PLW_PEER_BUCKETS && c->rank >= 0 &&
 		    c->rank < c->nranks) {
 			int prev = (c->rank + c->nranks - 1) % c->nranks;

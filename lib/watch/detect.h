@@ -5,7 +5,7 @@
  * ns, the clock of the records) and the threshold.
  *
  * The state is a compact summary per rank and communicator (struct
- * detect_comm, 264 bytes; at most PLW_MAX_COMMS per rank), made from a
+ * detect_comm, 272 bytes; at most PLW_MAX_COMMS per rank), made from a
  * reader snapshot by detect_summarize().  It is what the next step sends
  * across nodes: fixed size, no pointers, times as the node's monotonic ns
  * (a receiver converts them to ages against the sender's `now`).
@@ -104,7 +104,7 @@
 #define DETECT_SEND	0x10u	/* with DETECT_P2P: that one is a send */
 
 /*
- * One rank's state in one communicator (264 bytes, no pointers).
+ * One rank's state in one communicator (272 bytes, no pointers).
  *
  * The window: the collectives whose completion the record's wait ring
  * still holds, the most recent min(done, PLW_RING) of them.  nwait counts
@@ -159,6 +159,9 @@ struct detect_comm {
 	 * pipeline stage's neighbours: whether the peer a stuck transfer waits
 	 * on ever posted its part (rules_p2p_unposted). */
 	uint64_t p2p_tx[2], p2p_rx[2];
+	/* Its bursts (record.h): on a data-parallel group, the training
+	 * steps; 0 when not recorded. */
+	uint64_t bursts;
 };
 
 /* 1 when an AllGather run's counts could be true: none, or calls whose

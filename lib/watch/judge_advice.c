@@ -176,6 +176,22 @@ bubble_windows(struct round *r)
 {
 	size_t g, i;
 
+	/* the steps: each rank's DP group's bursts (record.h), this round */
+	for (i = 0; i < r->nent; i++)
+		if (r->s->ent[i].rank >= 0 && (uint64_t)r->s->ent[i].rank < r->s->world)
+			r->s->bub[r->s->ent[i].rank].steps_now = 0;
+	for (g = 0; g < r->ngrp; g++) {
+		const struct js_group *gr = &r->s->grp[g];
+
+		if (group_axes(r, g) != 1u << JUDGE_DP)
+			continue;
+		for (i = gr->first; i < gr->first + gr->n; i++) {
+			const struct js_entry *e = &r->s->ent[i];
+
+			if (e->rank >= 0 && (uint64_t)e->rank < r->s->world)
+				r->s->bub[e->rank].steps_now = ent_full(r, e)->bursts;
+		}
+	}
 	for (g = 0; g < r->ngrp; g++) {
 		const struct js_group *gr = &r->s->grp[g];
 
@@ -185,17 +201,25 @@ bubble_windows(struct round *r)
 			const struct js_entry *e = &r->s->ent[i];
 			const struct detect_comm *c = ent_full(r, e);
 			struct js_bubble *b;
+			uint64_t fwd;
 
 			if (e->rank < 0 || (uint64_t)e->rank >= r->s->world || !c->p2p_span_ns ||
 			    c->p2p_wait_ns > c->p2p_span_ns)
 				continue;
 			b = &r->s->bub[e->rank];
+			/* forward: to the next stage; the last stage's come from
+			 * its previous (record.h's neighbour counts) */
+			fwd = c->rank < c->nranks - 1 ? c->p2p_tx[1] : c->p2p_rx[0];
 			if (b->hash != c->hash || c->p2p_span_ns < b->span0 ||
-			    c->p2p_wait_ns < b->wait0) {
+			    c->p2p_wait_ns < b->wait0 || fwd < b->fwd0 || b->steps_now < b->steps0) {
+				uint64_t steps = b->steps_now;
+
 				memset(b, 0, sizeof(*b));
 				b->hash = c->hash;
 				b->wait0 = c->p2p_wait_ns;
 				b->span0 = c->p2p_span_ns;
+				b->fwd0 = fwd;
+				b->steps0 = b->steps_now = steps;
 				continue;
 			}
 			if (c->p2p_span_ns - b->span0 < r->p->bubble_window_ns)
@@ -205,6 +229,16 @@ bubble_windows(struct round *r)
 			b->have = 1;
 			b->wait0 = c->p2p_wait_ns;
 			b->span0 = c->p2p_span_ns;
+			/* micro-batches a step, when the window saw whole steps
+			 * (rounded: a window ends mid-step) */
+			b->mb = 0;
+			if (b->steps_now > b->steps0 && fwd > b->fwd0) {
+				uint64_t d = b->steps_now - b->steps0, m = (fwd - b->fwd0 + d / 2) / d;
+
+				b->mb = m > 0 && m < UINT32_MAX ? (uint32_t)m : 0;
+			}
+			b->fwd0 = fwd;
+			b->steps0 = b->steps_now;
 		}
 	}
 }
@@ -222,9 +256,9 @@ js_pp_bubble(struct round *r)
 {
 	const uint32_t pp = r->st->size[JUDGE_PP];
 	struct js_val *st = r->s->vw;	/* per stage: idle added, ranks */
-	uint32_t m, k, worst = UINT32_MAX;
+	uint32_t m, k, worst = UINT32_MAX, measured = 0;
 	struct judge_finding *f;
-	double plan, idle = 0;
+	double plan, fed, idle = 0;
 	struct line l;
 	size_t i;
 
@@ -245,6 +279,8 @@ js_pp_bubble(struct round *r)
 		b = &r->s->bub[jr->st.rank];
 		if (!b->have)
 			continue;
+		if (b->mb && (!measured || b->mb < measured))
+			measured = b->mb;
 		st[jr->co[JUDGE_PP]].v += b->idle;
 		st[jr->co[JUDGE_PP]].i++;
 	}
@@ -257,11 +293,16 @@ js_pp_bubble(struct round *r)
 			idle = st[k].v;
 		}
 	}
-	m = r->p->bubble_microbatches ? r->p->bubble_microbatches : 4 * pp;
-	/* the bubble is (pp - 1) / m of the compute: of the step's time,
-	 * what the idle share measures, (pp - 1) / (m + pp - 1) */
+	/* m: told; else counted (the fewest any rank saw: the larger plan);
+	 * else assumed.  The bubble is (pp - 1) / m of the compute: of the
+	 * step's time, what the idle share measures, (pp - 1) / (m + pp - 1).
+	 * A pipeline fed 4 x pp micro-batches a step idles (pp - 1) /
+	 * (5 pp - 1): above that and the plan both, by the margin, it is
+	 * worth a word, whichever explains it. */
+	m = r->p->bubble_microbatches ? r->p->bubble_microbatches : measured ? measured : 4 * pp;
 	plan = (double)(pp - 1) / (double)(m + pp - 1);
-	if (worst == UINT32_MAX || idle <= plan + r->p->bubble_margin)
+	fed = (double)(pp - 1) / (double)(5 * pp - 1);
+	if (worst == UINT32_MAX || idle <= (plan < fed ? plan : fed) + r->p->bubble_margin)
 		return;
 	f = js_finding_new(r, JUDGE_PP_BUBBLE);
 	snprintf(f->group, sizeof(f->group), "PP stage %u", worst);
@@ -272,9 +313,17 @@ js_pp_bubble(struct round *r)
 	l.len = 0;
 	js_put(&l, "pipeline: PP stage %u idles %.0f %% of its time in p2p waits (plan "
 	    "(p-1)/(m+p-1) = %.0f %%, m = %u%s); stages", worst, 100 * idle, 100 * plan, m,
-	    r->p->bubble_microbatches ? "" : " assumed: 4 x pp");
+	    r->p->bubble_microbatches ? "" : measured ? " counted: forward transfers a step" :
+	    " assumed: 4 x pp");
 	for (k = 0; k < pp && k < 8; k++)
 		if (st[k].i)
 			js_put(&l, " %u: %.0f %%", k, 100 * st[k].v);
-	js_put(&l, "; more micro-batches per step, or an interleaved schedule");
+	if (idle <= plan + r->p->bubble_margin)
+		js_put(&l, "; the schedule's own bubble with so few micro-batches (%u of them "
+		    "would idle %.0f %%): more micro-batches per step, or an interleaved "
+		    "schedule", 4 * pp, 100 * fed);
+	else
+		js_put(&l, "; more than the schedule's bubble: a stage slower than the others, "
+		    "or slow transfers between them, hold the rest; else more micro-batches "
+		    "per step, or an interleaved schedule");
 }

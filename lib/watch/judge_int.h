@@ -109,6 +109,14 @@ struct js_bubble {
 	uint64_t wait0, span0;
 	double idle;
 	int have;		/* idle is measured */
+	/* The micro-batches per step: its forward transfers (sends to its
+	 * next stage; the last stage's receives from its previous) and its
+	 * DP group's bursts (the steps) when the window began, and over the
+	 * last window that closed, their ratio. */
+	uint64_t fwd0, steps0;
+	uint64_t steps_now;	/* this round's bursts of its DP group, 0 none */
+	uint32_t mb;		/* measured, 0 not */
+	uint32_t pad;
 };
 
 /* Sorting scratch: a key and an entry (or rank) index. */

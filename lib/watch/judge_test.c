@@ -2109,7 +2109,12 @@ bubble_test(void)
 	par.bubble_microbatches = 1;
 	p2p_at(32, 13, 10.6);
 	n = judge_run(&step, rk, NR, NOW, &par, s, out, 8);
-	ok(n == 0, "bubble: 50 %% idle with m = 1 told (plan 50 %%): nothing (%zu)", n);
+	ok(n == 1 && out[0].plan_frac > 0.499 && out[0].plan_frac < 0.501 &&
+	   strstr(out[0].text, "m = 1); stages") &&
+	   strstr(out[0].text, "the schedule's own bubble with so few micro-batches (8 of them "
+		  "would idle 11 %)"),
+	   "bubble: 50 %% idle with m = 1 told: the plan is 50 %%, the schedule's own bubble, "
+	   "and what 4 x pp would idle: %s", n ? out[0].text : "");
 	par.bubble_microbatches = 0;
 	/* A record started again (its span went back): a new window. */
 	p2p_at(2, 1, 1);
@@ -2128,6 +2133,79 @@ bubble_test(void)
 	   "not known");
 }
 
+/* Every rank's steps (its dp communicator's bursts) and forward transfers
+ * (stage 0's sends to stage 1, stage 1's receives from stage 0), its pp
+ * rank its stage. */
+static void
+steps_at(uint64_t steps, uint64_t fwd)
+{
+	int r;
+
+	for (r = 0; r < NR; r++) {
+		cm(r, C_DP)->bursts = steps;
+		cm(r, C_PP)->rank = (int32_t)co_pp(r);
+		if (co_pp(r))
+			cm(r, C_PP)->p2p_rx[0] = fwd;
+		else
+			cm(r, C_PP)->p2p_tx[1] = fwd;
+	}
+}
+
+/*
+ * The micro-batches counted: 2 forward transfers a step (the plan with m =
+ * 2 at pp 2 is 1 / 3); a window idle 40 % is within it and the margin:
+ * the schedule's own bubble, said so; 50 % is more than it.  Without
+ * steps counted (no bursts), the same 40 % is against m = 8 assumed.
+ */
+static void
+bubble_counted_test(void)
+{
+	struct judge_finding out[8];
+	struct judge_state *s;
+	pl_err_t err;
+	size_t n;
+	int counted;
+
+	for (counted = 1; counted >= 0; counted--) {
+		s = judge_state_new(NR, &err);
+		if (!s)
+			return;
+		par.bubble_window_ns = 10 * S;
+		healthy();
+		p2p_at(1, 0.5, 0.5);
+		steps_at(counted ? 10 : 0, 20);
+		n = judge_run(&step, rk, NR, NOW, &par, s, out, 8);
+		/* 11 s: 4.4 s waited (40 %), 50 steps, 100 forward transfers */
+		p2p_at(12, 4.9, 4.9);
+		steps_at(counted ? 60 : 0, 120);
+		n += judge_run(&step, rk, NR, NOW, &par, s, out, 8);
+		if (counted) {
+			ok(n == 1 && out[0].plan_frac > 0.333 && out[0].plan_frac < 0.334 &&
+			   strstr(out[0].text, "m = 2 counted: forward transfers a step") &&
+			   strstr(out[0].text, "the schedule's own bubble"),
+			   "bubble: m = 2 counted (plan 33 %%), 40 %% idle: the schedule's own "
+			   "bubble: %s", n ? out[0].text : "");
+			/* 11 s more: 5.5 s waited (50 %) */
+			p2p_at(23, 10.4, 10.4);
+			steps_at(110, 220);
+			n = judge_run(&step, rk, NR, NOW, &par, s, out, 8);
+			ok(n == 1 && out[0].kind == JUDGE_PP_BUBBLE && out[0].plan_frac > 0.333 &&
+			   out[0].plan_frac < 0.334 &&
+			   strstr(out[0].text, "(plan (p-1)/(m+p-1) = 33 %, m = 2 counted: forward "
+				  "transfers a step)") &&
+			   strstr(out[0].text, "more than the schedule's bubble: a stage slower"),
+			   "bubble: 50 %% idle against m = 2 counted: %s", n ? out[0].text : "");
+		} else {
+			ok(n == 1 && out[0].kind == JUDGE_PP_BUBBLE &&
+			   strstr(out[0].text, "m = 8 assumed: 4 x pp"),
+			   "bubble: the same 40 %% with no steps counted: m assumed, a warning: %s",
+			   n ? out[0].text : "");
+		}
+		judge_state_free(s);
+	}
+	steps_at(0, 0);
+}
+
 int
 main(void)
 {
@@ -2139,7 +2217,7 @@ main(void)
 	par.slow_margin = 0.05;
 	par.slow_margin_off = 0.025;
 	par.slow_smooth = 1;
-	plan(3 * (int)NCASES - NLOST - NEND + 4 + 2 + 16 + 7 + 2 + 15 + 6 + 14 + 9 + 4 + 2 + 2 + 2);
+	plan(3 * (int)NCASES - NLOST - NEND + 4 + 2 + 16 + 7 + 2 + 15 + 6 + 14 + 9 + 4 + 2 + 2 + 2 + 3);
 	run_cases();
 	slow_test();
 	bounded_test();
@@ -2151,5 +2229,6 @@ main(void)
 	sorted_again_test();
 	advice_test();
 	bubble_test();
+	bubble_counted_test();
 	return done_testing();
 }

@@ -324,6 +324,10 @@ launch_ok(const struct plw_launch *l, const struct plw_ident *id, const char *na
 	if (l->p2p_is_send > 1)
 		return pl_err_set(err, "watch record %s: slot %d: p2p_is_send %u, want 0 or 1",
 				  pl_clip_path(name, c, sizeof(c)), i, l->p2p_is_send);
+	if (l->bursts > l->colls)
+		return pl_err_set(err, "watch record %s: slot %d: %" PRIu64 " bursts of %" PRIu64
+				  " collectives", pl_clip_path(name, c, sizeof(c)), i, l->bursts,
+				  l->colls);
 	if (l->nchannels > READER_MAX_CHANNELS)
 		return pl_err_set(err, "watch record %s: slot %d: %u channels, want at most %d",
 				  pl_clip_path(name, c, sizeof(c)), i, l->nchannels,

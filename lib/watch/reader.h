@@ -28,6 +28,7 @@
  *     done_func) end in NUL within theirs and are printable ASCII before; launch.root and launch.p2p_peer are -1 or
  *     in [0, nranks); launch.nchannels and gpu counts of channels are
  *     bounded (READER_MAX_CHANNELS); gpu.ch_stopped <= gpu.ch_started;
+ *     launch.bursts <= launch.colls;
  *   - every seq in the snapshot is even.
  *
  * Times, when the caller gives its clock (reader_expect.now_ns, and the

@@ -173,7 +173,15 @@ struct plw_launch {
 	uint64_t ag_peak_bytes;	/* that run's bytes */
 	uint64_t ag_peak_calls;	/* its AllGathers */
 	uint64_t ag_peak_top;	/* the largest of them, bytes */
-	uint64_t reserved[3];
+	/* Bursts: the reducing collectives (AllReduce, ReduceScatter)
+	 * entered with a p2p operation of the process (any communicator's)
+	 * since this communicator's reducing collective before.  A
+	 * data-parallel group's gradient sync after a pipeline flush is one
+	 * burst however many buckets it has (and FSDP's AllGathers of
+	 * parameters none): its bursts count the training steps.  0 from a
+	 * writer that does not keep it. */
+	uint64_t bursts;
+	uint64_t reserved[2];
 };
 
 /* One completed collective in the wait ring (32 bytes). */

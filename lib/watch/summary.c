@@ -35,10 +35,11 @@ _Static_assert(H_NODE + SUM_NODE_LEN == H_JOB, "the node's text fills its array"
 #define PROC_MAX	(1 + 1 + 2 * 5 + 5 * 10 + DETECT_WCHAN_LEN)
 #define PROC_MIN	(1 + 8 + 1)
 #define COMM_MIN	(8 + 1 + 5 + 2 + 1 + 6 + 6)
-/* A communicator's rest (version 6, after the process trees): count,
- * datatype, root + 1, the p2p operations to and from its neighbours. */
-#define SIG_MAX		(10 + DETECT_TEXT_LEN + 5 + 4 * 10)
-#define SIG_MIN		7
+/* A communicator's rest (version 7, after the process trees): count,
+ * datatype, root + 1, the p2p operations to and from its neighbours, its
+ * bursts. */
+#define SIG_MAX		(10 + DETECT_TEXT_LEN + 5 + 5 * 10)
+#define SIG_MIN		8
 _Static_assert((uint64_t)SUM_HEADER_BYTES + (uint64_t)SUM_MAX_RANKS * (RANK_MAX + PROC_MAX) <=
 	       SUM_MAX_BYTES, "the most ranks, with no communicator, fit the size bound");
 
@@ -548,7 +549,8 @@ comm_put(uint8_t *p, const struct detect_comm *w, uint64_t enter_age, uint64_t p
 	return n;
 }
 
-/* The rest of w's signature (version 6): count, datatype, root + 1. */
+/* The rest of w's signature (version 7): count, datatype, root + 1, the
+ * p2p counts to and from its neighbours, its bursts. */
 static size_t
 sig_put(uint8_t *p, const struct detect_comm *w)
 {
@@ -561,6 +563,7 @@ sig_put(uint8_t *p, const struct detect_comm *w)
 	n += vput(p + n, w->p2p_rx[0]);
 	n += vput(p + n, w->p2p_tx[1]);
 	n += vput(p + n, w->p2p_rx[1]);
+	n += vput(p + n, w->bursts);
 	return n;
 }
 
@@ -1005,7 +1008,7 @@ comm_get(struct cur *q, uint64_t recv, struct detect_comm *c, const char *where,
 	return 0;
 }
 
-/* Rank entry i's communicator k's signature rest at *off (version 6:
+/* Rank entry i's communicator k's signature rest at *off (version 7:
  * after the process trees, in the order of the rank entries and their
  * communicators), into c. */
 static int
@@ -1024,7 +1027,8 @@ sig_get(const uint8_t *p, size_t len, size_t *off, uint32_t i, uint32_t k,
 	    vget(&q, UINT64_MAX, &c->p2p_tx[0], cwhere, "p2p_tx_prev", err) < 0 ||
 	    vget(&q, UINT64_MAX, &c->p2p_rx[0], cwhere, "p2p_rx_prev", err) < 0 ||
 	    vget(&q, UINT64_MAX, &c->p2p_tx[1], cwhere, "p2p_tx_next", err) < 0 ||
-	    vget(&q, UINT64_MAX, &c->p2p_rx[1], cwhere, "p2p_rx_next", err) < 0)
+	    vget(&q, UINT64_MAX, &c->p2p_rx[1], cwhere, "p2p_rx_next", err) < 0 ||
+	    vget(&q, c->colls, &c->bursts, cwhere, "bursts", err) < 0)
 		return -1;
 	if ((c->nranks < 2 || c->nranks > PLW_PEER_BUCKETS) &&
 	    (c->p2p_tx[0] | c->p2p_rx[0] | c->p2p_tx[1] | c->p2p_rx[1]))

@@ -70,8 +70,9 @@
  * gap_sum_ns are durations and travel as they are.  sender_real_ns
  * (CLOCK_REALTIME) only dates the summary for people.
  *
- * Versioning: the layout above is SUM_VERSION (6: version 5 and the
- * signatures after its process trees, as version 5 put the process trees
+ * Versioning: the layout above is SUM_VERSION (7: version 5 and, after
+ * its process trees, each communicator's signature rest, its p2p counts
+ * to its neighbours and its bursts, as version 5 put the process trees
  * after version 4's rank entries: every earlier offset stays), the only
  * one on the wire (versions 1 to 3 came before the first release and
  * were never sent by one).  Any change takes a new version; the receiver
@@ -98,7 +99,7 @@
  *     while not exited; coordinate co[a] < size[a]; gpu -1 (unknown) or in
  *     [0, SUM_MAX_GPU);
  *   - per communicator: nnodes in [0, nranks]; the AllGather run and the
- *     p2p time as above;
+ *     p2p time as above; bursts <= colls;
  *     flags only DETECT_GPU, DETECT_BUSY, DETECT_FINAL,
  *     DETECT_P2P and DETECT_SEND (with DETECT_P2P); p2p_peer in
  *     [0, nranks) with DETECT_P2P, 0 without;
@@ -127,7 +128,7 @@
 #include "pl_err.h"
 
 #define SUM_MAGIC	0x31304d5553574c50ULL	/* "PLWSUM01" little-endian */
-#define SUM_VERSION	6u
+#define SUM_VERSION	7u
 #define SUM_MAX_RANKS	1024		/* ranks in one summary */
 #define SUM_MAX_BYTES	(1u << 20)	/* a whole summary */
 #define SUM_MAX_WORLD	(1 << 24)	/* ranks in a step or communicator */

@@ -83,18 +83,18 @@ static const uint8_t body[] = {
 	0x44, 0x01, 0x01, 0x02, 0x00, 0x00, 0x00, 0x00, 0x80, 0xf8, 0xcc, 0xe2,
 	0x84, 0x02, 0x15, 0x6e, 0x66, 0x73, 0x5f, 0x77, 0x61, 0x69, 0x74, 0x5f,
 	0x62, 0x69, 0x74, 0x5f, 0x6b, 0x69, 0x6c, 0x6c, 0x61, 0x62, 0x6c, 0x65,
-	/* 260 the communicators' rest (version 6), in the order of the rank
+	/* 260 the communicators' rest (version 7), in the order of the rank
 	 * entries and their communicators.  Rank 4's tp: count 1048576,
 	 * "ncclBfloat16" (263), root none (276), p2p to and from its
-	 * neighbours 3 4 5 6 (277) */
+	 * neighbours 3 4 5 6 (277), 7 bursts (281) */
 	0x80, 0x80, 0x40, 0x0c, 0x6e, 0x63, 0x63, 0x6c, 0x42, 0x66, 0x6c, 0x6f,
-	0x61, 0x74, 0x31, 0x36, 0x00, 0x03, 0x04, 0x05, 0x06,
-	/* 281 its dp: count 4194304, "ncclFloat32" (285), root 0 (297), no
-	 * p2p (298) */
+	0x61, 0x74, 0x31, 0x36, 0x00, 0x03, 0x04, 0x05, 0x06, 0x07,
+	/* 282 its dp: count 4194304, "ncclFloat32" (286), root 0 (298), no
+	 * p2p (299), no bursts (303) */
 	0x80, 0x80, 0x80, 0x02, 0x0b, 0x6e, 0x63, 0x63, 0x6c, 0x46, 0x6c, 0x6f,
-	0x61, 0x74, 0x33, 0x32, 0x01, 0x00, 0x00, 0x00, 0x00,
-	/* 302 rank 5's busy slot: nothing known */
-	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+	0x61, 0x74, 0x33, 0x32, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00,
+	/* 304 rank 5's busy slot: nothing known */
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
 };
 
 #define FIX_LEN	(SUM_HEADER_BYTES + sizeof(body))
@@ -199,6 +199,7 @@ fixture(void)
 	c->p2p_rx[0] = 4;
 	c->p2p_tx[1] = 5;
 	c->p2p_rx[1] = 6;
+	c->bursts = 7;
 	c->enter_ns = SEND - 10 * S;
 	c->done = 99;
 	c->ch_inflight = 4;
@@ -306,6 +307,26 @@ info_diff(const struct sum_rank_info *a, const struct sum_rank_info *b)
 	return NULL;
 }
 
+/* With SUMMARY_SEEDS=DIR in the environment, write len bytes at p as
+ * DIR/name: the fuzz target's seeds (fuzz/corpus/summary) made by the
+ * encoder of this version. */
+static void
+seed(const char *name, const void *p, size_t len)
+{
+	const char *dir = getenv("SUMMARY_SEEDS");
+	char path[4096];
+	FILE *f;
+
+	if (!dir || !*dir || !p)
+		return;
+	snprintf(path, sizeof(path), "%s/v%u-%s", dir, SUM_VERSION, name);
+	f = fopen(path, "wb");
+	if (!f || fwrite(p, 1, len, f) != len)
+		diag("seed %s: not written", path);
+	if (f)
+		fclose(f);
+}
+
 /* The fixture encoded: caller frees. */
 static uint8_t *
 encoded(size_t *len)
@@ -322,6 +343,7 @@ encoded(size_t *len)
 		return NULL;
 	}
 	*len = b.len;
+	seed("three-ranks-exits-busy-slot", b.s, b.len);
 	return (uint8_t *)buf_take(&b);
 }
 
@@ -396,13 +418,13 @@ t_bytes(void)
 		ok(0, "bytes: no encoding");
 		return;
 	}
-	ok(!memcmp(p, "PLWSUM01", 8) && le_get(p + 8, 4) == SUM_VERSION && SUM_VERSION == 6 &&
+	ok(!memcmp(p, "PLWSUM01", 8) && le_get(p + 8, 4) == SUM_VERSION && SUM_VERSION == 7 &&
 	   le_get(p + 12, 4) == len && !strcmp((const char *)p + 16, "node2") &&
 	   le_get(p + 80, 8) == 4242 && le_get(p + 88, 8) == 3 && le_get(p + 96, 8) == SEND &&
 	   le_get(p + 112, 8) == 7 && le_get(p + 128, 4) == 1000 && le_get(p + 136, 4) == 16 &&
 	   le_get(p + 140, 4) == 2 && le_get(p + 148, 4) == 2 && le_get(p + 152, 4) == 4 &&
 	   le_get(p + 160, 4) == 3 && le_get(p + 164, 4) == 0 && p[120] == 0x88 && p[127] == 0x11,
-	   "header: \"PLWSUM01\", version 6, size, node, job, step, now, seq, uid, world, "
+	   "header: \"PLWSUM01\", version 7, size, node, job, step, now, seq, uid, world, "
 	   "layout, nranks at their offsets, little-endian");
 	ok(len == FIX_LEN && !memcmp(p + SUM_HEADER_BYTES, body, sizeof(body)),
 	   "the ranks, communicators and process trees: the bytes laid out by hand");
@@ -432,17 +454,18 @@ struct patch {
 
 static const struct patch patches[] = {
 	TXT(0, "XLWSUM01", "magic XLWSUM01: want \"PLWSUM01\"", "wrong magic"),
-	NUM(8, 4, 7, "version 7: want version 6, the only one this layoutd reads",
+	NUM(8, 4, 8, "version 8: want version 7, the only one this layoutd reads",
 	    "a version to come"),
-	NUM(8, 4, 5, "version 5: want version 6, the only one", "version 5 (no signatures)"),
-	NUM(8, 4, 4, "version 4: want version 6, the only one", "version 4 (no process trees)"),
-	NUM(8, 4, 3, "version 3: want version 6, the only one", "version 3 (never released)"),
-	NUM(8, 4, 2, "version 2: want version 6, the only one", "version 2 (never released)"),
-	NUM(8, 4, 1, "version 1: want version 6, the only one", "version 1 (never released)"),
-	NUM(8, 4, 0, "version 0: want version 6", "version 0"),
-	NUM(12, 4, FIX_LEN + 1, "truncated: 477 bytes of the 478", "total_size above the length"),
-	NUM(12, 4, FIX_LEN - 1, "477 bytes, 1 more than its total_size 476", "total_size below"),
-	NUM(12, 4, 0xffffffffu, "truncated: 477 bytes of the 4294967295", "total_size huge"),
+	NUM(8, 4, 6, "version 6: want version 7, the only one", "version 6 (no bursts)"),
+	NUM(8, 4, 5, "version 5: want version 7, the only one", "version 5 (no signatures)"),
+	NUM(8, 4, 4, "version 4: want version 7, the only one", "version 4 (no process trees)"),
+	NUM(8, 4, 3, "version 3: want version 7, the only one", "version 3 (never released)"),
+	NUM(8, 4, 2, "version 2: want version 7, the only one", "version 2 (never released)"),
+	NUM(8, 4, 1, "version 1: want version 7, the only one", "version 1 (never released)"),
+	NUM(8, 4, 0, "version 0: want version 7", "version 0"),
+	NUM(12, 4, FIX_LEN + 1, "truncated: 480 bytes of the 481", "total_size above the length"),
+	NUM(12, 4, FIX_LEN - 1, "480 bytes, 1 more than its total_size 479", "total_size below"),
+	NUM(12, 4, 0xffffffffu, "truncated: 480 bytes of the 4294967295", "total_size huge"),
 	TXT(16, "\x01", "node \\x01ode2: byte 0 is 0x01, want printable", "node not printable"),
 	NUM(16, 8, 0, "node: empty", "node empty"),
 	TXT(16, "node2\0x", "node: byte 6 after the NUL is 0x78, want 0", "node: junk after the NUL"),
@@ -460,7 +483,7 @@ static const struct patch patches[] = {
 	NUM(128, 4, 0xffffffffu, "uid 4294967295", "uid -1"),
 	NUM(164, 4, 1, "reserved header field 0x1: want 0", "header reserved"),
 	NUM(160, 4, 1025, "nranks 1025: want at most 1024", "nranks too large"),
-	NUM(160, 4, 16, "nranks 16 needs at least 536 bytes, the summary has 477",
+	NUM(160, 4, 16, "nranks 16 needs at least 536 bytes, the summary has 480",
 	    "nranks beyond the length"),
 	NUM(160, 4, 4, "rank entry 3 (rank 83): rank 83: want 0 to 15 (world 16)",
 	    "one rank entry more than there are (a process tree read as one)"),
@@ -505,7 +528,7 @@ static const struct patch patches[] = {
 	REP(19, 1, "\x0a", "rank entry 0 (rank 4): ncomm 10 needs at least 290 bytes",
 	    "ncomm beyond the length"),
 	REP(194, 1, "\x03", "rank entry 2 (rank 7): ncomm 3 needs at least 87 bytes and the 0 "
-	    "rank entries after it with the process trees and the signatures 72, 114 are left",
+	    "rank entries after it with the process trees and the signatures 78, 117 are left",
 	    "ncomm in the last entry beyond the length"),
 	REP(28, 1, "\x30", "name: length 48: want at most 47", "a name too long"),
 	TXT(SUM_HEADER_BYTES + 29, "\x7f", "communicator 0: name: byte 0 is 0x7f",
@@ -544,12 +567,12 @@ static const struct patch patches[] = {
 	    "most 15", "a datatype too long"),
 	TXT(SUM_HEADER_BYTES + 264, "\x01", "communicator 0: datatype: byte 0 is 0x01, want "
 	    "printable", "a datatype not printable"),
-	REP(297, 1, "\x81\x80\x80\x80\x08", "rank entry 0 (rank 4): communicator 1: root + 1 "
+	REP(298, 1, "\x81\x80\x80\x80\x08", "rank entry 0 (rank 4): communicator 1: root + 1 "
 	    "2147483649: want at most 2147483648", "a root above INT32_MAX"),
-	REP(305, 1, "\x01", "rank entry 1 (rank 5): communicator 0: p2p counts to its neighbours "
+	REP(307, 1, "\x01", "rank entry 1 (rank 5): communicator 0: p2p counts to its neighbours "
 	    "with nranks 0: want 0 (known only for 2 to 16 members)",
 	    "p2p counts in a slot whose members are not known"),
-	REP(302, 7, "", "rank entry 1 (rank 5): communicator 0: count: truncated",
+	REP(304, 8, "", "rank entry 1 (rank 5): communicator 0: count: truncated",
 	    "the last signature cut"),
 	REP(sizeof(body), 0, "\x00", "1 bytes after the last signature: want none",
 	    "a byte after the last rank"),
@@ -880,7 +903,7 @@ t_encode_refuses(void)
 	   "encode refuses 1025 ranks: %s", err.text);
 	pl_err_clear(&err);
 	ok(sum_encode(&b, &fh, big, bigi, SUM_MAX_RANKS, &err) == -1 &&
-	   strstr(err.text, "1024 ranks take 2531368 bytes: want at most 1048576") &&
+	   strstr(err.text, "1024 ranks take 2564136 bytes: want at most 1048576") &&
 	   b.len == 4, "encode refuses a summary over 1 MiB: %s", err.text);
 	buf_free(&b);
 }
@@ -902,6 +925,7 @@ t_empty(void)
 	rv = sum_encode(&b, &fh, NULL, NULL, 0, &err);
 	ok(rv == 0 && b.len == SUM_HEADER_BYTES,
 	   "no ranks: the 168-byte header alone (%s)", err.text);
+	seed("no-ranks", b.s, b.len);
 	rv = sum_decode(b.s, b.len, RECV, &h, &r, &in, &n, &err);
 	ok(rv == 0 && n == 0 && !r && !in && !strcmp(h.node, "node2"),
 	   "no ranks: decoded, n 0, no arrays (%s)", err.text);
@@ -953,6 +977,7 @@ t_p2p(void)
 	rv = sum_encode(&b, &fh, fr, fi, 3, &err);
 	p = (uint8_t *)b.s;
 	q = p + SUM_HEADER_BYTES;
+	seed("p2p-in-flight", b.s, b.len);
 	ok(rv == 0 && b.len == FIX_LEN && q[33] == (DETECT_GPU | DETECT_P2P | DETECT_SEND) &&
 	   q[35] == 1 && q[89] == 12,
 	   "a p2p in flight: the flags 0x19 and the peer 1 in the communicator (%s)", err.text);
@@ -981,8 +1006,8 @@ t_p2p(void)
 
 /* The bytes after the last communicator of v4_make's summary: its three
  * process trees, not sampled (10 bytes each), and its four communicators'
- * rest (21, 21, 7 and 7 bytes). */
-#define V4_TAIL	86
+ * rest (22, 22, 8 and 8 bytes). */
+#define V4_TAIL	90
 
 /* A summary of the fixture (the fields version 4 brought), whose last
  * communicator (rank 7's only one, put there) has nnodes and an AllGather
@@ -1111,8 +1136,8 @@ t_v4(void)
 /*
  * The size of 8 ranks x 6 communicators: each rank as rank 4 of the
  * fixture (20 bytes, and 19 of its process tree) with six copies of its
- * tp communicator (55 bytes, and 21 of its rest): 168 + 8 * (20 + 19 + 6 *
- * (55 + 21)) = 4128 bytes.
+ * tp communicator (55 bytes, and 22 of its rest): 168 + 8 * (20 + 19 + 6 *
+ * (55 + 22)) = 4176 bytes.
  */
 static void
 t_size(void)
@@ -1141,9 +1166,10 @@ t_size(void)
 		in[i].gpu = (int32_t)i;
 	}
 	pl_err_clear(&err);
-	ok(sum_encode(&b, &fh, r, in, 8, &err) == 0 && b.len == 4128,
-	   "8 ranks x 6 communicators: 4128 bytes (%zu; %s)", b.len, err.text);
+	ok(sum_encode(&b, &fh, r, in, 8, &err) == 0 && b.len == 4176,
+	   "8 ranks x 6 communicators: 4176 bytes (%zu; %s)", b.len, err.text);
 	diag("encoded size, 8 ranks x 6 communicators: %zu bytes", b.len);
+	seed("eight-ranks-six-comms", b.s, b.len);
 	buf_free(&b);
 }
 
@@ -1282,7 +1308,7 @@ t_carry(void)
 
 		pl_err_clear(&e);
 		ok(sum_carry(&fh, big, bigi, SUM_MAX_RANKS, RECV, &a, &na, &e) == -1 && na == 0 &&
-		   strstr(e.text, "1024 ranks take 2531368 bytes: want at most 1048576"),
+		   strstr(e.text, "1024 ranks take 2564136 bytes: want at most 1048576"),
 		   "sum_carry refuses what would be over 1 MiB on the wire, as encode: %s", e.text);
 		pl_err_clear(&e);
 		ok(sum_carry(&fh, big, bigi, 384, RECV, &a, &na, &e) == 0 && na == 384,

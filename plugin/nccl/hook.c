@@ -123,6 +123,8 @@ struct plw_ctx {
 	uint64_t p2p_first_ns, p2p_covered_ns;
 	uint64_t p2p_at_done;	/* proxy thread: g_p2p_total at the previous
 				 * completion */
+	uint64_t burst_ops;	/* g_p2p_ops at the last collective entered
+				 * (the writer holding the launch part) */
 };
 
 /* Everything lives here, so a handle or context is checked by address. */
@@ -140,6 +142,9 @@ static struct plw_record *g_rec;	/* NULL unless REC_ACTIVE */
  * time, added as each transfer completes): what of a collective's gap the
  * rank spent in the pipeline's transfers (plw_gpu.ring_p2p). */
 static _Atomic uint64_t g_p2p_total;
+/* The process's p2p operations entered so far, every communicator's: a
+ * collective entered after one of them starts a burst (plw_launch.bursts). */
+static _Atomic uint64_t g_p2p_ops;
 static int g_mask;
 static pid_t g_pid;
 static _Atomic int g_said_slots;	/* "no free slot" said once */
@@ -430,6 +435,7 @@ hook_init(void **context, uint64_t comm_hash, int *mask, const char *name,
 	c->last_done_ns = 0;
 	c->ag_bytes = c->ag_calls = c->ag_top = 0;
 	c->p2p_first_ns = c->p2p_covered_ns = 0;
+	c->burst_ops = atomic_load_explicit(&g_p2p_ops, memory_order_relaxed);
 	id = &c->slot->ident;
 	plw_write_begin(&id->seq);
 	plw_st64(&id->comm_hash, comm_hash);
@@ -581,6 +587,18 @@ ag_note(struct plw_ctx *c, struct plw_launch *l, const union plw_text *func,
 	}
 }
 
+/* Whether func reduces (AllReduce, ReduceScatter): a gradient sync, what
+ * a step's bursts count (an AllGather of parameters, FSDP's before its
+ * forward pass, is not one). */
+static int
+grad_sync(const union plw_text *func)
+{
+	static const union plw_text ar = { .c = "AllReduce" }, rs = { .c = "ReduceScatter" };
+
+	return func->w[0] == ar.w[0] ? func->w[1] == ar.w[1] :
+	       func->w[0] == rs.w[0] && func->w[1] == rs.w[1];
+}
+
 static void
 coll_start(struct plw_ctx *c, void **h, const plw_nccl_descr_v5_t *d)
 {
@@ -615,6 +633,14 @@ coll_start(struct plw_ctx *c, void **h, const plw_nccl_descr_v5_t *d)
 	plw_st_text(l->algo.w, sizeof(l->algo), d->coll.algo);
 	plw_st_text(l->proto.w, sizeof(l->proto), d->coll.proto);
 	ag_note(c, l, &func, d->coll.count);
+	if (grad_sync(&func)) {
+		uint64_t ops = atomic_load_explicit(&g_p2p_ops, memory_order_relaxed);
+
+		if (ops != c->burst_ops) {
+			c->burst_ops = ops;
+			plw_st64(&l->bursts, plw_ld64(&l->bursts) + 1);
+		}
+	}
 	plw_write_end(&l->seq);
 }
 
@@ -628,6 +654,7 @@ p2p_start(struct plw_ctx *c, void **h, const plw_nccl_descr_v5_t *d,
 	int send = d->p2p.func && d->p2p.func[0] == 'S';
 	unsigned b = (unsigned)d->p2p.peer % PLW_PEER_BUCKETS;
 
+	atomic_fetch_add_explicit(&g_p2p_ops, 1, memory_order_relaxed);
 	if (e) {
 		e->kind = EV_P2P;
 		e->seq_number = 0;
