@@ -466,9 +466,18 @@ awaited_in_coll(const struct detect_rank *ranks, size_t n, size_t j, const struc
 	return 0;
 }
 
+/* Whether comm c is in a collective: entered and, as its GPU part says,
+ * not completed (past the threshold or not); without the GPU part nothing
+ * tells, and one entered ever counts. */
+static int
+in_coll(const struct detect_comm *c)
+{
+	return !(c->flags & DETECT_GPU) ? c->colls > 0 : c->colls > c->done;
+}
+
 /* The local member of rank i's comm c whose part of c's p2p operation in
  * flight never came (rules_p2p_unposted), while it is idle outside NCCL
- * (in no communicator waiting or stuck, no transfer of its own in flight):
+ * (in no collective, none waiting or stuck, no transfer of its own in flight):
  * its index, or n when there is none. */
 static size_t
 unposted_peer(const struct detect_rank *ranks, size_t n, size_t i, const struct detect_comm *c,
@@ -492,6 +501,7 @@ unposted_peer(const struct detect_rank *ranks, size_t n, size_t i, const struct 
 			idle = !rules_usable(ranks[j].comm[k].flags) ||
 			       (!waiting(&ranks[j].comm[k], now, thr) &&
 				!gpu_stuck(&ranks[j].comm[k], now, thr) &&
+				!in_coll(&ranks[j].comm[k]) &&
 				!awaited_in_coll(ranks, n, j, &ranks[j].comm[k]));
 		return idle ? j : n;
 	}

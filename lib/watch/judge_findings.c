@@ -961,16 +961,35 @@ js_mismatch(struct round *r)
 		mismatch_group(r, g);
 }
 
+/* Whether input rank ix is in a collective of one of its communicators:
+ * entered and, as its GPU part says, not completed (past the threshold or
+ * not: a rank that waits a moment less than its neighbour is still in
+ * NCCL); without the GPU part nothing tells, and it counts as in one. */
+static int
+in_some_coll(const struct round *r, uint32_t ix)
+{
+	size_t i;
+
+	for (i = 0; i < r->nent; i++) {
+		const struct js_hot *h = ent_comm(r, &r->s->ent[i]);
+
+		if (r->s->ent[i].ix == ix &&
+		    (!(h->flags & DETECT_GPU) ? h->colls > 0 : h->colls > h->done))
+			return 1;
+	}
+	return 0;
+}
+
 /* Whether input rank ix is idle outside NCCL as its record shows it: in
- * no communicator waiting past the threshold or stuck, and the one entry
- * e of it with no p2p operation in flight. */
+ * no communicator waiting past the threshold or stuck, in no collective at
+ * all, and the one entry e of it with no p2p operation in flight. */
 static int
 idle_peer(const struct round *r, const struct js_entry *e)
 {
 	const struct js_hot *h = ent_comm(r, e);
 
 	return !h->exited && !(h->flags & DETECT_P2P) && !(e->flags & (E_WAITING | E_STUCK)) &&
-	       r->s->nbusy[e->ix] == 0 && !r->s->culprit[e->ix];
+	       r->s->nbusy[e->ix] == 0 && !r->s->culprit[e->ix] && !in_some_coll(r, e->ix);
 }
 
 /* Whether input rank ix lags a live member of one of its groups that has

@@ -838,6 +838,18 @@ c_p2p_unposted_awaited(void)
 	in_coll(2, C_TP, 201, NOW - 59 * S);
 }
 
+/* The same stuck 61 s while 3 itself waits 59 s in TP #201 on its peer 2
+ * (a stage whose TP group waits on a busy or stopped member: its
+ * downstream stage's receive crossed the threshold first): 3 is in NCCL,
+ * not idle, and is not named; the lag rule names 2 a round on. */
+static void
+c_p2p_unposted_in_tp(void)
+{
+	c_p2p_unposted();
+	in_p2p(11, C_PP, 0, 0, NOW - 61 * S);
+	in_coll(3, C_TP, 201, NOW - 59 * S);
+}
+
 /* The same, 3 busy outside NCCL (1.9 cores, writing): busy, a warning. */
 static void
 c_p2p_unposted_busy(void)
@@ -993,6 +1005,8 @@ static const struct tcase cases[] = {
 	      "its Recv, 70 s; it is in no NCCL operation", 0 } } },
 	{ "the same sender awaited in TP too, not yet past the threshold: left to the lag rule",
 	  c_p2p_unposted_awaited, 0, { { 0 } } },
+	{ "the same sender itself in a TP collective, not yet past the threshold: not named",
+	  c_p2p_unposted_in_tp, 0, { { 0 } } },
 	{ "the same sender busy outside NCCL: busy, a warning", c_p2p_unposted_busy, 1,
 	  { { JUDGE_BUSY, "PP group 3", { 3 }, 1, 1, 70 * S, 0,
 	      "PP group 3: rank 3 on node0 GPU 3 never posted the Send that rank 11 waits for in "
