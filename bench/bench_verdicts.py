@@ -32,6 +32,7 @@ Exit: 0 the matrix holds, 1 a verdict is wrong, 2 a run did not do its work.
 import argparse
 import json
 import os
+import signal
 import sys
 import threading
 import time
@@ -244,6 +245,13 @@ def run_one(wl, ev, sc):
                         (x.get("annotations") or {}).get("summary", "")[:200]) for x in alerts])
 
 
+def on_term(signum, frame):
+    # killed (make's ^C, a timeout): unwind, so that the lab's daemons go
+    # down with the run instead of staying up for the next one
+    raise SystemExit(128 + signum)
+
+
+signal.signal(signal.SIGTERM, on_term)
 wl = WatchLab(PLUGIN, HOOK, DRIVER, LAYOUTD, name="bench_verdicts", threshold=T,
               interval_ms=a.interval_ms)
 try:
