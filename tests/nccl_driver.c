@@ -171,6 +171,7 @@ struct opts {
 	const char *sync_dir;
 	int abi;		/* 0 auto, 4, 5 */
 	int comm_names;
+	const char *comm_prefix;	/* --comm-prefix: before each commName */
 	size_t count;
 	int net;		/* ProxyOp/ProxyStep per channel (network peers) */
 	int pxn;		/* plus one ProxyOp from "another process" */
@@ -556,7 +557,15 @@ static void
 init_comm(struct comm *c)
 {
 	const char *cname = opt.comm_names ? c->name : NULL;
+	char named[64];
 	int rc;
+
+	/* A name the user chose (PyTorch passes its process group's): any
+	 * bytes it likes, which the watch must carry without acting on. */
+	if (cname && opt.comm_prefix) {
+		snprintf(named, sizeof(named), "%s%s", opt.comm_prefix, cname);
+		cname = named;
+	}
 
 	c->nnodes = count_nodes(c);
 	if (!g_ver)
@@ -1846,6 +1855,7 @@ usage(FILE *f)
 		"  --sync-dir DIR     where the job's shared segment lives (NCCL_DRIVER_DIR)\n"
 		"  --abi 4|5          use only that table (default: v5, then v4)\n"
 		"  --no-comm-names    pass a NULL commName, as NCCL does by default\n"
+		"  --comm-prefix STR  each commName starts with STR (a user's own names)\n"
 		"  --net              ProxyOp/ProxyStep events per channel (network peers)\n"
 		"  --pxn              plus a ProxyOp of another process per channel\n"
 		"  --set-mask K:MASK  at step K store MASK in the shared event mask\n"
@@ -1886,6 +1896,7 @@ parse_opts(int argc, char **argv)
 		{ "sync-dir", required_argument, NULL, 'd' },
 		{ "abi", required_argument, NULL, 'a' },
 		{ "no-comm-names", no_argument, NULL, 'N' },
+		{ "comm-prefix", required_argument, NULL, 'Q' },
 		{ "fault", required_argument, NULL, 'f' },
 		{ "net", no_argument, NULL, 'e' },
 		{ "pxn", no_argument, NULL, 'x' },
@@ -1921,6 +1932,11 @@ parse_opts(int argc, char **argv)
 		case 'd': opt.sync_dir = optarg; break;
 		case 'a': opt.abi = (int)num_arg("--abi", optarg, 4, 5); break;
 		case 'N': opt.comm_names = 0; break;
+		case 'Q':
+			if (strlen(optarg) > 40)
+				die("--comm-prefix=%.64s: at most 40 bytes", optarg);
+			opt.comm_prefix = optarg;
+			break;
 		case 'f': parse_fault(optarg); break;
 		case 'e': opt.net = 1; break;
 		case 'x': opt.pxn = 1; break;

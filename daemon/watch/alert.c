@@ -77,6 +77,7 @@ _Static_assert(NRCV == LD_ALERT_NRCV, "alert.h counts the receivers");
 struct target {
 	enum receiver rcv;
 	char url[LD_PATH + 32];
+	char pub[LD_PATH];		/* what anyone may see of it (alerttext.h) */
 };
 
 /* A target messages are queued for: its requests in flight. */
@@ -628,16 +629,18 @@ on_delivered(void *arg, const struct ld_http_result *r)
 	long retries = a->d->cur->conf.alert_retries;
 	bool good = r->status >= 200 && r->status < 300;
 	bool again = r->status == 0 || r->status >= 500 || r->status == 408 || r->status == 429;
-	char why[300], fp[20];
+	char raw[240], why[sizeof(raw) * 4], fp[20], url[LD_PATH];
 
 	e->xfer = 0;
 	e->t->inflight--;
 	snprintf(fp, sizeof(fp), "%016" PRIx64, e->fp);
+	/* the log shows no credential or token of the target's URL */
+	alerttext_url_public(url, sizeof(url), e->url);
 	if (good) {
 		a->sent[e->rcv]++;
 		if (e->attempts + e->prior > 1)
 			ld_log(lg, "alerts: %s %s: alert %s (%s) delivered after %u tries",
-			       rcv_names[e->rcv], e->url, fp, e->resolved ? "resolved" : "firing",
+			       rcv_names[e->rcv], url, fp, e->resolved ? "resolved" : "firing",
 			       e->attempts + e->prior);
 		e->prior = 0;
 		dlv_next(a, e);
@@ -645,16 +648,16 @@ on_delivered(void *arg, const struct ld_http_result *r)
 		return;
 	}
 	if (r->status)
-		snprintf(why, sizeof(why), "HTTP %ld: %.200s", r->status, r->body);
+		snprintf(raw, sizeof(raw), "HTTP %ld: %.200s", r->status, r->body ? r->body : "");
 	else
-		snprintf(why, sizeof(why), "%.200s", r->error);
-	ascii(why, sizeof(why), why);
+		snprintf(raw, sizeof(raw), "%.200s", r->error ? r->error : "");
+	ascii(why, sizeof(why), raw);
 	if (again && (long)e->attempts <= retries) {
 		unsigned wait = backoff_s(e->attempts);
 
 		a->retried[e->rcv]++;
 		ld_ratelog(lg, &a->rl_fail[e->rcv], "alerts: %s %s: alert %s (%s) not delivered "
-			   "(try %u of %ld): %s; trying again in %u s", rcv_names[e->rcv], e->url, fp,
+			   "(try %u of %ld): %s; trying again in %u s", rcv_names[e->rcv], url, fp,
 			   e->resolved ? "resolved" : "firing", e->attempts, retries + 1, why, wait);
 		e->next_ns = mono_ns() + (uint64_t)wait * NS;
 		schedule(a);
@@ -662,7 +665,7 @@ on_delivered(void *arg, const struct ld_http_result *r)
 	}
 	a->failed[e->rcv]++;
 	ld_log(lg, "alerts: %s %s: alert %s (%s) not delivered after %u tries, given up: %s",
-	       rcv_names[e->rcv], e->url, fp, e->resolved ? "resolved" : "firing", e->attempts, why);
+	       rcv_names[e->rcv], url, fp, e->resolved ? "resolved" : "firing", e->attempts, why);
 	e->prior = 0;
 	dlv_next(a, e);
 	schedule(a);
@@ -744,7 +747,7 @@ enqueue(struct ld_alerts *a, const struct target *t, uint64_t fp, char *body, bo
 	if (!body) {
 		a->dropped[t->rcv]++;
 		ld_ratelog(&a->d->log, &a->rl_drop, "alerts: out of memory: a message to %s %s is "
-			   "dropped", rcv_names[t->rcv], t->url);
+			   "dropped", rcv_names[t->rcv], t->pub);
 		return;
 	}
 	for (e = a->q; e; e = e->next)
@@ -777,7 +780,7 @@ enqueue(struct ld_alerts *a, const struct target *t, uint64_t fp, char *body, bo
 		snprintf(fps, sizeof(fps), "%016" PRIx64, fp);
 		ld_ratelog(&a->d->log, &a->rl_drop, "alerts: alert %s (%s) to %s %s dropped: %s "
 			   "(%lu dropped so far)", fps, resolved ? "resolved" : "firing",
-			   rcv_names[t->rcv], t->url,
+			   rcv_names[t->rcv], t->pub,
 			   full ? "the queue is full (alert_queue_max)" : "out of memory",
 			   a->dropped[RCV_AM] + a->dropped[RCV_HOOK]);
 		return;
@@ -1283,10 +1286,13 @@ ld_alert_json(const struct ld_alerts *a, bool all, long uid)
 		if (visible(in, all, uid))
 			json_array_append_new(recent, alert_json(a, al, in, &an));
 	}
+	/* A target's URL may carry a password or be a bearer token (a Slack
+	 * webhook): whole to root and the Slurm user, its host to others. */
 	nt = targets_of(c, tg);
 	for (k = 0; targets && k < nt; k++)
 		json_array_append_new(targets, json_pack("{s:s, s:s}", "receiver",
-							 rcv_names[tg[k].rcv], "url", tg[k].url));
+							 rcv_names[tg[k].rcv], "url",
+							 all ? tg[k].url : tg[k].pub));
 	ld_drain_stats(a->drains, &ds);
 	root = json_pack("{s:o, s:o, s:o, s:I, s:I, s:{s:I, s:I}, s:{s:I, s:I, s:I, s:I}, "
 			 "s:{s:I, s:I, s:I, s:I}, s:I, "
@@ -1430,6 +1436,7 @@ add_targets(const char *list, enum receiver rcv, struct target *out, int n)
 			snprintf(t->url, sizeof(t->url), "%s/api/v2/alerts", item + lead);
 		else
 			snprintf(t->url, sizeof(t->url), "%s", item + lead);
+		alerttext_url_public(t->pub, sizeof(t->pub), t->url);
 	}
 	return n;
 }

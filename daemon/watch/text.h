@@ -11,27 +11,15 @@
 #include <stdio.h>
 #include <sys/wait.h>
 
-/* src as printable ASCII (others as \xHH), cut to fit dst: safe for a
- * label, a JSON string and a log line. */
+#include "alerttext.h"
+
+/* src as printable ASCII without <, > and & (others as \xHH), cut to fit
+ * dst: safe for a label, a JSON string, a log line and a chat message
+ * (lib/watch/alerttext.h).  dst and src must not overlap. */
 static inline const char *
 ascii(char *dst, size_t size, const char *src)
 {
-	size_t o = 0;
-
-	for (; src && *src && o + 5 < size; src++) {
-		unsigned char ch = (unsigned char)*src;
-
-		if (ch < 0x20 || ch >= 0x7f) {
-			dst[o++] = '\\';
-			dst[o++] = 'x';
-			dst[o++] = "0123456789abcdef"[ch >> 4];
-			dst[o++] = "0123456789abcdef"[ch & 15];
-		} else {
-			dst[o++] = (char)ch;
-		}
-	}
-	dst[o] = '\0';
-	return dst;
+	return alerttext_clean(dst, size, src);
 }
 
 /* "exit code 7", "signal 9 (core dumped)", "status unknown". */

@@ -1,0 +1,237 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""The watch against its own users, end to end with real parts: a real
+Alertmanager, a webhook receiver (http.server in a thread) and the real
+layoutd (under valgrind when it can) leading a step of real nccl_driver
+ranks, registered as slurmstepd registers them.
+
+ - The alert targets' URLs are secrets (an Alertmanager behind basic auth,
+   a webhook whose path or query is its token): GET /v1/alerts shows them
+   whole to root only, their scheme, host and port to any other local
+   user, and layoutd's log never shows more than that.
+ - A user writes into alerts: a communicator's name is the user's to
+   choose (PyTorch passes its process group's), and here every rank's
+   starts with "<!channel>&", which Slack takes as a page to a whole
+   channel.  The hang of one rank reaches Alertmanager and the webhook
+   with the name carried as text (\\x3c!channel\\x3e\\x26) and no <, > or &
+   anywhere in what the user's process wrote.
+ - A webhook that answers 500 with a body of several lines: the log line
+   saying so shows the body's new lines escaped once (\\x0a), not garbled
+   by an escape written over its own input.
+"""
+import json
+import os
+import re
+import shutil
+import tempfile
+import threading
+import http.server
+
+import watchlib
+from amlib import ALERTMANAGER, Alertmanager, free_port
+from taplib import (as_user, data, diag, done, http_request, is_eq, like, ok, run, skip,
+                    wait_for)
+from watchlib import DRIVER, HOOK, Daemon, checker
+
+NOBODY = 65534
+THRESHOLD = 5
+PREFIX = "<!channel>&"
+AM_SECRET = "s3cret-am-pass"
+HOOK_SECRET = "t0ken-in-query"
+
+
+class Hook:
+    """A webhook receiver: POSTs kept in .bodies (raw text); while
+    .fail is set it answers 500 with a body of three lines."""
+
+    def __init__(self):
+        self.bodies = []
+        self.fail = False
+        self.lock = threading.Lock()
+        hook = self
+
+        class H(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                n = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(n).decode("utf-8", "replace")
+                with hook.lock:
+                    hook.bodies.append(raw)
+                    fail = hook.fail
+                out = b"upstream broke\nsecond line\nthird line\n" if fail else b""
+                self.send_response(500 if fail else 200)
+                self.send_header("Content-Length", str(len(out)))
+                self.end_headers()
+                self.wfile.write(out)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def got(self):
+        with self.lock:
+            return list(self.bodies)
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class World(watchlib.World):
+    """4 nccl_driver ranks, tp2 dp2, on node1."""
+    tp, dp = 2, 2
+
+
+def main():
+    if not DRIVER or not HOOK or not os.path.exists(HOOK):
+        skip("the watch against its users", "NCCL_DRIVER / PL_NCCL_HOOK not set")
+        return done()
+    if os.geteuid() != 0:
+        skip("the watch against its users", "registrations are root's: run as root")
+        return done()
+    if not ALERTMANAGER:
+        skip("the watch against its users", "prometheus-alertmanager not installed (Debian: "
+             "prometheus-alertmanager)")
+        return done()
+    tmp = tempfile.mkdtemp(prefix="ld-attack.")
+    os.chmod(tmp, 0o755)            # the socket (0666) is reached by nobody too
+    hook = Hook()
+    am = Alertmanager(free_port())
+    worlds = []
+    d = None
+    try:
+        mapf = os.path.join(tmp, "map.json")
+        rc, _, err = run("topo", "build", "--slurm-topology", data("lab-topology.conf"),
+                         "--node", "8", "--name", "lab", "-o", mapf)
+        if not ok(rc == 0, "a map to serve"):
+            diag(err)
+            return done()
+        try:
+            am.start()
+        except RuntimeError as e:
+            ok(False, "Alertmanager starts on 127.0.0.1:%d (%s)" % (am.port, e))
+            return done()
+        sock = os.path.join(tmp, "ld.sock")
+        conf = os.path.join(tmp, "ld.conf")
+        wd = os.path.join(tmp, "watchdir")
+        os.mkdir(wd, 0o755)
+        # Alertmanager ignores the basic auth it is not configured for, so
+        # the alerts reach it with the credential in the URL all the same.
+        am_url = "http://ops:%s@127.0.0.1:%d" % (AM_SECRET, am.port)
+        hook_url = "http://127.0.0.1:%d/hook?token=%s" % (hook.port, HOOK_SECRET)
+        with open(conf, "w") as f:
+            f.write("map = %s\nsocket = %s\nsocket_mode = 0666\nnode_name = node1\n"
+                    "hwloc_check = no\nwatch_interval_ms = 200\nhang_threshold_s = %d\n"
+                    "watch_dir = %s\nalertmanager_url = %s\nwebhook_url = %s\n"
+                    "alert_resend_s = 3\nalert_retries = 3\nalert_timeout_ms = 2000\n"
+                    "stacks = no\nstate_dir = %s\n" %
+                    (mapf, sock, THRESHOLD, wd, am_url, hook_url, os.path.join(tmp, "state")))
+        wrapper, why_not = checker()
+        log = os.path.join(tmp, "ld.log")
+        d = Daemon(["-f", conf], log, wrapper, sock)
+        if not ok(d.up and d.p.poll() is None, "layoutd starts%s" %
+                  (" under valgrind" if wrapper else " (%s)" % why_not)):
+            diag(d.log_text())
+            return done()
+
+        # --- the targets: whole to root, scheme://host:port to others ---
+        mine = d.alerts()
+        is_eq([(t["receiver"], t["url"]) for t in mine.get("targets", [])],
+              [("alertmanager", am_url + "/api/v2/alerts"), ("webhook", hook_url)],
+              "GET /v1/alerts as root: each target's URL whole")
+
+        def theirs():
+            st, _, body = http_request(sock, "GET", "/v1/alerts")
+            return [st, body]
+        got = as_user(NOBODY, theirs)
+        body = got[1] if isinstance(got, list) else json.dumps(got)
+        try:
+            targets = [(t["receiver"], t["url"]) for t in json.loads(body)["targets"]]
+        except (ValueError, KeyError, TypeError):
+            targets = body[:300]
+        is_eq(targets, [("alertmanager", "http://127.0.0.1:%d" % am.port),
+                        ("webhook", "http://127.0.0.1:%d" % hook.port)],
+              "GET /v1/alerts as uid %d: each target's scheme, host and port only" % NOBODY)
+        ok(AM_SECRET not in body and HOOK_SECRET not in body and "ops" not in body,
+           "GET /v1/alerts as uid %d: neither the password nor the token anywhere in it" % NOBODY)
+
+        # --- a user's text in an alert: every rank names its communicators
+        # "<!channel>&tp", "<!channel>&dp"; rank 2 stops at step 3 ---
+        job = 5101
+        w = World(tmp, job, ["--steps", "100000", "--compute-us", "1000",
+                             "--comm-prefix", PREFIX, "--fault=stop:2:3"])
+        worlds.append(w)
+        is_eq(w.register(d), [200] * w.world, "hang: every rank registered, the step led here")
+
+        def am_hang():
+            return [a for a in am.alerts() if a["labels"].get("alertname") == "ParallelLayoutHang"
+                    and a["labels"].get("job_id") == str(job)]
+        got = wait_for(am_hang, THRESHOLD + 40, 0.25)
+        if not ok(got, "the hang of rank 2 reached Alertmanager"):
+            diag(d.log_text()[-3000:])
+        comms = sorted({a["labels"].get("comm", "") for a in got})
+        ok(comms and all(c.startswith("\\x3c!channel\\x3e\\x26") for c in comms),
+           "the comm label carries the user's name as text: %s" % comms)
+        every = json.dumps([(a["labels"], a["annotations"]) for a in got])
+        ok("<" not in every and ">" not in every and "&" not in every,
+           "no <, > or & in any label or annotation Alertmanager got")
+        like(every, "\\\\x3c!channel\\\\x3e", "the annotations name the communicator as text")
+        hooks = wait_for(lambda: [b for b in hook.got() if '"job_id":%d' % job in b], 20)
+        texts = []
+        for b in hooks:
+            try:
+                texts.append(json.loads(b))
+            except ValueError:
+                texts.append({"_raw": b})
+        ok(hooks and all("<!channel>" not in b and "<" not in json.dumps(t) and
+                         ">" not in json.dumps(t) and "&" not in json.dumps(t)
+                         for b, t in zip(hooks, texts)),
+           "the webhook's %d messages: no <, > or & in any of them (Slack pings nobody)"
+           % len(hooks))
+        ok(texts and all(t.get("text", "").startswith("[FIRING] ParallelLayoutHang") or
+                         t.get("text", "").startswith("[RESOLVED]") for t in texts),
+           "the webhook's text still says what fired: %s" % [t.get("text", "")[:80]
+                                                              for t in texts[:1]])
+
+        # --- a webhook that answers 500 with a body of three lines ---
+        hook.fail = True
+        mark = len(d.log_text())
+        new = wait_for(lambda: re.search(r"alerts: webhook .*not delivered.*", d.log_text()[mark:]),
+                       30, 0.25)
+        line = new.group(0) if new else ""
+        diag("the log: %s" % line[:400])
+        like(line, "HTTP 500: upstream broke\\x0asecond line\\x0athird line\\x0a",
+             "the log shows the webhook's 500 and its body, each new line escaped once")
+        ok("x0ax0a" not in line and "\n" not in line,
+           "the log line is not garbled by an escape over its own input")
+        like(line, "webhook http://127.0.0.1:%d: " % hook.port,
+             "the log names the webhook by scheme, host and port")
+        hook.fail = False
+        w.close(d)
+        worlds.remove(w)
+        wait_for(lambda: not am_hang(), 30, 0.25)
+
+        text = d.log_text()
+        ok(AM_SECRET not in text and HOOK_SECRET not in text,
+           "layoutd's log holds neither the Alertmanager's password nor the webhook's token")
+        rc = d.stop()
+        is_eq(rc, 0, "layoutd stops cleanly%s" % (" (valgrind: no errors, no leaks)"
+                                                 if wrapper else ""))
+        if rc != 0:
+            diag(d.log_text()[-3000:])
+    finally:
+        for w in worlds:
+            if d:
+                w.close(d)
+        if d and d.p.poll() is None:
+            d.stop()
+        am.cleanup()
+        hook.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+    return done()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
