@@ -83,6 +83,12 @@ enum ld_stack_tool {
 	LD_STACK_GDB,		/* gdb only */
 };
 
+/* Which jobs GET /metrics shows series of (metrics_jobs). */
+enum ld_metrics_jobs {
+	LD_METRICS_JOBS_ALL,	/* every job's, to whoever reads /metrics */
+	LD_METRICS_JOBS_NONE,	/* none: the node's own series only */
+};
+
 /* What a TCP caller, which has no credentials, may do. */
 enum ld_tcp_access {
 	LD_TCP_READ_ONLY,	/* /v1/health and /v1/topology only (default) */
@@ -149,6 +155,7 @@ struct ld_conf {
 	long stack_timeout_s;		/* one capture, whole */
 	enum ld_stack_tool stack_tool;
 	char state_dir[LD_PATH];	/* pattern: %n node name, %% a % */
+	enum ld_metrics_jobs metrics_jobs;
 };
 
 /* One setting from the command line: applied after the file, so it wins. */

@@ -77,6 +77,12 @@ static const struct choice stack_tool_names[] = {
 	{ NULL, NULL }
 };
 
+static const struct choice metrics_jobs_names[] = {
+	[LD_METRICS_JOBS_ALL] = { "all", "every job's series" },
+	[LD_METRICS_JOBS_NONE] = { "none", "the node's own series only" },
+	{ NULL, NULL }
+};
+
 static const struct choice tcp_access_names[] = {
 	[LD_TCP_READ_ONLY] = { "read-only", "health and topology only" },
 	[LD_TCP_QUERY] = { "query", "placements too, nothing recorded" },
@@ -154,6 +160,8 @@ static const struct row rows[] = {
 	{ "stack_timeout_s", K_SECONDS, NUM(stack_timeout_s, 1, 120, 10) },
 	{ "stack_tool", K_ENUM, F(stack_tool), .def = LD_STACK_AUTO, .names = stack_tool_names },
 	{ "state_dir", K_SOCKET, F(state_dir), .sdef = LD_DEFAULT_STATE_DIR },
+	{ "metrics_jobs", K_ENUM, F(metrics_jobs), .def = LD_METRICS_JOBS_ALL,
+	  .names = metrics_jobs_names },
 };
 
 #undef NUM

@@ -209,6 +209,8 @@ test_accepted(void)
 	ACCEPT("stacks", "no", want.stacks = false, "stacks no");
 	ACCEPT("stack_tool", "gdb", want.stack_tool = LD_STACK_GDB, "stack_tool gdb");
 	ACCEPT("stack_tool", "eu-stack", want.stack_tool = LD_STACK_EU, "stack_tool eu-stack");
+	ACCEPT("metrics_jobs", "none", want.metrics_jobs = LD_METRICS_JOBS_NONE, "metrics_jobs none");
+	ACCEPT("metrics_jobs", "all", want.metrics_jobs = LD_METRICS_JOBS_ALL, "metrics_jobs all");
 	ACCEPT("state_dir", "/lab/%n/state",
 	       snprintf(want.state_dir, sizeof(want.state_dir), "/lab/%%n/state"),
 	       "state_dir with the node's name");
@@ -378,6 +380,8 @@ test_refused(void)
 		{ "stack_tool = pstack", "stack_tool = pstack: expected auto (eu-stack when "
 		  "installed, else gdb), eu-stack (elfutils' eu-stack only) or gdb (gdb only)" },
 		{ "state_dir = var/lib", "state_dir = var/lib: expected an absolute path" },
+		{ "metrics_jobs = mine", "metrics_jobs = mine: expected all (every job's series) or "
+		  "none (the node's own series only)" },
 		{ "state_dir = /s/%j", "state_dir = /s/%j: bad % sequence" },
 		{ "sokcet = /x", ":1: unknown key 'sokcet' (accepted: map, socket, socket_mode," },
 	};

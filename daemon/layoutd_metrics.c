@@ -16,8 +16,9 @@
  * JSON built for another route.  Cardinality is
  * bounded by the configuration: at most watch_max_steps steps of
  * watch_max_tasks ranks with PLW_MAX_COMMS communicators each, labelled
- * by job, step, rank and communicator, never by collective.  The node
- * label is left to Prometheus (its instance label).
+ * by job, step, rank and communicator, never by collective; with
+ * metrics_jobs = none, no job's series at all (each family's HELP and TYPE
+ * stay).  The node label is left to Prometheus (its instance label).
  */
 #include "config.h"
 
@@ -29,6 +30,7 @@
 #include <time.h>
 
 #include "alerts.h"
+#include "alerttext.h"
 #include "buf.h"
 #include "detect.h"
 #include "layoutd.h"
@@ -181,7 +183,7 @@ enum comm_metric { CM_ENTERED, CM_COMPLETED, CM_SEQ };
 
 /* One family over every rank's communicators. */
 static void
-comm_family(struct buf *b, const struct ld_watch *w, enum comm_metric m)
+comm_family(struct buf *b, const struct ld_watch *w, enum comm_metric m, bool jobs)
 {
 	static const char *const names[] = {
 		"parallel_layout_rank_collectives_entered_total",
@@ -197,7 +199,7 @@ comm_family(struct buf *b, const struct ld_watch *w, enum comm_metric m)
 	size_t i, j, k, n = ld_watch_nsteps(w);
 
 	ld_metric_family(b, names[m], m == CM_SEQ ? "gauge" : "counter", helps[m]);
-	for (i = 0; i < n; i++) {
+	for (i = 0; jobs && i < n; i++) {
 		struct ld_watch_step s;
 
 		ld_watch_step_at(w, i, &s);
@@ -220,7 +222,7 @@ comm_family(struct buf *b, const struct ld_watch *w, enum comm_metric m)
 				    (double)(int64_t)c->seq;
 				snprintf(hash, sizeof(hash), "%016" PRIx64, c->hash);
 				ld_metric(b, names[m], v, "job_id", rl.job, "step", rl.step, "rank",
-					  rl.rank, "comm", pl_clip(c->name, name, sizeof(name)),
+					  rl.rank, "comm", alerttext_clean(name, sizeof(name), c->name),
 					  "comm_hash", hash, NULL);
 			}
 		}
@@ -233,6 +235,8 @@ watch_metrics(struct ld *d, struct buf *b)
 	const struct ld_watch *w = d->watch;
 	struct ld_watch_stats st;
 	size_t i, j, k, n = ld_watch_nsteps(w);
+	/* metrics_jobs = none: each family stays, with no job's series */
+	bool jobs = d->cur->conf.metrics_jobs == LD_METRICS_JOBS_ALL;
 
 	ld_watch_stats(w, &st);
 	ld_metric_family(b, "parallel_layout_watch_samples_total", "counter",
@@ -271,7 +275,7 @@ watch_metrics(struct ld *d, struct buf *b)
 
 	ld_metric_family(b, "parallel_layout_step_ranks", "gauge",
 			 "Ranks of a watched step registered on this node.");
-	for (i = 0; i < n; i++) {
+	for (i = 0; jobs && i < n; i++) {
 		struct ld_watch_step s;
 		struct rank_labels rl;
 
@@ -282,7 +286,7 @@ watch_metrics(struct ld *d, struct buf *b)
 	}
 	ld_metric_family(b, "parallel_layout_rank_exited", "gauge",
 			 "1 when a watched rank of this node has exited.");
-	for (i = 0; i < n; i++) {
+	for (i = 0; jobs && i < n; i++) {
 		struct ld_watch_step s;
 
 		ld_watch_step_at(w, i, &s);
@@ -299,7 +303,7 @@ watch_metrics(struct ld *d, struct buf *b)
 	ld_metric_family(b, "parallel_layout_rank_lag_seconds", "gauge",
 			 "Seconds since a watched rank of this node last entered a collective "
 			 "(ranks that never entered one and exited ones are left out).");
-	for (i = 0; i < n; i++) {
+	for (i = 0; jobs && i < n; i++) {
 		struct ld_watch_step s;
 
 		ld_watch_step_at(w, i, &s);
@@ -315,9 +319,9 @@ watch_metrics(struct ld *d, struct buf *b)
 				  "step", rl.step, "rank", rl.rank, NULL);
 		}
 	}
-	comm_family(b, w, CM_ENTERED);
-	comm_family(b, w, CM_COMPLETED);
-	comm_family(b, w, CM_SEQ);
+	comm_family(b, w, CM_ENTERED, jobs);
+	comm_family(b, w, CM_COMPLETED, jobs);
+	comm_family(b, w, CM_SEQ, jobs);
 }
 
 /* ---- the links between the nodes' daemons ---- */
@@ -418,7 +422,7 @@ static const struct advice_gauge {
 #define NADVICE_GAUGES (sizeof(advice_gauges) / sizeof(advice_gauges[0]))
 
 static void
-alert_metrics(const struct ld_alerts *a, struct buf *b)
+alert_metrics(const struct ld_alerts *a, struct buf *b, bool jobs)
 {
 	char job[24], step[24], rank[24], hash[20];
 	const struct alerts *t = ld_alert_table(a);
@@ -489,7 +493,7 @@ alert_metrics(const struct ld_alerts *a, struct buf *b)
 
 	for (g = 0; g < NSTEP_GAUGES; g++) {
 		ld_metric_family(b, step_gauges[g].name, "gauge", step_gauges[g].help);
-		for (i = 0; i < nsteps; i++) {
+		for (i = 0; jobs && i < nsteps; i++) {
 			struct ld_alert_step s;
 			double v[4];
 
@@ -505,7 +509,7 @@ alert_metrics(const struct ld_alerts *a, struct buf *b)
 	}
 	ld_metric_family(b, "parallel_layout_led_step_findings", "gauge",
 			 "The judge's findings of each led step in its last round, by kind.");
-	for (i = 0; i < nsteps; i++) {
+	for (i = 0; jobs && i < nsteps; i++) {
 		struct ld_alert_step s;
 
 		ld_alert_step_at(a, i, &s);
@@ -519,7 +523,7 @@ alert_metrics(const struct ld_alerts *a, struct buf *b)
 	ld_metric_family(b, "parallel_layout_rank_slowness_ratio", "gauge",
 			 "Of each rank named slow now: the share of their step time its peers "
 			 "lose waiting for it (the judge's lead).");
-	for (i = 0; i < alerts_nopen(t); i++) {
+	for (i = 0; jobs && i < alerts_nopen(t); i++) {
 		const struct alert *al = alerts_open(t, i);
 
 		if (al->f.kind != JUDGE_SLOW)
@@ -537,7 +541,7 @@ alert_metrics(const struct ld_alerts *a, struct buf *b)
 		const struct advice_gauge *ag = &advice_gauges[g];
 
 		ld_metric_family(b, ag->name, "gauge", ag->help);
-		for (i = 0; i < alerts_nopen(t); i++) {
+		for (i = 0; jobs && i < alerts_nopen(t); i++) {
 			const struct alert *al = alerts_open(t, i);
 
 			if (al->f.kind != ag->kind)
@@ -588,7 +592,7 @@ ld_metrics_text(struct ld *d, size_t *len)
 	if (d->peers)
 		peer_metrics(d, &b);
 	if (d->alerts)
-		alert_metrics(d->alerts, &b);
+		alert_metrics(d->alerts, &b, d->cur->conf.metrics_jobs == LD_METRICS_JOBS_ALL);
 	if (d->stacks)
 		stacks_metrics(d->stacks, &b);
 	*len = b.len;

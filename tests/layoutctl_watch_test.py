@@ -358,8 +358,12 @@ def main():
         # --- a user sees own steps only ---
         rc, out, err, t = ctl("watch", "%d.0" % JOB, "--once", "--leader", "%s:%d" % (HOST, base),
                               *login, uid=NOBODY)
-        ok(rc == 1 and "for uid %d" % NOBODY in err,
-           "as nobody: root's step is not shown (rc %d): %s" % (rc, err.strip()[-300:]))
+        rc2, out2, err2, t = ctl("watch", "%d.0" % (JOB + 777), "--once", "--leader",
+                                 "%s:%d" % (HOST, base), *login, uid=NOBODY)
+        ok(rc == 1 and rc2 == 1 and "not led here" in err and
+           err.replace("%d.0" % JOB, "J.0") == err2.replace("%d.0" % (JOB + 777), "J.0"),
+           "as nobody: root's step is not shown, in the words of a step unknown there "
+           "(rc %d): %s" % (rc, err.strip()[-300:]))
         is_eq(big_step(m, a, uid=NOBODY, job=BIG + 1), [200, 200, 200], "a step of nobody's")
         rc, out, err, t = ctl("watch", "%d.0" % (BIG + 1), "--once", "--json", "--leader",
                               "%s:%d" % (HOST, base), *login, uid=NOBODY)

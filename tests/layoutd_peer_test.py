@@ -39,8 +39,8 @@ import time
 
 import watchlib
 from amlib import ALERTMANAGER, Alertmanager, Webhook
-from taplib import (LAYOUTD, data, diag, done, http_request, is_eq, like, ok, run, skip,
-                    wait_for)
+from taplib import (LAYOUTD, as_user, data, diag, done, http_request, is_eq, like, ok, run,
+                    skip, wait_for)
 from watchlib import DRIVER, HOOK, SUM_NO_PROC, checker, sum_header, varint
 
 NOBODY = 65534
@@ -724,9 +724,30 @@ def main():
            "line: the whole step (%d)" % st)
         st, r = peer_call(HOST, a.port, "GET", path)
         is_eq(st, 401, "without a credential: 401")
-        st, r = peer_call(HOST, a.port, "GET", path, cred=m.cred("GET " + path, uid=NOBODY))
-        ok(st == 404 and "for uid %d" % NOBODY in r,
-           "with a user's credential: not shown to another user (%d: %s)" % (st, r[:120]))
+        # Another user learns nothing of the step, not even that it runs
+        # or where it is led: the leader and a follower answer as for a
+        # step they never saw.
+        other = "/v1/watch/step?job=%d&step=0" % (JOB + 777)
+        for name, port in (("the leader", a.port), ("a follower", b.port)):
+            st, r = peer_call(HOST, port, "GET", path, cred=m.cred("GET " + path, uid=NOBODY))
+            st2, r2 = peer_call(HOST, port, "GET", other, cred=m.cred("GET " + other, uid=NOBODY))
+            ok(st == 404 and st2 == 404 and "not led here" in r and
+               r.replace("%d.0" % JOB, "J.0") == r2.replace("%d.0" % (JOB + 777), "J.0"),
+               "with a user's credential, %s: another user's step answered as one unknown "
+               "there (%d: %s)" % (name, st, r[:160]))
+        # GET /v1/watch's peer part: the steps sent and led, as nobody
+        # (none of them theirs) and as root
+        got = as_user(NOBODY, lambda: json.loads(http_request(a.sock, "GET", "/v1/watch")[2])
+                      .get("peer"))
+        ok(isinstance(got, dict) and got.get("sending") == [] and got.get("leading") == [] and
+           "received" in got, "GET /v1/watch as nobody: the peer part's counters, no step "
+           "(%s)" % str(got)[:200])
+        pa = a.peer() or {}
+        pb = b.peer() or {}
+        ok([s["job_id"] for s in pa.get("leading", [])] == [JOB] and
+           [s["job_id"] for s in pb.get("sending", [])] == [JOB],
+           "GET /v1/watch as root: the step led (the leader) and sent (a follower): %s %s"
+           % (str(pa.get("leading"))[:150], str(pb.get("sending"))[:150]))
         st, r = peer_call(HOST, a.port, "GET", path, cred=m.cred("GET /v1/watch/step"))
         is_eq(st, 403, "with the credential of another request line: 403")
 

@@ -15,6 +15,8 @@ ranks, registered as slurmstepd registers them.
    channel.  The hang of one rank reaches Alertmanager and the webhook
    with the name carried as text (\\x3c!channel\\x3e\\x26) and no <, > or &
    anywhere in what the user's process wrote.
+ - GET /metrics has every job's series with metrics_jobs = all and none
+   with none (a reload away).
  - A webhook that answers 500 with a body of several lines: the log line
    saying so shows the body's new lines escaped once (\\x0a), not garbled
    by an escape written over its own input.
@@ -23,6 +25,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import tempfile
 import threading
 import http.server
@@ -194,6 +197,25 @@ def main():
                          t.get("text", "").startswith("[RESOLVED]") for t in texts),
            "the webhook's text still says what fired: %s" % [t.get("text", "")[:80]
                                                               for t in texts[:1]])
+
+        # --- /metrics: every job's series with metrics_jobs = all (the
+        # default), none of them with none, after a reload ---
+        st, _, met = d.metrics()
+        ok(st == 200 and 'job_id="%d"' % job in met and
+           'comm="\\\\x3c!channel\\\\x3e\\\\x26tp"' in met and "<" not in met,
+           "GET /metrics, metrics_jobs = all: the step's series, the comm label as text "
+           "(\\x3c!channel\\x3e\\x26tp, its backslashes escaped as the format wants)")
+        with open(conf, "a") as f:
+            f.write("metrics_jobs = none\n")
+        before = d.get_json("/v1/health")[1].get("reloads", 0)
+        d.p.send_signal(signal.SIGHUP)
+        wait_for(lambda: d.get_json("/v1/health")[1].get("reloads", 0) > before, 20, 0.1)
+        st, _, met = d.metrics()
+        ok(st == 200 and "job_id=" not in met and "comm=" not in met and
+           "\nparallel_layout_watch_samples_total " in met and
+           "# TYPE parallel_layout_rank_lag_seconds gauge" in met,
+           "after a reload with metrics_jobs = none: no job's series, the node's own and "
+           "every family's TYPE still there")
 
         # --- a webhook that answers 500 with a body of three lines ---
         hook.fail = True

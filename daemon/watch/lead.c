@@ -1093,6 +1093,13 @@ step_view_json(const struct ld_leads *p, const struct ld_lead *l, uint64_t now, 
 
 
 int
+ld_lead_not_here(const struct ld *d, uint64_t job, uint64_t step, pl_err_t *err)
+{
+	return fail(err, 404, "job %" PRIu64 ".%" PRIu64 ": not led here (%s): ask the layoutd "
+		    "of the node of its rank 0", job, step, d->cur->conf.node_name);
+}
+
+int
 ld_lead_step_json(const struct ld_leads *p, uint64_t job, uint64_t step, uint64_t from,
 		  size_t count, bool all, long uid, json_t **out, pl_err_t *err)
 {
@@ -1102,8 +1109,7 @@ ld_lead_step_json(const struct ld_leads *p, uint64_t job, uint64_t step, uint64_
 	if (!l)
 		return 0;
 	if (!all && (long)l->uid != uid)
-		return fail(err, 404, "job %" PRIu64 ".%" PRIu64 ": not led here for uid %ld", job,
-			    step, uid);
+		return ld_lead_not_here(p->d, job, step, err);
 	*out = step_view_json(p, l, mono_ns(), from, count);
 	return *out ? 200 : fail(err, 500, "out of memory");
 }
@@ -1171,7 +1177,7 @@ ld_lead_nodes_lost(const struct ld_leads *p)
 }
 
 json_t *
-ld_lead_json(const struct ld_leads *p)
+ld_lead_json(const struct ld_leads *p, bool all, long uid)
 {
 	json_t *leads = json_array();
 	const struct ld_lead *l;
@@ -1180,6 +1186,8 @@ ld_lead_json(const struct ld_leads *p)
 	for (l = p->leads; leads && l; l = l->next) {
 		size_t lost = 0;
 
+		if (!all && (long)l->uid != uid)
+			continue;
 		for (k = 0; k < l->nnodes; k++)
 			lost += l->nodes[k].lost && !l->nodes[k].unheard;
 		json_array_append_new(leads, json_pack("{s:I, s:I, s:s, s:I, s:I, s:I, s:I}",

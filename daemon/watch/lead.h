@@ -129,12 +129,19 @@ int ld_lead_take_own(struct ld_leads *p, const struct sum_header *h, const struc
 /* Judge every step led here; let go of those no longer led here. */
 void ld_lead_all(struct ld_leads *p, uint64_t now);
 
-/* The steps led here for GET /v1/watch's peer part. */
-json_t *ld_lead_json(const struct ld_leads *p);
+/* The steps led here for GET /v1/watch's peer part: every step when all,
+ * else those of uid. */
+json_t *ld_lead_json(const struct ld_leads *p, bool all, long uid);
 
 /* Steps led here now, and nodes lost now over them. */
 long ld_lead_count(const struct ld_leads *p);
 long ld_lead_nodes_lost(const struct ld_leads *p);
+
+/* The 404 of GET /v1/watch/step for a step not led here, and the same
+ * words for another user's step wherever it is: a user learns nothing of
+ * a step that is not theirs, not even that it runs or is led here.
+ * Returns 404. */
+int ld_lead_not_here(const struct ld *d, uint64_t job, uint64_t step, pl_err_t *err);
 
 /*
  * GET /v1/watch/step of a step led here (see ld_peer_step_json): 200 with

@@ -1404,19 +1404,18 @@ ld_peer_step_json(const struct ld_peers *p, uint64_t job, uint64_t step, uint64_
 	leader = wi >= 0 ? ld_watch_step_node(p->d->watch, (size_t)wi, 0) : NULL;
 	if (wi >= 0)
 		ld_watch_step_at(p->d->watch, (size_t)wi, &ws);
+	/* another user's step: the words of a step unknown here */
+	if (wi >= 0 && !all && (long)ws.uid != uid)
+		return ld_lead_not_here(p->d, job, step, err);
 	if (leader && strcmp(leader, ws.node) == 0)
 		return fail(err, 404, "job %" PRIu64 ".%" PRIu64 ": this node (%s) is its leader "
 			    "but leads it not (yet): %s", job, step, ws.node,
 			    p->d->cur->conf.peer_listen == LD_PEER_LISTEN_NO ?
 			    "peer_listen = no, and the step spans several nodes" :
 			    "no summary of it has come");
-	if (leader && (all || (long)ws.uid == uid))
-		return ld_peer_elsewhere(p, job, step, ws.node, leader, out, err);
 	if (leader)
-		return fail(err, 404, "job %" PRIu64 ".%" PRIu64 ": not led here for uid %ld",
-			    job, step, uid);
-	return fail(err, 404, "job %" PRIu64 ".%" PRIu64 ": not led here (%s): ask the layoutd "
-		    "of the node of its rank 0", job, step, p->d->cur->conf.node_name);
+		return ld_peer_elsewhere(p, job, step, ws.node, leader, out, err);
+	return ld_lead_not_here(p->d, job, step, err);
 }
 
 void
@@ -1454,11 +1453,25 @@ link_state_name(enum link_state s)
 	return s == LINK_ENCODING ? "credential" : s == LINK_POSTING ? "posting" : "idle";
 }
 
+/* Whether job.step, watched here, is uid's (a step no longer watched here
+ * has no owner known any more: it is shown to trusted callers only). */
+static bool
+step_of(const struct ld_peers *p, uint64_t job, uint64_t step, long uid)
+{
+	struct ld_watch_step ws;
+	long wi = ld_watch_step_find(p->d->watch, job, step);
+
+	if (wi < 0)
+		return false;
+	ld_watch_step_at(p->d->watch, (size_t)wi, &ws);
+	return (long)ws.uid == uid;
+}
+
 json_t *
-ld_peer_json(const struct ld_peers *p)
+ld_peer_json(const struct ld_peers *p, bool all, long uid)
 {
 	const struct ld_conf *c = &p->d->cur->conf;
-	json_t *ref = json_object(), *sends = json_array(), *leads = ld_lead_json(p->leads);
+	json_t *ref = json_object(), *sends = json_array(), *leads = ld_lead_json(p->leads, all, uid);
 	const struct sstep *ss;
 	struct ld_peer_stats st;
 	uint64_t now = mono_ns();
@@ -1469,7 +1482,11 @@ ld_peer_json(const struct ld_peers *p)
 	for (r = 0; ref && r < LD_NREFUSE; r++)
 		json_object_set_new(ref, ld_peer_refusal_name(r), json_integer((json_int_t)st.refused[r]));
 	for (ss = p->sends; sends && ss; ss = ss->next) {
-		json_t *links = json_array();
+		json_t *links;
+
+		if (!all && !step_of(p, ss->job, ss->step, uid))
+			continue;
+		links = json_array();
 
 		for (i = 0; links && i < ss->nlinks; i++) {
 			const struct plink *ln = ss->links[i];

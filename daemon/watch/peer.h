@@ -76,9 +76,10 @@ int ld_peer_listen(struct ld_peers *p, pl_err_t *err);
  * here, let go of the steps no longer led. */
 void ld_peer_tick(struct ld_peers *p);
 
-/* The "peer" part of GET /v1/watch: settings, counters, links, steps led.
- * NULL when out of memory. */
-json_t *ld_peer_json(const struct ld_peers *p);
+/* The "peer" part of GET /v1/watch: settings, counters, and the links and
+ * steps led of every step when all, else of uid's.  NULL when out of
+ * memory. */
+json_t *ld_peer_json(const struct ld_peers *p, bool all, long uid);
 
 /*
  * GET /v1/watch/step for job.step: the whole step (every node's state,
