@@ -144,6 +144,8 @@ struct ld_conf {
 	long alert_resend_s;		/* a firing alert is sent again this often */
 	long alert_retries;		/* tries after the first, with back-off */
 	long alert_queue_max;		/* alert messages queued at most */
+	long alert_step_max_open;	/* one step's open alerts at most */
+	long alert_step_fires_per_hour;	/* one step's new alerts an hour at most */
 	long alert_timeout_ms;		/* one delivery, connection included */
 	bool drain;			/* drain the culprit's node in Slurm */
 	long drain_max_per_hour;	/* drains at most in any hour */

@@ -146,6 +146,8 @@ static const struct row rows[] = {
 	{ "alert_resend_s", K_SECONDS, NUM(alert_resend_s, 1, 86400, 60) },
 	{ "alert_retries", K_COUNT, NUM(alert_retries, 0, 100, 10) },
 	{ "alert_queue_max", K_COUNT, NUM(alert_queue_max, 1, 65536, 1024) },
+	{ "alert_step_max_open", K_COUNT, NUM(alert_step_max_open, 1, 4096, 32) },
+	{ "alert_step_fires_per_hour", K_COUNT, NUM(alert_step_fires_per_hour, 1, 1000000, 120) },
 	{ "alert_timeout_ms", K_MS, NUM(alert_timeout_ms, 100, 600000, 5000) },
 	{ "drain", K_BOOL, F(drain), .def = false,
 	  .what = "drain the node of a rank whose kernel is seen stuck on the GPU" },

@@ -57,6 +57,8 @@ want_defaults(struct ld_conf *c)
 	c->alert_resend_s = 60;
 	c->alert_retries = 10;
 	c->alert_queue_max = 1024;
+	c->alert_step_max_open = 32;
+	c->alert_step_fires_per_hour = 120;
 	c->alert_timeout_ms = 5000;
 	c->drain_max_per_hour = 1;
 	c->drain_max_nodes = 2;
@@ -251,6 +253,8 @@ test_bounds(void)
 		L(alert_resend_s, 1, 86400),
 		L(alert_retries, 0, 100),
 		L(alert_queue_max, 1, 65536),
+		L(alert_step_max_open, 1, 4096),
+		L(alert_step_fires_per_hour, 1, 1000000),
 		L(alert_timeout_ms, 100, 600000),
 		L(drain_max_per_hour, 0, 1000),
 		L(drain_max_nodes, 0, 1000000),

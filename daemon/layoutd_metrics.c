@@ -451,6 +451,10 @@ alert_metrics(const struct ld_alerts *a, struct buf *b, bool jobs)
 	ld_metric_family(b, "parallel_layout_alerts_not_kept_total", "counter",
 			 "Findings not made alerts because the open-alert table was full.");
 	ld_metric(b, "parallel_layout_alerts_not_kept_total", (double)st.overflow, NULL);
+	ld_metric_family(b, "parallel_layout_alerts_suppressed_total", "counter",
+			 "Findings not made alerts because their step was at its own limits "
+			 "(alert_step_max_open, alert_step_fires_per_hour).");
+	ld_metric(b, "parallel_layout_alerts_suppressed_total", (double)st.suppressed, NULL);
 	ld_metric_family(b, "parallel_layout_alert_notifications_total", "counter",
 			 "Alert messages by receiver and result: sent (accepted), failed (given up "
 			 "after the retries, or refused), dropped (the queue was full).");

@@ -512,7 +512,7 @@ def main():
         is_eq(w2.register(d), [200] * WORLD, "down: the second step registered")
         wait_for(lambda: "alert fired: ParallelLayoutHang critical job %d.0" % job2 in
                  d.log_text(), THRESHOLD + 40, 0.25)
-        ok(wait_for(lambda: re.search(r"alertmanager http://127\.0\.0\.1:%d/api/v2/alerts: "
+        ok(wait_for(lambda: re.search(r"alertmanager http://127\.0\.0\.1:%d: "
                                       r"alert \w+ \(firing\) not delivered \(try \d+ of 7\): .*"
                                       r"trying again in \d+ s" % am.port, d.log_text()), 30, 0.25),
            "down: the failed delivery is logged, with the next try")
@@ -892,7 +892,7 @@ def main():
         if not ok(fired3, "full: rank 3's exit fires"):
             diag(d.log_text()[mark:][-3000:])
         fp3 = fired3.group(1) if fired3 else "?"
-        ok(wait_for(lambda: "alerts: alert %s (firing) to webhook http://127.0.0.1:%d/hook "
+        ok(wait_for(lambda: "alerts: alert %s (firing) to webhook http://127.0.0.1:%d "
                     "dropped: the queue is full (alert_queue_max)" % (fp3, hook.port)
                     in d.log_text()[mark:], 10, 0.25),
            "full: with Alertmanager down and alert_queue_max 1 (its message waiting), the "

@@ -1022,6 +1022,12 @@ log_event(struct ld_alerts *a, enum alert_action what, const struct alert *al,
 		ld_log(&a->d->log, "alert handed over: %s job %" PRIu64 ".%" PRIu64 " (%016" PRIx64 "), "
 		       "not resolved: the step's leader judges it again: %s", alert_name(al->f.kind),
 		       al->key.job_id, al->key.step_id, al->fp, text);
+	else if (what == ALERT_SUPPRESSED)
+		ld_log(&a->d->log, "alerts: job %" PRIu64 ".%" PRIu64 " is at its own limits "
+		       "(alert_step_max_open %ld, alert_step_fires_per_hour %ld): %s and what "
+		       "else it finds are not made alerts, only counted (said once a step): %s",
+		       al->key.job_id, al->key.step_id, a->d->cur->conf.alert_step_max_open,
+		       a->d->cur->conf.alert_step_fires_per_hour, alert_name(al->f.kind), text);
 	else if (what == ALERT_OVERFLOW)
 		ld_ratelog(&a->d->log, &a->rl_over, "alert not kept: %d alerts are open already "
 			   "(%lu not kept so far): %s job %" PRIu64 ".%" PRIu64 ": %s",
@@ -1040,6 +1046,10 @@ on_event(void *arg, enum alert_action what, const struct alert *al)
 
 	if (what == ALERT_OVERFLOW) {
 		a->overflow++;
+		log_event(a, what, al, &rd->an);
+		return;
+	}
+	if (what == ALERT_SUPPRESSED) {
 		log_event(a, what, al, &rd->an);
 		return;
 	}
@@ -1186,6 +1196,9 @@ ld_alert_findings(struct ld *d, const struct ld_step_view *v, const struct judge
 		return;
 	}
 	lstep_note(a, v, f, n, now_ns);
+	/* (from the config at each round: a reload changes them) */
+	alerts_set_step_limits(a->t, (size_t)d->cur->conf.alert_step_max_open,
+			       (unsigned long)d->cur->conf.alert_step_fires_per_hour);
 	alerts_update(a->t, v->job_id, v->step_id, f, n, now_ns,
 		      (uint64_t)d->cur->conf.alert_resend_s * NS, on_event, &rd);
 }
@@ -1267,6 +1280,7 @@ ld_alert_json(const struct ld_alerts *a, bool all, long uid)
 	json_t *open = json_array(), *recent = json_array(), *targets = json_array(), *root;
 	struct target tg[MAX_TARGETS];
 	struct ld_drain_stats ds;
+	struct alerts_stats ts;
 	struct anchor an;
 	size_t i;
 	int k, nt;
@@ -1293,9 +1307,10 @@ ld_alert_json(const struct ld_alerts *a, bool all, long uid)
 		json_array_append_new(targets, json_pack("{s:s, s:s}", "receiver",
 							 rcv_names[tg[k].rcv], "url",
 							 all ? tg[k].url : tg[k].pub));
+	alerts_stats(a->t, &ts);
 	ld_drain_stats(a->drains, &ds);
 	root = json_pack("{s:o, s:o, s:o, s:I, s:I, s:{s:I, s:I}, s:{s:I, s:I, s:I, s:I}, "
-			 "s:{s:I, s:I, s:I, s:I}, s:I, "
+			 "s:{s:I, s:I, s:I, s:I}, s:I, s:I, "
 			 "s:{s:b, s:I, s:I, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I}}",
 			 "open", open, "recent", recent, "targets", targets,
 			 "resend_s", (json_int_t)c->alert_resend_s,
@@ -1310,6 +1325,7 @@ ld_alert_json(const struct ld_alerts *a, bool all, long uid)
 			 "dropped", (json_int_t)a->dropped[RCV_HOOK],
 			 "retried", (json_int_t)a->retried[RCV_HOOK],
 			 "not_kept", (json_int_t)a->overflow,
+			 "suppressed", (json_int_t)ts.suppressed,
 			 "drain", "enabled", c->drain ? 1 : 0,
 			 "max_per_hour", (json_int_t)c->drain_max_per_hour,
 			 "max_nodes", (json_int_t)c->drain_max_nodes,
@@ -1354,6 +1370,12 @@ ld_alert_stats(const struct ld_alerts *a, struct ld_alert_stats *st)
 	memcpy(st->fired, a->fired, sizeof(st->fired));
 	memcpy(st->resolved, a->resolved, sizeof(st->resolved));
 	st->overflow = a->overflow;
+	{
+		struct alerts_stats ts;
+
+		alerts_stats(a->t, &ts);
+		st->suppressed = (unsigned long)ts.suppressed;
+	}
 	for (r = 0; r < NRCV; r++) {
 		st->sent[r] = a->sent[r];
 		st->failed[r] = a->failed[r];

@@ -62,6 +62,7 @@ struct ld_alert_stats {
 	unsigned long open[JUDGE_KIND_MAX + 1];		/* alerts open now, by kind */
 	unsigned long fired[JUDGE_KIND_MAX + 1], resolved[JUDGE_KIND_MAX + 1];
 	unsigned long overflow;		/* findings not kept: the table was full */
+	unsigned long suppressed;	/* findings not fired: their step at its limits */
 	unsigned long sent[LD_ALERT_NRCV], failed[LD_ALERT_NRCV], dropped[LD_ALERT_NRCV];
 	unsigned long retried[LD_ALERT_NRCV];
 	size_t qlen;			/* messages queued or in flight */

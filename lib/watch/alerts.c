@@ -11,8 +11,21 @@
 
 #include "alerts.h"
 
+/* A step's bucket of fires (alerts_set_step_limits). */
+struct step_limit {
+	uint64_t job_id, step_id;
+	double tokens;			/* fires it may make now */
+	uint64_t at_ns;			/* when tokens was last brought up to date */
+	uint64_t suppressed;		/* its findings not fired */
+	int used;
+};
+
 struct alerts {
 	size_t max_open;
+	size_t step_max_open;		/* 0: no bound */
+	double fires_per_ns;		/* 0: no bound */
+	struct step_limit *steps;	/* max_open of them: a step without
+					 * open alerts gives its place up */
 	size_t nopen;
 	struct alert *open;		/* max_open of them */
 	struct alert recent[ALERTS_RECENT];
@@ -32,9 +45,15 @@ alerts_new(size_t max_open, pl_err_t *err)
 		return NULL;
 	}
 	t = calloc(1, sizeof(*t));
-	if (t)
+	if (t) {
 		t->open = calloc(max_open, sizeof(*t->open));
-	if (!t || !t->open) {
+		t->steps = calloc(max_open, sizeof(*t->steps));
+	}
+	if (!t || !t->open || !t->steps) {
+		if (t) {
+			free(t->open);
+			free(t->steps);
+		}
 		free(t);
 		pl_err_set(err, "out of memory for %zu open alerts", max_open);
 		return NULL;
@@ -49,7 +68,102 @@ alerts_free(struct alerts *t)
 	if (!t)
 		return;
 	free(t->open);
+	free(t->steps);
 	free(t);
+}
+
+void
+alerts_set_step_limits(struct alerts *t, size_t max_open, unsigned long fires_per_hour)
+{
+	t->step_max_open = max_open;
+	t->fires_per_ns = (double)fires_per_hour / 3600e9;
+}
+
+static size_t
+step_nopen(const struct alerts *t, uint64_t job_id, uint64_t step_id)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < t->nopen; i++)
+		n += t->open[i].key.job_id == job_id && t->open[i].key.step_id == step_id;
+	return n;
+}
+
+/* The step's bucket, brought up to now: found, or made in a free place
+ * or one whose step has no alert open (it starts full); NULL when every
+ * place holds a step with open alerts (then the table is full too). */
+static struct step_limit *
+step_limit(struct alerts *t, uint64_t job_id, uint64_t step_id, uint64_t now_ns)
+{
+	double cap = t->step_max_open ? (double)t->step_max_open : 64.0;
+	struct step_limit *sl = NULL;
+	size_t i;
+
+	for (i = 0; i < t->max_open; i++)
+		if (t->steps[i].used && t->steps[i].job_id == job_id &&
+		    t->steps[i].step_id == step_id) {
+			sl = &t->steps[i];
+			break;
+		}
+	if (!sl) {
+		for (i = 0; i < t->max_open && !sl; i++)
+			if (!t->steps[i].used)
+				sl = &t->steps[i];
+		for (i = 0; i < t->max_open && !sl; i++)
+			if (step_nopen(t, t->steps[i].job_id, t->steps[i].step_id) == 0)
+				sl = &t->steps[i];
+		if (!sl)
+			return NULL;
+		memset(sl, 0, sizeof(*sl));
+		sl->used = 1;
+		sl->job_id = job_id;
+		sl->step_id = step_id;
+		sl->tokens = cap;
+		sl->at_ns = now_ns;
+	}
+	if (now_ns > sl->at_ns) {
+		sl->tokens += (double)(now_ns - sl->at_ns) * t->fires_per_ns;
+		if (sl->tokens > cap)
+			sl->tokens = cap;
+	}
+	sl->at_ns = now_ns;
+	return sl;
+}
+
+/* Whether a new alert of job.step may fire now; takes its fire from the
+ * bucket when it may, counts it suppressed when not. */
+static int
+step_may_fire(struct alerts *t, uint64_t job_id, uint64_t step_id, uint64_t now_ns,
+	      int *first)
+{
+	struct step_limit *sl;
+
+	*first = 0;
+	if (!t->step_max_open && t->fires_per_ns <= 0)
+		return 1;
+	sl = step_limit(t, job_id, step_id, now_ns);
+	if (sl && (!t->step_max_open || step_nopen(t, job_id, step_id) < t->step_max_open) &&
+	    (t->fires_per_ns <= 0 || sl->tokens >= 1.0)) {
+		if (t->fires_per_ns > 0)
+			sl->tokens -= 1.0;
+		return 1;
+	}
+	t->st.suppressed++;
+	if (sl)
+		*first = sl->suppressed++ == 0;
+	return 0;
+}
+
+/* A step gone from this table (ended, handed over): its bucket too. */
+static void
+step_forget(struct alerts *t, uint64_t job_id, uint64_t step_id)
+{
+	size_t i;
+
+	for (i = 0; i < t->max_open; i++)
+		if (t->steps[i].used && t->steps[i].job_id == job_id &&
+		    t->steps[i].step_id == step_id)
+			t->steps[i].used = 0;
 }
 
 static int
@@ -170,6 +284,7 @@ one_finding(struct alerts *t, uint64_t job_id, uint64_t step_id, const struct ju
 	struct alert_key k;
 	struct alert *a;
 	uint64_t fp;
+	int first;
 
 	alert_key_of(f, job_id, step_id, &k);
 	fp = alert_key_hash(&k);
@@ -185,6 +300,20 @@ one_finding(struct alerts *t, uint64_t job_id, uint64_t step_id, const struct ju
 			a->sends++;
 			t->st.resent++;
 			emit(arg, ALERT_RESEND, a);
+		}
+		return;
+	}
+	if (!step_may_fire(t, job_id, step_id, now_ns, &first)) {
+		if (first) {
+			struct alert over;
+
+			memset(&over, 0, sizeof(over));
+			over.key = k;
+			over.fp = fp;
+			over.f = *f;
+			over.fired_ns = over.last_seen_ns = now_ns;
+			over.starts_ns = f->since_ns && f->since_ns <= now_ns ? f->since_ns : now_ns;
+			emit(arg, ALERT_SUPPRESSED, &over);
 		}
 		return;
 	}
@@ -248,6 +377,7 @@ alerts_end_step(struct alerts *t, uint64_t job_id, uint64_t step_id, uint64_t no
 		else
 			i++;
 	}
+	step_forget(t, job_id, step_id);
 }
 
 void
@@ -265,6 +395,7 @@ alerts_hand_over(struct alerts *t, uint64_t job_id, uint64_t step_id, uint64_t n
 		else
 			i++;
 	}
+	step_forget(t, job_id, step_id);
 }
 
 size_t

@@ -17,6 +17,12 @@
  *                   then kept among the last ALERTS_RECENT resolved.
  *   ALERT_OVERFLOW  a new finding while max_open alerts are open: not
  *                   kept, counted (the caller logs it).
+ *   ALERT_SUPPRESSED a new finding of a step at its own limits
+ *                   (alerts_set_step_limits: open alerts, fires an hour):
+ *                   not kept, counted; emitted for the step's first such
+ *                   finding only, so that it is said once.  One job's
+ *                   findings, true or forged in its own record, cannot
+ *                   fill the table or the queue other jobs' alerts need.
  *   ALERT_HANDOVER  an open alert of a step this node no longer judges
  *                   while the step runs on (an acting leader whose leader
  *                   answers again): out of the table like a resolved one,
@@ -80,7 +86,8 @@ enum alert_action {
 	ALERT_RESEND,
 	ALERT_RESOLVE,
 	ALERT_OVERFLOW,
-	ALERT_HANDOVER
+	ALERT_HANDOVER,
+	ALERT_SUPPRESSED
 };
 
 /* What to send about a; a lives only during the call, which must not
@@ -94,6 +101,15 @@ struct alerts;
 struct alerts *alerts_new(size_t max_open, pl_err_t *err);
 void alerts_free(struct alerts *t);
 
+/*
+ * Each step's own bounds: at most max_open of its alerts open at once, and
+ * new ones fired at most fires_per_hour an hour (a bucket of max_open
+ * fires that refills at that rate, so a step may fire its max_open at
+ * once).  0 for either: no bound of that kind (the default).  Applies to
+ * findings from the next update on.
+ */
+void alerts_set_step_limits(struct alerts *t, size_t max_open, unsigned long fires_per_hour);
+
 /* The fingerprint of finding f of step job.step into k. */
 void alert_key_of(const struct judge_finding *f, uint64_t job_id, uint64_t step_id,
 		  struct alert_key *k);
@@ -106,7 +122,8 @@ uint64_t alert_key_hash(const struct alert_key *k);
  * with one fingerprint are one alert, the later finding kept).  Emits
  * FIRE for the new ones (in the findings' order), RESEND for the open
  * ones due (last sent resend_ns ago or more), RESOLVE for the open ones
- * of the step not among them, OVERFLOW for new ones that do not fit.
+ * of the step not among them, OVERFLOW for new ones that do not fit,
+ * SUPPRESSED for the first new one past the step's own limits.
  * Alerts of other steps are left alone.
  */
 void alerts_update(struct alerts *t, uint64_t job_id, uint64_t step_id,
@@ -140,6 +157,7 @@ struct alerts_stats {
 	uint64_t resolved;
 	uint64_t overflow;
 	uint64_t handed;
+	uint64_t suppressed;		/* findings not fired: their step at its limits */
 };
 
 void alerts_stats(const struct alerts *t, struct alerts_stats *s);

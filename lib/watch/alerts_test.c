@@ -6,7 +6,7 @@
  * alerts.h.  A finding is KIND[:cHASH][:RANK,RANK...][@NODE][#SEQ][/TOTAL]
  * with KIND one of exit, lost, hang, stuck, stalled, slow; an event is
  * F (fire), S (re-send), R (resolve), O (overflow) or H (handed over) and the finding's
- * word without seq.
+ * word without seq; X is a finding suppressed, its step at its own limits.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -94,7 +94,7 @@ struct got {
 static void
 on_event(void *arg, enum alert_action what, const struct alert *a)
 {
-	static const char act[] = "?FSROH";
+	static const char act[] = "?FSROHX";
 	struct got *g = arg;
 	size_t i;
 
@@ -380,15 +380,91 @@ keys(void)
 	}
 }
 
+/* A step that makes a new alert every round (a communicator hash changed
+ * each round, as a forged record can): at its own limits it fires no
+ * more, says so once, and another job's alert still fires. */
+static int
+churn(struct alerts *t, unsigned rounds, uint64_t t0, struct got *g)
+{
+	struct judge_finding f;
+	struct alerts_stats before, after;
+	unsigned i;
+
+	alerts_stats(t, &before);
+	for (i = 0; i < rounds; i++) {
+		finding("hang:c1:1", &f);
+		f.comm_hash = 0x100 + i;
+		alerts_update(t, 7, 0, &f, 1, t0 + (uint64_t)i * S, RESEND, on_event, g);
+	}
+	alerts_stats(t, &after);
+	return (int)(after.fired - before.fired);
+}
+
+static void
+step_limits(void)
+{
+	struct judge_finding f[6];
+	struct alerts_stats st;
+	struct alerts *t;
+	struct got g;
+	pl_err_t err;
+	size_t i;
+	int fired;
+
+	pl_err_clear(&err);
+	t = alerts_new(64, &err);
+	memset(&g, 0, sizeof(g));
+	is_int(churn(t, 20, S, &g), 20, "no step limits (as before): 20 rounds of a new "
+	       "communicator fire 20 alerts");
+	alerts_end_step(t, 7, 0, 30 * S, on_event, &g);
+	alerts_free(t);
+
+	t = alerts_new(64, &err);
+	alerts_set_step_limits(t, 4, 8);
+	memset(&g, 0, sizeof(g));
+	fired = churn(t, 20, S, &g);
+	alerts_stats(t, &st);
+	ok(fired == 4 && st.suppressed == 16,
+	   "limits 4 open, 8 an hour: 20 rounds of a new communicator fire 4, suppress 16 "
+	   "(%d, %" PRIu64 ")", fired, st.suppressed);
+	ok(strstr(g.text, "X hang:c104:1") && !strstr(strstr(g.text, "X hang") + 1, "X hang"),
+	   "the first suppressed finding is said once: %s", g.text + (g.len > 60 ? g.len - 60 : 0));
+	finding("exit:3", &f[0]);
+	memset(&g, 0, sizeof(g));
+	alerts_update(t, 8, 0, f, 1, 21 * S, RESEND, on_event, &g);
+	is_str(g.text, "F exit:3", "another job's alert fires meanwhile");
+	/* The bucket refills at 8 an hour: one fire per 450 s. */
+	memset(&g, 0, sizeof(g));
+	is_int(churn(t, 1, 400 * S, &g), 0, "400 s on: still nothing fires");
+	is_int(churn(t, 1, 480 * S, &g), 1, "480 s on (450 s a fire): one more fires");
+	alerts_end_step(t, 7, 0, 500 * S, on_event, &g);
+	/* The open bound: six findings at once, four fire. */
+	for (i = 0; i < 6; i++) {
+		finding("exit:1", &f[i]);
+		f[i].culprits[0] = (int64_t)i;
+	}
+	memset(&g, 0, sizeof(g));
+	alerts_update(t, 7, 0, f, 6, 501 * S, RESEND, on_event, &g);
+	is_str(g.text, "F exit:0 F exit:1 F exit:2 F exit:3 X exit:4",
+	       "a step's fifth open alert is suppressed, said once (after the step ended, its "
+	       "bucket is new)");
+	memset(&g, 0, sizeof(g));
+	alerts_update(t, 7, 0, f + 1, 5, 502 * S, RESEND, on_event, &g);
+	is_str(g.text, "R exit:0", "one resolves; the one suppressed does not fire in its place "
+	       "while the bucket is empty");
+	alerts_free(t);
+}
+
 int
 main(void)
 {
 	size_t c, nc = sizeof(cases) / sizeof(cases[0]);
 
-	plan((int)(2 * nc) + 9 + 9 + 4);
+	plan((int)(2 * nc) + 9 + 9 + 4 + 8);
 	for (c = 0; c < nc; c++)
 		run_case(c);
 	bookkeeping();
 	keys();
+	step_limits();
 	return done_testing();
 }
