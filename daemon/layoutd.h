@@ -137,6 +137,7 @@ struct ld_conf {
 	long peer_lost_s;		/* silent this long, a node is lost; 0 = auto */
 	long peer_timeout_ms;		/* one delivery, whole */
 	long peer_max_connections;	/* on the peer listener */
+	long peer_max_queued_bytes;	/* POST bodies waiting for the munge worker */
 	long peer_max_ranks;		/* ranks in one step this node leads */
 	long peer_fanin;		/* relay width; 0 none (direct), LD_PEER_FANIN_AUTO */
 	char alertmanager_url[LD_PATH];	/* comma-separated Alertmanager URLs; "" none */

@@ -139,6 +139,7 @@ static const struct row rows[] = {
 	  .what = "auto (3 watch intervals, at least 5 s)" },
 	{ "peer_timeout_ms", K_MS, NUM(peer_timeout_ms, 100, 60000, 2000) },
 	{ "peer_max_connections", K_COUNT, NUM(peer_max_connections, 1, 1000000, 4096) },
+	{ "peer_max_queued_bytes", K_BYTES, NUM(peer_max_queued_bytes, 1L << 20, 1L << 32, 64L << 20) },
 	{ "peer_max_ranks", K_COUNT, NUM(peer_max_ranks, 1, 16777216, 65536) },
 	{ "peer_fanin", K_OWN, .set = set_peer_fanin, .sdef = "auto" },
 	{ "alertmanager_url", K_URLS, F(alertmanager_url), .word = "no" },

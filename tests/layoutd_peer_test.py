@@ -363,6 +363,8 @@ def refusals(m, a):
         # name, body, credential, status, reason, log text
         ("unauthenticated (no X-PL-Munge)", good, None, 401, "unauthenticated",
          "no X-PL-Munge header"),
+        ("a header that is no credential (refused before the body is read)", good,
+         "Bearer t0ken", 401, "unauthenticated", "reads as a munge credential"),
         ("forged (the credential of another payload)", good, m.cred(sha(b"another body")), 403,
          "checksum", "payload is not the SHA-256 of the body"),
         ("made by a user (munge_encode as nobody)", good, m.cred(sha(good), uid=NOBODY), 403,
@@ -381,6 +383,14 @@ def refusals(m, a):
            "%s: %d, counted as %s (%s: %s)" % (name, status, why, st, reply[:200]))
         like(a.log_text(), "refused (%s, %d)" % (why, status), "%s: logged" % name)
         like(reply, text, "%s: the answer says why" % name)
+    # A batch past peer_max_queued_bytes (1M here): 503 before it is
+    # copied or hashed, whatever its credential.
+    big = b"\x00" * (1536 << 10)
+    before = a.refused("busy") or 0
+    st, reply = peer_call(HOST, a.port, "POST", "/v1/peer/batch", big, m.cred(sha(big), uid=NOBODY))
+    ok(st == 503 and counted("busy", before) and "peer_max_queued_bytes" in reply,
+       "a 1.5 MiB batch past peer_max_queued_bytes 1M: 503, counted as busy (%s: %s)" %
+       (st, reply[:200]))
     # the same request twice: the second is a replay
     cred = m.cred(sha(good))
     st1, r1 = peer_call(HOST, a.port, "POST", path, good, cred)
@@ -641,14 +651,15 @@ def main():
             return done()
         wrapper, why_not = checker()
         fb = base + 3       # peer_port: for a node the map lacks
-        extra = ""
+        # bodies waiting for the munge worker: 1 MiB at most (refusals)
+        extra = "peer_max_queued_bytes = 1M\n"
         if ALERTMANAGER:
             am = Alertmanager()
             try:
                 am.start()
                 hook = Webhook().start()
-                extra = ("alertmanager_url = %s\nwebhook_url = %s\nalert_resend_s = %d\n" %
-                         (am.url, hook.url, RESEND))
+                extra += ("alertmanager_url = %s\nwebhook_url = %s\nalert_resend_s = %d\n" %
+                          (am.url, hook.url, RESEND))
             except RuntimeError as e:
                 diag("no Alertmanager: %s" % e)
                 am = None

@@ -105,6 +105,8 @@ worker_main(void *arg)
 			p->todo_tail = NULL;
 		p->ntodo--;
 		pthread_mutex_unlock(&p->mu);
+		if (j->prep)
+			j->prep(j);
 		munge_run(j);
 		pthread_mutex_lock(&p->mu);
 		j->next = NULL;

@@ -24,9 +24,12 @@ enum ld_munge_kind { LD_MUNGE_ENCODE, LD_MUNGE_DECODE };
  * decode); the worker fills merr (a munge_err_t), why (its text, when not
  * EMUNGE_SUCCESS), out (heap: the credential, or the payload, NUL ended,
  * outlen bytes) and uid (DECODE).  A caller's own record may start with
- * one (next belongs to the worker while it holds the job). */
+ * one (next belongs to the worker while it holds the job).  prep, when
+ * set, runs on the worker first, with the job: the caller's own work that
+ * must not hold the loop (the peers copy and hash a body there). */
 struct ld_munge_job {
 	struct ld_munge_job *next;
+	void (*prep)(struct ld_munge_job *j);
 	enum ld_munge_kind kind;
 	char socket[LD_PATH];
 	int ttl;

@@ -120,6 +120,7 @@ struct ld_peers {
 	struct ld_peer_stats st;
 	struct ld_ratelog rl[LD_NREFUSE];
 	struct ld_ratelog rl_send;
+	size_t queued_bytes;		/* POST bodies held for the worker */
 };
 
 struct plink {
@@ -187,11 +188,16 @@ struct mjob {
 	enum mj_what what;		/* DECODE */
 	struct evhttp_request *req;
 	char *expect;			/* the payload the credential must carry */
+	struct evbuffer *in;		/* a POST's body as it came, moved off the
+					 * request: the worker copies and hashes it
+					 * into body and expect (post_prep) */
 	unsigned char *body;
 	size_t len;
 	uint64_t recv_ns;
 	struct step_query sq;		/* MJ_STEP */
 	char from[80];
+	struct ld_peers *p;		/* a POST's: queued bytes count in */
+	size_t queued;			/* p->queued_bytes */
 };
 
 const char *
@@ -252,6 +258,10 @@ mjob_free(struct mjob *j)
 		free(j->mj.out);
 		free(j->expect);
 		free(j->body);
+		if (j->in)
+			evbuffer_free(j->in);
+		if (j->p)
+			j->p->queued_bytes -= j->queued;
 		free(j);
 	}
 }
@@ -320,6 +330,10 @@ post_credential_ok(struct ld_peers *p, struct mjob *j, const char *path)
 	const struct ld_conf *c = &p->d->cur->conf;
 	enum ld_peer_refusal r;
 
+	if (!j->body || !j->expect) {
+		ld_reply_error(j->req, 500, "out of memory");
+		return false;
+	}
 	if (j->mj.merr != EMUNGE_SUCCESS) {
 		r = j->mj.merr == EMUNGE_CRED_REPLAYED ? LD_REFUSE_REPLAYED :
 		    j->mj.merr == EMUNGE_CRED_EXPIRED || j->mj.merr == EMUNGE_CRED_REWOUND ?
@@ -645,12 +659,32 @@ defer_to_worker(struct ld_peers *p, struct evhttp_request *req, struct mjob *j, 
 	ld_conns_request_defer(p->conns);
 }
 
+/* The request's credential when it reads as one (peerwire_cred_shape:
+ * "MUNGE:", base64, ":"), else NULL: anything else is refused before its
+ * body is looked at. */
 static const char *
 credential(struct evhttp_request *req)
 {
 	const char *v = evhttp_find_header(evhttp_request_get_input_headers(req), PEERWIRE_HEADER);
 
-	return v && *v && strlen(v) <= PEERWIRE_CRED_MAX ? v : NULL;
+	return v && peerwire_cred_shape(v) ? v : NULL;
+}
+
+/* On the worker: the body out of its evbuffer and the payload its
+ * credential must carry (its SHA-256), so that neither the copy nor the
+ * hash of up to SUM_BATCH_MAX_BYTES holds the loop.  Out of memory leaves
+ * expect NULL: refused as a checksum that does not match. */
+static void
+post_prep(struct ld_munge_job *mj)
+{
+	struct mjob *j = (struct mjob *)mj;
+	char hex[SHA256_HEX_LEN];
+
+	j->body = malloc(j->len);
+	if (j->body && evbuffer_remove(j->in, j->body, j->len) == (int)j->len)
+		j->expect = strdup(peerwire_post_payload(j->body, j->len, hex));
+	evbuffer_free(j->in);
+	j->in = NULL;
 }
 
 /* POST path (a summary, a member's summary for its relay, or a batch):
@@ -661,16 +695,17 @@ do_post(struct ld_peers *p, struct evhttp_request *req, const char *from, enum m
 {
 	struct evbuffer *in = evhttp_request_get_input_buffer(req);
 	size_t len = evbuffer_get_length(in);
-	char hex[SHA256_HEX_LEN];
 	const char *cred = credential(req);
 	const char *want = what == MJ_BATCH ? "a batch of node summaries" : "a node summary";
+	size_t most = (size_t)p->d->cur->conf.peer_max_queued_bytes;
 	struct mjob *j;
 
 	p->st.received++;
 	if (!cred) {
-		refuse(p, req, from, LD_REFUSE_UNAUTH, 401, "POST %s: no X-PL-Munge header of at most "
-		       "%d bytes: want a munge credential of root or slurm_user whose payload is the "
-		       "SHA-256 of the body, in lowercase hex", path, PEERWIRE_CRED_MAX);
+		refuse(p, req, from, LD_REFUSE_UNAUTH, 401, "POST %s: no X-PL-Munge header that reads "
+		       "as a munge credential of at most %d bytes: want one of root or slurm_user "
+		       "whose payload is the SHA-256 of the body, in lowercase hex", path,
+		       PEERWIRE_CRED_MAX);
 		return;
 	}
 	if (len == 0 || (what != MJ_BATCH && len > SUM_MAX_BYTES)) {
@@ -678,21 +713,28 @@ do_post(struct ld_peers *p, struct evhttp_request *req, const char *from, enum m
 		       "bytes: want %s", path, len ? "a" : "an empty", len, want);
 		return;
 	}
-	j = mjob_new(p, LD_MUNGE_DECODE, cred);
-	if (j) {
-		j->body = malloc(len);
-		if (j->body && evbuffer_copyout(in, j->body, len) != (ev_ssize_t)len) {
-			free(j->body);
-			j->body = NULL;
-		}
-		if (j->body)
-			j->expect = strdup(peerwire_post_payload(j->body, len, hex));
+	/* what waits for the worker is bounded in bytes as well as in jobs */
+	if (p->queued_bytes + len > most) {
+		refuse(p, req, from, LD_REFUSE_BUSY, 503, "POST %s: %zu bytes of bodies are waiting "
+		       "for their credentials to be checked already (peer_max_queued_bytes %zu): "
+		       "try again", path, p->queued_bytes, most);
+		return;
 	}
-	if (!j || !j->body || !j->expect) {
+	j = mjob_new(p, LD_MUNGE_DECODE, cred);
+	if (j && !(j->in = evbuffer_new())) {
+		mjob_free(j);
+		j = NULL;
+	}
+	/* the body's chains move over whole: no copy on the loop */
+	if (!j || evbuffer_add_buffer(j->in, in) < 0) {
 		mjob_free(j);
 		ld_reply_error(req, 500, "out of memory");
 		return;
 	}
+	j->mj.prep = post_prep;
+	j->p = p;
+	j->queued = len;
+	p->queued_bytes += len;
 	j->what = what;
 	j->len = len;
 	j->req = req;

@@ -46,6 +46,21 @@ peerwire_post_payload(const void *body, size_t len, char hex[SHA256_HEX_LEN])
 	return sha256_hex_of(body, len, hex);
 }
 
+bool
+peerwire_cred_shape(const char *v)
+{
+	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=";
+	size_t n, body;
+
+	if (!v || strncmp(v, "MUNGE:", 6) != 0)
+		return false;
+	n = strnlen(v, PEERWIRE_CRED_MAX + 1);
+	if (n > PEERWIRE_CRED_MAX || n < 8 || v[n - 1] != ':')
+		return false;
+	body = strspn(v + 6, b64);
+	return body > 0 && 6 + body == n - 1;
+}
+
 void
 peerwire_get_payload(struct buf *out, const char *uri)
 {

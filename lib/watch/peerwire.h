@@ -84,6 +84,12 @@ void peerwire_url(struct buf *out, const struct topo_map *map, const char *name,
  * body in lowercase hex, in hex (returned). */
 const char *peerwire_post_payload(const void *body, size_t len, char hex[SHA256_HEX_LEN]);
 
+/* Whether v reads as a munge credential, as munge_encode() writes one:
+ * "MUNGE:", base64 (A-Z a-z 0-9 + / =), ":", at most PEERWIRE_CRED_MAX
+ * bytes in all.  Checked before anything is done with a request's body,
+ * so that junk costs nothing; only munged can say whether it is good. */
+bool peerwire_cred_shape(const char *v);
+
 /* What a GET's credential must carry: "GET " and the URI as sent (path and
  * query), appended to out. */
 void peerwire_get_payload(struct buf *out, const char *uri);

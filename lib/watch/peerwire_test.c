@@ -147,13 +147,50 @@ test_refusals(void)
 	is_str(peerwire_refusal_name(PEERWIRE_NREFUSE), "?", "past the end: ?");
 }
 
+/* What reads as a credential (checked before a body is looked at). */
+static void
+test_cred_shape(void)
+{
+	static const struct {
+		const char *v;
+		bool want;
+		const char *name;
+	} cases[] = {
+		{ "MUNGE:AwQFAAC3+Xq/abc=:", true, "munge's form" },
+		{ "MUNGE:AwQF AAC=:", false, "a space inside" },
+		{ "MUNGE:AwQFAAC=", false, "no closing colon" },
+		{ "MUNGE::", false, "no base64" },
+		{ "munge:AwQF:", false, "the prefix in lower case" },
+		{ "AwQFAAC=:", false, "no prefix" },
+		{ "MUNGE:AwQ:F:", false, "a colon inside" },
+		{ "", false, "empty" },
+		{ NULL, false, "none" },
+	};
+	char big[PEERWIRE_CRED_MAX + 8];
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		ok(peerwire_cred_shape(cases[i].v) == cases[i].want, "credential shape: %s: %s",
+		   cases[i].name, cases[i].want ? "taken" : "refused");
+	memset(big, 'A', sizeof(big));
+	memcpy(big, "MUNGE:", 6);
+	big[PEERWIRE_CRED_MAX - 1] = ':';
+	big[PEERWIRE_CRED_MAX] = '\0';
+	ok(peerwire_cred_shape(big), "credential shape: %d bytes: taken", PEERWIRE_CRED_MAX);
+	big[PEERWIRE_CRED_MAX - 1] = 'A';
+	big[PEERWIRE_CRED_MAX] = ':';
+	big[PEERWIRE_CRED_MAX + 1] = '\0';
+	ok(!peerwire_cred_shape(big), "credential shape: %d bytes: refused", PEERWIRE_CRED_MAX + 1);
+}
+
 int
 main(void)
 {
-	plan(31);
+	plan(31 + 11);
 	test_url();
 	test_payload();
 	test_misdirected();
 	test_refusals();
+	test_cred_shape();
 	return done_testing();
 }
