@@ -139,10 +139,12 @@ def _ends(a):
 
 class Webhook:
     """A local receiver: POSTs to http://127.0.0.1:PORT/ are kept in
-    .bodies (parsed JSON, or {"_raw": text}) with their arrival time."""
+    .bodies (parsed JSON, or {"_raw": text}) with their arrival time.
+    While .fail holds bytes, each POST is answered 500 with them."""
 
     def __init__(self):
         self.bodies = []
+        self.fail = None
         self.lock = threading.Lock()
         hook = self
 
@@ -156,9 +158,12 @@ class Webhook:
                     body = {"_raw": raw}
                 with hook.lock:
                     hook.bodies.append((time.monotonic(), body))
-                self.send_response(200)
-                self.send_header("Content-Length", "0")
+                    out = hook.fail
+                self.send_response(500 if out is not None else 200)
+                self.send_header("Content-Length", str(len(out or b"")))
                 self.end_headers()
+                if out:
+                    self.wfile.write(out)
 
             def log_message(self, *args):
                 pass

@@ -27,14 +27,12 @@ import re
 import shutil
 import signal
 import tempfile
-import threading
-import http.server
 
 import watchlib
-from amlib import ALERTMANAGER, Alertmanager, free_port
+from amlib import Alertmanager, Webhook, free_port
 from taplib import (as_user, data, diag, done, http_request, is_eq, like, ok, run, skip,
                     wait_for)
-from watchlib import DRIVER, HOOK, Daemon, checker
+from watchlib import Daemon, checker
 
 NOBODY = 65534
 THRESHOLD = 5
@@ -43,64 +41,19 @@ AM_SECRET = "s3cret-am-pass"
 HOOK_SECRET = "t0ken-in-query"
 
 
-class Hook:
-    """A webhook receiver: POSTs kept in .bodies (raw text); while
-    .fail is set it answers 500 with a body of three lines."""
-
-    def __init__(self):
-        self.bodies = []
-        self.fail = False
-        self.lock = threading.Lock()
-        hook = self
-
-        class H(http.server.BaseHTTPRequestHandler):
-            def do_POST(self):
-                n = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(n).decode("utf-8", "replace")
-                with hook.lock:
-                    hook.bodies.append(raw)
-                    fail = hook.fail
-                out = b"upstream broke\nsecond line\nthird line\n" if fail else b""
-                self.send_response(500 if fail else 200)
-                self.send_header("Content-Length", str(len(out)))
-                self.end_headers()
-                self.wfile.write(out)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
-        self.port = self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def got(self):
-        with self.lock:
-            return list(self.bodies)
-
-    def stop(self):
-        self.server.shutdown()
-        self.server.server_close()
-
-
 class World(watchlib.World):
     """4 nccl_driver ranks, tp2 dp2, on node1."""
     tp, dp = 2, 2
 
 
 def main():
-    if not DRIVER or not HOOK or not os.path.exists(HOOK):
-        skip("the watch against its users", "NCCL_DRIVER / PL_NCCL_HOOK not set")
-        return done()
-    if os.geteuid() != 0:
-        skip("the watch against its users", "registrations are root's: run as root")
-        return done()
-    if not ALERTMANAGER:
-        skip("the watch against its users", "prometheus-alertmanager not installed (Debian: "
-             "prometheus-alertmanager)")
+    why = watchlib.missing(alertmanager=True)
+    if why:
+        skip("the watch against its users", why)
         return done()
     tmp = tempfile.mkdtemp(prefix="ld-attack.")
     os.chmod(tmp, 0o755)            # the socket (0666) is reached by nobody too
-    hook = Hook()
+    hook = Webhook().start()
     am = Alertmanager(free_port())
     worlds = []
     d = None
@@ -181,16 +134,9 @@ def main():
         ok("<" not in every and ">" not in every and "&" not in every,
            "no <, > or & in any label or annotation Alertmanager got")
         like(every, "\\\\x3c!channel\\\\x3e", "the annotations name the communicator as text")
-        hooks = wait_for(lambda: [b for b in hook.got() if '"job_id":%d' % job in b], 20)
-        texts = []
-        for b in hooks:
-            try:
-                texts.append(json.loads(b))
-            except ValueError:
-                texts.append({"_raw": b})
-        ok(hooks and all("<!channel>" not in b and "<" not in json.dumps(t) and
-                         ">" not in json.dumps(t) and "&" not in json.dumps(t)
-                         for b, t in zip(hooks, texts)),
+        texts = wait_for(lambda: [b for b in hook.got() if b.get("job_id") == job], 20)
+        hooks = [json.dumps(t) for t in texts]
+        ok(hooks and all("<" not in b and ">" not in b and "&" not in b for b in hooks),
            "the webhook's %d messages: no <, > or & in any of them (Slack pings nobody)"
            % len(hooks))
         ok(texts and all(t.get("text", "").startswith("[FIRING] ParallelLayoutHang") or
@@ -218,7 +164,7 @@ def main():
            "every family's TYPE still there")
 
         # --- a webhook that answers 500 with a body of three lines ---
-        hook.fail = True
+        hook.fail = b"upstream broke\nsecond line\nthird line\n"
         mark = len(d.log_text())
         new = wait_for(lambda: re.search(r"alerts: webhook .*not delivered.*", d.log_text()[mark:]),
                        30, 0.25)
@@ -230,7 +176,7 @@ def main():
            "the log line is not garbled by an escape over its own input")
         like(line, "webhook http://127.0.0.1:%d: " % hook.port,
              "the log names the webhook by scheme, host and port")
-        hook.fail = False
+        hook.fail = None
         w.close(d)
         worlds.remove(w)
         wait_for(lambda: not am_hang(), 30, 0.25)

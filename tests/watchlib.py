@@ -13,6 +13,7 @@ import subprocess
 import tempfile
 import time
 
+import amlib
 from taplib import LAYOUTD, diag, http_request, wait_for
 
 DRIVER = os.environ.get("NCCL_DRIVER", "")
@@ -49,6 +50,18 @@ def sum_header(node, job, step, seq, boot, uid, interval_ms, world, sizes, nrank
     return struct.pack("<QII64sQQQQQQIII5III", SUM_MAGIC, version, SUM_HEADER_BYTES + body_len,
                        node, job, step, time.monotonic_ns(), time.time_ns(), seq, boot, uid,
                        interval_ms, world, *sizes, nranks, 0)
+
+
+def missing(alertmanager=False):
+    """Why a watch test cannot run here (the driver or the hook not built,
+    not root, Alertmanager not installed when asked for), or None."""
+    if not DRIVER or not HOOK or not os.path.exists(HOOK):
+        return "NCCL_DRIVER / PL_NCCL_HOOK not set"
+    if os.geteuid() != 0:
+        return "registrations are root's: run as root"
+    if alertmanager and not amlib.ALERTMANAGER:
+        return "prometheus-alertmanager not installed (Debian: prometheus-alertmanager)"
+    return None
 
 
 def checker():

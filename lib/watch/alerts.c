@@ -277,6 +277,23 @@ resolve(struct alerts *t, size_t i, uint64_t now_ns, alert_emit emit, void *arg)
 	leave(t, i, now_ns, ALERT_RESOLVE, emit, arg);
 }
 
+/* A new finding not made an alert (what: OVERFLOW or SUPPRESSED), told
+ * as the alert it would have been. */
+static void
+not_kept(const struct alert_key *k, uint64_t fp, const struct judge_finding *f, uint64_t now_ns,
+	 enum alert_action what, alert_emit emit, void *arg)
+{
+	struct alert over;
+
+	memset(&over, 0, sizeof(over));
+	over.key = *k;
+	over.fp = fp;
+	over.f = *f;
+	over.fired_ns = over.last_seen_ns = now_ns;
+	over.starts_ns = f->since_ns && f->since_ns <= now_ns ? f->since_ns : now_ns;
+	emit(arg, what, &over);
+}
+
 static void
 one_finding(struct alerts *t, uint64_t job_id, uint64_t step_id, const struct judge_finding *f,
 	    uint64_t now_ns, uint64_t resend_ns, alert_emit emit, void *arg)
@@ -304,30 +321,13 @@ one_finding(struct alerts *t, uint64_t job_id, uint64_t step_id, const struct ju
 		return;
 	}
 	if (!step_may_fire(t, job_id, step_id, now_ns, &first)) {
-		if (first) {
-			struct alert over;
-
-			memset(&over, 0, sizeof(over));
-			over.key = k;
-			over.fp = fp;
-			over.f = *f;
-			over.fired_ns = over.last_seen_ns = now_ns;
-			over.starts_ns = f->since_ns && f->since_ns <= now_ns ? f->since_ns : now_ns;
-			emit(arg, ALERT_SUPPRESSED, &over);
-		}
+		if (first)
+			not_kept(&k, fp, f, now_ns, ALERT_SUPPRESSED, emit, arg);
 		return;
 	}
 	if (t->nopen == t->max_open) {
-		struct alert over;
-
-		memset(&over, 0, sizeof(over));
-		over.key = k;
-		over.fp = fp;
-		over.f = *f;
-		over.fired_ns = over.last_seen_ns = now_ns;
-		over.starts_ns = f->since_ns && f->since_ns <= now_ns ? f->since_ns : now_ns;
 		t->st.overflow++;
-		emit(arg, ALERT_OVERFLOW, &over);
+		not_kept(&k, fp, f, now_ns, ALERT_OVERFLOW, emit, arg);
 		return;
 	}
 	a = &t->open[t->nopen++];
