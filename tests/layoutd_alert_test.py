@@ -35,7 +35,7 @@ import time
 
 import watchlib
 from amlib import ALERTMANAGER, Alertmanager, Webhook, free_port
-from taplib import ETC, LAYOUTD, data, diag, done, is_eq, like, ok, run, skip, wait_for
+from taplib import ETC, LAYOUTD, diag, done, is_eq, like, ok, skip, wait_for
 from watchlib import DRIVER, HOOK, Daemon, checker
 
 CTL = os.environ.get("LAYOUTCTL", "layoutctl")
@@ -267,11 +267,8 @@ def main():
     worlds = []
     d = None
     try:
-        mapf = os.path.join(tmp, "map.json")
-        rc, _, err = run("topo", "build", "--slurm-topology", data("lab-topology.conf"),
-                         "--node", "8", "--name", "lab", "-o", mapf)
-        if not ok(rc == 0, "a map to serve"):
-            diag(err)
+        mapf = watchlib.lab_map(tmp)
+        if not mapf:
             return done()
         conf_checks(tmp, mapf)
         if not ok(am_start(am), "Alertmanager starts on 127.0.0.1:%d" % am.port):

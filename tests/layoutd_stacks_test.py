@@ -19,7 +19,8 @@ import subprocess
 import tempfile
 import time
 
-from taplib import LAYOUTD, data, diag, done, is_eq, like, ok, run, skip, wait_for
+from taplib import LAYOUTD, diag, done, is_eq, like, ok, skip, wait_for
+import watchlib
 from watchlib import DRIVER, HOOK, Daemon, World
 
 THRESHOLD = 5
@@ -134,11 +135,8 @@ def main():
     os.chmod(tmp, 0o755)
     worlds, d = [], None
     try:
-        mapf = os.path.join(tmp, "map.json")
-        rc, _, err = run("topo", "build", "--slurm-topology", data("lab-topology.conf"),
-                         "--node", "8", "--name", "lab", "-o", mapf)
-        if not ok(rc == 0, "a map to serve"):
-            diag(err)
+        mapf = watchlib.lab_map(tmp)
+        if not mapf:
             return done()
         sock, conf = os.path.join(tmp, "ld.sock"), os.path.join(tmp, "ld.conf")
         state, wd = os.path.join(tmp, "state"), os.path.join(tmp, "watchdir")

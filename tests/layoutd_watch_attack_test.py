@@ -30,8 +30,7 @@ import tempfile
 
 import watchlib
 from amlib import Alertmanager, Webhook, free_port
-from taplib import (as_user, data, diag, done, http_request, is_eq, like, ok, run, skip,
-                    wait_for)
+from taplib import as_user, diag, done, http_request, is_eq, like, ok, skip, wait_for
 from watchlib import Daemon, checker
 
 NOBODY = 65534
@@ -58,11 +57,8 @@ def main():
     worlds = []
     d = None
     try:
-        mapf = os.path.join(tmp, "map.json")
-        rc, _, err = run("topo", "build", "--slurm-topology", data("lab-topology.conf"),
-                         "--node", "8", "--name", "lab", "-o", mapf)
-        if not ok(rc == 0, "a map to serve"):
-            diag(err)
+        mapf = watchlib.lab_map(tmp)
+        if not mapf:
             return done()
         try:
             am.start()

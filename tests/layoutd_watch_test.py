@@ -28,8 +28,7 @@ import tempfile
 import time
 
 import watchlib
-from taplib import (LAYOUTD, as_user, data, diag, done, http_request, is_eq, like, ok, run,
-                    skip, wait_for)
+from taplib import LAYOUTD, as_user, diag, done, http_request, is_eq, like, ok, skip, wait_for
 from watchlib import DRIVER, HOOK, Daemon, checker
 
 TP, PP, DP = 2, 1, 2
@@ -526,11 +525,8 @@ def main():
     worlds = []
     d = None
     try:
-        mapf = os.path.join(tmp, "map.json")
-        rc, _, err = run("topo", "build", "--slurm-topology", data("lab-topology.conf"),
-                         "--node", "8", "--name", "lab", "-o", mapf)
-        if not ok(rc == 0, "a map to serve"):
-            diag(err)
+        mapf = watchlib.lab_map(tmp)
+        if not mapf:
             return done()
         conf_checks(tmp, mapf)
         sock = os.path.join(tmp, "ld.sock")

@@ -14,7 +14,7 @@ import tempfile
 import time
 
 import amlib
-from taplib import LAYOUTD, diag, http_request, wait_for
+from taplib import LAYOUTD, data, diag, http_request, ok, run, wait_for
 
 DRIVER = os.environ.get("NCCL_DRIVER", "")
 HOOK = os.environ.get("PL_NCCL_HOOK", "")
@@ -62,6 +62,18 @@ def missing(alertmanager=False):
     if alertmanager and not amlib.ALERTMANAGER:
         return "prometheus-alertmanager not installed (Debian: prometheus-alertmanager)"
     return None
+
+
+def lab_map(tmp):
+    """The lab's map (its topology.conf, 8-GPU nodes) in tmp/map.json: its
+    path, or None after saying why (a TAP line either way)."""
+    mapf = os.path.join(tmp, "map.json")
+    rc, _, err = run("topo", "build", "--slurm-topology", data("lab-topology.conf"),
+                     "--node", "8", "--name", "lab", "-o", mapf)
+    if not ok(rc == 0, "a map to serve"):
+        diag(err)
+        return None
+    return mapf
 
 
 def checker():
