@@ -21,12 +21,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <event2/event.h>
 #include <munge.h>
 
 #include "munge_worker.h"
+
+#define LD_MUNGE_NICE 10	/* the worker's nice value over the loop's */
 
 struct ld_munge {
 	ld_munge_done_cb done_cb;	/* on the loop, for each answer */
@@ -93,6 +97,11 @@ worker_main(void *arg)
 	struct ld_munge *p = arg;
 	struct ld_munge_job *j;
 
+	/* Below the loop: the worker copies and hashes bodies of up to 16 MiB
+	 * (the peers' prep), which must not take the CPU from the loop that
+	 * answers srun.  On Linux a thread's nice value is its own; where it
+	 * cannot be set the worker runs as before, at the loop's. */
+	(void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), LD_MUNGE_NICE);
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
 		while (!p->stop && !p->todo)
