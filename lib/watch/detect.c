@@ -374,6 +374,30 @@ comm_has_cause(const struct detect_rank *ranks, size_t n, size_t i,
 	return 0;
 }
 
+/* Whether a live local member of rank i's comm c completed, a moment ago,
+ * the collective whose kernel still runs on rank i: the two records were
+ * read on either side of that completion (rules_just_completed), and
+ * nothing is named stuck there this sample, not even by the never-silent
+ * rule. */
+static int
+just_moved(const struct detect_rank *ranks, size_t n, size_t i, const struct detect_comm *c,
+	   uint64_t now)
+{
+	size_t j;
+
+	for (j = 0; j < n; j++) {
+		const struct detect_comm *m;
+
+		if (j == i || ranks[j].exited)
+			continue;
+		m = find_comm(&ranks[i], &ranks[j], c->hash);
+		if (m && rules_just_completed(m->flags, m->done, c->done, m->progress_ns, now,
+					      DETECT_EXIT_GRACE_NS))
+			return 1;
+	}
+	return 0;
+}
+
 /* How many local ranks are members of rank i's comm c (i included). */
 static size_t
 local_members(const struct detect_rank *ranks, size_t n, size_t i, const struct detect_comm *c)
@@ -742,7 +766,8 @@ detect_run_busy(const struct detect_rank *ranks, size_t n, uint64_t now_ns,
 				const struct detect_comm *c = &ranks[i].comm[k];
 				int ev;
 
-				if (ranks[i].exited || !gpu_stuck(c, now_ns, threshold_ns))
+				if (ranks[i].exited || !gpu_stuck(c, now_ns, threshold_ns) ||
+				    just_moved(ranks, n, i, c, now_ns))
 					continue;
 				ev = stuck_evidence(ranks, n, i, c, now_ns, threshold_ns);
 				if (!ev)

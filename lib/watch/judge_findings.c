@@ -482,6 +482,31 @@ group_culprit(const struct round *r, const struct js_group *gr)
 	return 0;
 }
 
+/* Whether a live member of group gr completed, a moment ago, a collective
+ * a stuck member's kernel still runs (rules_just_completed): read skew
+ * between two records or two nodes' summaries, not a stuck kernel yet. */
+static int
+group_just_moved(const struct round *r, const struct js_group *gr)
+{
+	size_t i, j;
+
+	for (i = gr->first; i < gr->first + gr->n; i++) {
+		const struct js_hot *s = ent_comm(r, &r->s->ent[i]);
+
+		if (!(r->s->ent[i].flags & E_STUCK))
+			continue;
+		for (j = gr->first; j < gr->first + gr->n; j++) {
+			const struct js_hot *m = ent_comm(r, &r->s->ent[j]);
+
+			if (j != i && !m->exited &&
+			    rules_just_completed(m->flags, m->done, s->done, m->progress_ns, r->now,
+						 end_grace(r->p)))
+				return 1;
+		}
+	}
+	return 0;
+}
+
 /* Whether an entry of group gr has flag. */
 static int
 group_any(const struct round *r, const struct js_group *gr, uint16_t flag)
@@ -520,7 +545,7 @@ js_gpu_stuck_all(struct round *r)
 		for (g = 0; g < r->ngrp; g++) {
 			const struct js_group *gr = &r->s->grp[g];
 
-			if (!group_any(r, gr, E_STUCK))
+			if (!group_any(r, gr, E_STUCK) || group_just_moved(r, gr))
 				continue;	/* (most groups: nothing below to do) */
 			if (pass == 0 && (gr->any_exited || gr->any_lagger ||
 					  (gr->missing && r->any_lost) || gr->unwatched ||

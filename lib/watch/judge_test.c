@@ -341,6 +341,18 @@ c_gpu_stuck_one(void)
 	done_at(4, C_TP, 201, NOW - 71 * S);
 }
 
+/* 5's kernel of TP #201 has run 71 s, and 4 completed #201 half a second
+ * ago: the records read on either side of the completion (at the end of
+ * a peer's long pause, say), 5's ending a moment later.  Seen on a loaded
+ * machine as a GpuStuck critical for one round.  Nothing yet. */
+static void
+c_gpu_stuck_skew(void)
+{
+	healthy();
+	in_coll(5, C_TP, 201, NOW - 71 * S);
+	done_at(4, C_TP, 201, NOW - S / 2);
+}
+
 /* The same, and 4 went on into TP #202, where it waits 70 s (its kernel
  * quiet, waiting on 5): 5 is not a rank that never entered #202 but one
  * whose kernel of #201 still runs where its peer's completed; 4 waits. */
@@ -1024,6 +1036,8 @@ static const struct tcase cases[] = {
 	  { { JUDGE_GPU_STUCK, "TP group 2 of PP stage 0", { 5 }, 1, 1, 71 * S, 1,
 	      "TP group 2 of PP stage 0: AllReduce #200 stuck on the GPU 71 s, kernels still "
 	      "running on rank 5 on node1 GPU 1 where 1 of its peers completed it", 0 } } },
+	{ "a peer completed it half a second ago (read skew): nothing named yet",
+	  c_gpu_stuck_skew, 0, { { 0 } } },
 	{ "GPU stuck on one member, its peer waiting in the next: only it, observed",
 	  c_gpu_stuck_peer_on, 1,
 	  { { JUDGE_GPU_STUCK, "TP group 2 of PP stage 0", { 5 }, 1, 1, 71 * S, 1,

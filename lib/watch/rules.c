@@ -36,6 +36,13 @@ rules_gpu_stuck(uint32_t flags, uint64_t ch_inflight, uint64_t progress_ns, uint
 	       rules_age(now, progress_ns) > thr;
 }
 
+int
+rules_just_completed(uint32_t flags, uint64_t done, uint64_t stuck_done, uint64_t progress_ns,
+		     uint64_t now, uint64_t margin)
+{
+	return (flags & DETECT_GPU) && done > stuck_done && rules_age(now, progress_ns) < margin;
+}
+
 void
 rules_text_copy(char *dst, size_t size, const char *src, size_t srclen)
 {

@@ -40,6 +40,20 @@ int rules_waiting(uint32_t flags, uint64_t colls, uint64_t done, uint64_t enter_
 int rules_gpu_stuck(uint32_t flags, uint64_t ch_inflight, uint64_t progress_ns, uint64_t now,
 		    uint64_t thr);
 
+/*
+ * 1 when a member that completed the collective another member's kernel
+ * still runs (its done count above that member's) did so within margin
+ * of now (progress_ns its last progress): the two may have been read on
+ * either side of that completion (a node reads its records one after the
+ * other; the leader holds each node's summary of another moment), so a
+ * kernel that ends a moment later shows as stuck for one round.  Nothing
+ * is named stuck while this holds; the next round tells.  margin: the
+ * node view's DETECT_EXIT_GRACE_NS, the judge's end grace (at least two
+ * watch intervals).
+ */
+int rules_just_completed(uint32_t flags, uint64_t done, uint64_t stuck_done, uint64_t progress_ns,
+			 uint64_t now, uint64_t margin);
+
 /* The text src (at most srclen bytes, NUL-terminated or not) into dst of
  * size bytes (size > 0), cut to fit, always NUL-terminated. */
 void rules_text_copy(char *dst, size_t size, const char *src, size_t srclen);
