@@ -374,30 +374,6 @@ comm_has_cause(const struct detect_rank *ranks, size_t n, size_t i,
 	return 0;
 }
 
-/* Whether a live local member of rank i's comm c completed, a moment ago,
- * the collective whose kernel still runs on rank i: the two records were
- * read on either side of that completion (rules_just_completed), and
- * nothing is named stuck there this sample, not even by the never-silent
- * rule. */
-static int
-just_moved(const struct detect_rank *ranks, size_t n, size_t i, const struct detect_comm *c,
-	   uint64_t now)
-{
-	size_t j;
-
-	for (j = 0; j < n; j++) {
-		const struct detect_comm *m;
-
-		if (j == i || ranks[j].exited)
-			continue;
-		m = find_comm(&ranks[i], &ranks[j], c->hash);
-		if (m && rules_just_completed(m->flags, m->done, c->done, m->progress_ns, now,
-					      DETECT_EXIT_GRACE_NS))
-			return 1;
-	}
-	return 0;
-}
-
 /* How many local ranks are members of rank i's comm c (i included). */
 static size_t
 local_members(const struct detect_rank *ranks, size_t n, size_t i, const struct detect_comm *c)
@@ -409,25 +385,33 @@ local_members(const struct detect_rank *ranks, size_t n, size_t i, const struct 
 	return m;
 }
 
-/* Whether a live local member of rank i's comm c has completed the
+/* The live local members of rank i's comm c that have completed the
  * collective whose kernel still runs on rank i (the (done+1)-th): then
  * rank i's kernel is stuck where its peers' kernels ended, which its own
- * record shows. */
-static int
-peer_completed(const struct detect_rank *ranks, size_t n, size_t i, const struct detect_comm *c)
+ * record shows.  *recent is set when one did so a moment ago: the two
+ * records were read on either side of that completion
+ * (rules_just_completed), and nothing is named stuck there this sample,
+ * not even by the never-silent rule. */
+static size_t
+peers_completed(const struct detect_rank *ranks, size_t n, size_t i, const struct detect_comm *c,
+		uint64_t now, int *recent)
 {
-	size_t j;
+	size_t j, done = 0;
 
+	*recent = 0;
 	for (j = 0; j < n; j++) {
 		const struct detect_comm *m;
 
 		if (j == i || ranks[j].exited)
 			continue;
 		m = find_comm(&ranks[i], &ranks[j], c->hash);
-		if (m && (m->flags & DETECT_GPU) && m->done > c->done)
-			return 1;
+		if (!m || !(m->flags & DETECT_GPU) || m->done <= c->done)
+			continue;
+		done++;
+		*recent |= rules_just_completed(m->flags, m->done, c->done, m->progress_ns, now,
+						DETECT_EXIT_GRACE_NS);
 	}
-	return 0;
+	return done;
 }
 
 /* Whether live local peers wait for rank i in a communicator other than
@@ -461,9 +445,11 @@ static int
 stuck_evidence(const struct detect_rank *ranks, size_t n, size_t i, const struct detect_comm *c,
 	       uint64_t now, uint64_t thr)
 {
+	int recent;
+
 	if (c->flags & DETECT_P2P)
 		return holds_peers(ranks, n, i, c, now, thr) ? DETECT_INFERRED : 0;
-	if (peer_completed(ranks, n, i, c))
+	if (peers_completed(ranks, n, i, c, now, &recent))
 		return DETECT_OBSERVED;
 	if (c->nranks > 0 && local_members(ranks, n, i, c) >= (size_t)c->nranks)
 		return DETECT_INFERRED;
@@ -764,10 +750,12 @@ detect_run_busy(const struct detect_rank *ranks, size_t n, uint64_t now_ns,
 		for (i = 0; i < n; i++)
 			for (k = 0; k < ranks[i].ncomm && k < PLW_MAX_COMMS; k++) {
 				const struct detect_comm *c = &ranks[i].comm[k];
-				int ev;
+				int ev, recent;
 
-				if (ranks[i].exited || !gpu_stuck(c, now_ns, threshold_ns) ||
-				    just_moved(ranks, n, i, c, now_ns))
+				if (ranks[i].exited || !gpu_stuck(c, now_ns, threshold_ns))
+					continue;
+				peers_completed(ranks, n, i, c, now_ns, &recent);
+				if (recent)
 					continue;
 				ev = stuck_evidence(ranks, n, i, c, now_ns, threshold_ns);
 				if (!ev)
