@@ -284,7 +284,9 @@ do_watch(struct ld *d, struct evhttp_request *req, const struct caller *who)
 {
 	json_t *o = ld_watch_json(d->watch, who->trusted, who->peer.uid);
 
-	if (o && json_object_set_new(o, "peer", d->peers ? ld_peer_json(d->peers, who->trusted, who->peer.uid) : json_null()) < 0) {
+	if (o && json_object_set_new(o, "peer", d->peers ?
+				     ld_peer_json(d->peers, who->trusted, who->peer.uid) :
+				     json_null()) < 0) {
 		json_decref(o);
 		o = NULL;
 	}

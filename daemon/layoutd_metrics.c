@@ -183,7 +183,7 @@ enum comm_metric { CM_ENTERED, CM_COMPLETED, CM_SEQ };
 
 /* One family over every rank's communicators. */
 static void
-comm_family(struct buf *b, const struct ld_watch *w, enum comm_metric m, bool jobs)
+comm_family(struct buf *b, const struct ld_watch *w, enum comm_metric m, size_t n)
 {
 	static const char *const names[] = {
 		"parallel_layout_rank_collectives_entered_total",
@@ -196,10 +196,10 @@ comm_family(struct buf *b, const struct ld_watch *w, enum comm_metric m, bool jo
 		"(where the record has the GPU part).",
 		"The NCCL seq number of the last collective a watched rank entered, per communicator.",
 	};
-	size_t i, j, k, n = ld_watch_nsteps(w);
+	size_t i, j, k;
 
 	ld_metric_family(b, names[m], m == CM_SEQ ? "gauge" : "counter", helps[m]);
-	for (i = 0; jobs && i < n; i++) {
+	for (i = 0; i < n; i++) {
 		struct ld_watch_step s;
 
 		ld_watch_step_at(w, i, &s);
@@ -234,9 +234,9 @@ watch_metrics(struct ld *d, struct buf *b)
 {
 	const struct ld_watch *w = d->watch;
 	struct ld_watch_stats st;
-	size_t i, j, k, n = ld_watch_nsteps(w);
 	/* metrics_jobs = none: each family stays, with no job's series */
-	bool jobs = d->cur->conf.metrics_jobs == LD_METRICS_JOBS_ALL;
+	size_t i, j, k, n = d->cur->conf.metrics_jobs == LD_METRICS_JOBS_ALL ?
+			    ld_watch_nsteps(w) : 0;
 
 	ld_watch_stats(w, &st);
 	ld_metric_family(b, "parallel_layout_watch_samples_total", "counter",
@@ -275,7 +275,7 @@ watch_metrics(struct ld *d, struct buf *b)
 
 	ld_metric_family(b, "parallel_layout_step_ranks", "gauge",
 			 "Ranks of a watched step registered on this node.");
-	for (i = 0; jobs && i < n; i++) {
+	for (i = 0; i < n; i++) {
 		struct ld_watch_step s;
 		struct rank_labels rl;
 
@@ -286,7 +286,7 @@ watch_metrics(struct ld *d, struct buf *b)
 	}
 	ld_metric_family(b, "parallel_layout_rank_exited", "gauge",
 			 "1 when a watched rank of this node has exited.");
-	for (i = 0; jobs && i < n; i++) {
+	for (i = 0; i < n; i++) {
 		struct ld_watch_step s;
 
 		ld_watch_step_at(w, i, &s);
@@ -303,7 +303,7 @@ watch_metrics(struct ld *d, struct buf *b)
 	ld_metric_family(b, "parallel_layout_rank_lag_seconds", "gauge",
 			 "Seconds since a watched rank of this node last entered a collective "
 			 "(ranks that never entered one and exited ones are left out).");
-	for (i = 0; jobs && i < n; i++) {
+	for (i = 0; i < n; i++) {
 		struct ld_watch_step s;
 
 		ld_watch_step_at(w, i, &s);
@@ -319,9 +319,9 @@ watch_metrics(struct ld *d, struct buf *b)
 				  "step", rl.step, "rank", rl.rank, NULL);
 		}
 	}
-	comm_family(b, w, CM_ENTERED, jobs);
-	comm_family(b, w, CM_COMPLETED, jobs);
-	comm_family(b, w, CM_SEQ, jobs);
+	comm_family(b, w, CM_ENTERED, n);
+	comm_family(b, w, CM_COMPLETED, n);
+	comm_family(b, w, CM_SEQ, n);
 }
 
 /* ---- the links between the nodes' daemons ---- */
@@ -428,7 +428,9 @@ alert_metrics(const struct ld_alerts *a, struct buf *b, bool jobs)
 	const struct alerts *t = ld_alert_table(a);
 	const enum judge_kind *all_kinds;
 	struct ld_alert_stats st;
-	size_t i, k, g, nkinds = ld_alert_kinds(&all_kinds), nsteps = ld_alert_nsteps(a);
+	size_t i, k, g, nkinds = ld_alert_kinds(&all_kinds);
+	/* metrics_jobs = none: each family stays, with no job's series */
+	size_t nsteps = jobs ? ld_alert_nsteps(a) : 0, nopen = jobs ? alerts_nopen(t) : 0;
 	int r;
 
 	ld_alert_stats(a, &st);
@@ -497,7 +499,7 @@ alert_metrics(const struct ld_alerts *a, struct buf *b, bool jobs)
 
 	for (g = 0; g < NSTEP_GAUGES; g++) {
 		ld_metric_family(b, step_gauges[g].name, "gauge", step_gauges[g].help);
-		for (i = 0; jobs && i < nsteps; i++) {
+		for (i = 0; i < nsteps; i++) {
 			struct ld_alert_step s;
 			double v[4];
 
@@ -513,7 +515,7 @@ alert_metrics(const struct ld_alerts *a, struct buf *b, bool jobs)
 	}
 	ld_metric_family(b, "parallel_layout_led_step_findings", "gauge",
 			 "The judge's findings of each led step in its last round, by kind.");
-	for (i = 0; jobs && i < nsteps; i++) {
+	for (i = 0; i < nsteps; i++) {
 		struct ld_alert_step s;
 
 		ld_alert_step_at(a, i, &s);
@@ -527,7 +529,7 @@ alert_metrics(const struct ld_alerts *a, struct buf *b, bool jobs)
 	ld_metric_family(b, "parallel_layout_rank_slowness_ratio", "gauge",
 			 "Of each rank named slow now: the share of their step time its peers "
 			 "lose waiting for it (the judge's lead).");
-	for (i = 0; jobs && i < alerts_nopen(t); i++) {
+	for (i = 0; i < nopen; i++) {
 		const struct alert *al = alerts_open(t, i);
 
 		if (al->f.kind != JUDGE_SLOW)
@@ -545,7 +547,7 @@ alert_metrics(const struct ld_alerts *a, struct buf *b, bool jobs)
 		const struct advice_gauge *ag = &advice_gauges[g];
 
 		ld_metric_family(b, ag->name, "gauge", ag->help);
-		for (i = 0; jobs && i < alerts_nopen(t); i++) {
+		for (i = 0; i < nopen; i++) {
 			const struct alert *al = alerts_open(t, i);
 
 			if (al->f.kind != ag->kind)

@@ -36,7 +36,7 @@ import time
 import watchlib
 from amlib import ALERTMANAGER, Alertmanager, Webhook, free_port
 from taplib import ETC, LAYOUTD, diag, done, is_eq, like, ok, skip, wait_for
-from watchlib import DRIVER, HOOK, Daemon, checker
+from watchlib import DRIVER, HOOK
 
 CTL = os.environ.get("LAYOUTCTL", "layoutctl")
 TP, DP = 2, 2
@@ -321,12 +321,8 @@ def main():
                       os.path.join(tmp, "state")))
         with open(conf, "w") as f:
             f.write(base_conf)
-        wrapper, why_not = checker()
-        log = os.path.join(tmp, "ld.log")
-        d = Daemon(["-f", conf], log, wrapper, sock)
-        if not ok(d.up and d.p.poll() is None, "layoutd starts%s" %
-                  (" under valgrind" if wrapper else " (%s)" % why_not)):
-            diag(d.log_text())
+        d = watchlib.start_checked(conf, os.path.join(tmp, "ld.log"), sock)
+        if not d.ok:
             return done()
         a0 = d.alerts()
         ok(a0.get("open") == [] and a0.get("recent") == [] and

@@ -31,7 +31,6 @@ import tempfile
 import watchlib
 from amlib import Alertmanager, Webhook, free_port
 from taplib import as_user, diag, done, http_request, is_eq, like, ok, skip, wait_for
-from watchlib import Daemon, checker
 
 NOBODY = 65534
 THRESHOLD = 5
@@ -80,12 +79,8 @@ def main():
                     "alert_resend_s = 3\nalert_retries = 3\nalert_timeout_ms = 2000\n"
                     "stacks = no\nstate_dir = %s\n" %
                     (mapf, sock, THRESHOLD, wd, am_url, hook_url, os.path.join(tmp, "state")))
-        wrapper, why_not = checker()
-        log = os.path.join(tmp, "ld.log")
-        d = Daemon(["-f", conf], log, wrapper, sock)
-        if not ok(d.up and d.p.poll() is None, "layoutd starts%s" %
-                  (" under valgrind" if wrapper else " (%s)" % why_not)):
-            diag(d.log_text())
+        d = watchlib.start_checked(conf, os.path.join(tmp, "ld.log"), sock)
+        if not d.ok:
             return done()
 
         # --- the targets: whole to root, scheme://host:port to others ---
@@ -182,7 +177,7 @@ def main():
            "layoutd's log holds neither the Alertmanager's password nor the webhook's token")
         rc = d.stop()
         is_eq(rc, 0, "layoutd stops cleanly%s" % (" (valgrind: no errors, no leaks)"
-                                                 if wrapper else ""))
+                                                 if d.wrapper else ""))
         if rc != 0:
             diag(d.log_text()[-3000:])
     finally:

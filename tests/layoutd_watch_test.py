@@ -29,7 +29,7 @@ import time
 
 import watchlib
 from taplib import LAYOUTD, as_user, diag, done, http_request, is_eq, like, ok, skip, wait_for
-from watchlib import DRIVER, HOOK, Daemon, checker
+from watchlib import DRIVER, HOOK
 
 TP, PP, DP = 2, 1, 2
 WORLD = TP * PP * DP
@@ -541,12 +541,8 @@ def main():
                     (mapf, sock, THRESHOLD, wd, LEFTOVER, os.path.join(tmp, "state")))
         # a leftover from before the daemon started
         at_start = step_dir(wd, "9000.0", ["plw-9000.0.0.%d" % dead_pid()])
-        wrapper, why_not = checker()
-        log = os.path.join(tmp, "ld.log")
-        d = Daemon(["-f", conf], log, wrapper, sock)
-        if not ok(d.up and d.p.poll() is None, "layoutd starts%s" %
-                  (" under valgrind" if wrapper else "")):
-            diag(d.log_text())
+        d = watchlib.start_checked(conf, os.path.join(tmp, "ld.log"), sock)
+        if not d.ok:
             return done()
         w0 = d.watch()
         ok(w0 is not None and w0["interval_ms"] == 200 and w0["hang_threshold_s"] == THRESHOLD
@@ -749,11 +745,11 @@ def main():
 
         d.p.send_signal(signal.SIGTERM)
         rc = d.p.wait(timeout=120)
-        if wrapper:
+        if d.wrapper:
             is_eq(rc, 0, "valgrind: no errors, no definite leaks, exit 0 after SIGTERM")
         else:
             is_eq(rc, 0, "exit 0 after SIGTERM")
-            skip("valgrind run", why_not)
+            skip("valgrind run", d.why_not)
         if rc != 0:
             diag(d.log_text()[-3000:])
     finally:

@@ -288,3 +288,18 @@ class Daemon:
                 return f.read()
         except OSError:
             return ""
+
+
+def start_checked(conf, log, sock):
+    """layoutd -f conf answering on sock, under valgrind when it can
+    (checker()), and the TAP line saying whether it started: the Daemon,
+    its .ok false when it did not start (its log shown then), .why_not why
+    it runs without valgrind (None under it)."""
+    wrapper, why_not = checker()
+    d = Daemon(["-f", conf], log, wrapper, sock)
+    d.why_not = why_not
+    d.ok = ok(d.up and d.p.poll() is None, "layoutd starts%s" %
+              (" under valgrind" if wrapper else " (%s)" % why_not))
+    if not d.ok:
+        diag(d.log_text())
+    return d

@@ -1044,12 +1044,9 @@ on_event(void *arg, enum alert_action what, const struct alert *al)
 	json_t *ann = NULL, *cul = NULL;
 	enum judge_kind k = al->f.kind;
 
-	if (what == ALERT_OVERFLOW) {
-		a->overflow++;
-		log_event(a, what, al, &rd->an);
-		return;
-	}
-	if (what == ALERT_SUPPRESSED) {
+	/* not made an alert: said (the table counts the suppressed) */
+	if (what == ALERT_OVERFLOW || what == ALERT_SUPPRESSED) {
+		a->overflow += what == ALERT_OVERFLOW;
 		log_event(a, what, al, &rd->an);
 		return;
 	}
@@ -1356,6 +1353,7 @@ ld_alert_receiver_name(int r)
 void
 ld_alert_stats(const struct ld_alerts *a, struct ld_alert_stats *st)
 {
+	struct alerts_stats ts;
 	struct ld_drain_stats ds;
 	size_t i;
 	int r;
@@ -1370,12 +1368,8 @@ ld_alert_stats(const struct ld_alerts *a, struct ld_alert_stats *st)
 	memcpy(st->fired, a->fired, sizeof(st->fired));
 	memcpy(st->resolved, a->resolved, sizeof(st->resolved));
 	st->overflow = a->overflow;
-	{
-		struct alerts_stats ts;
-
-		alerts_stats(a->t, &ts);
-		st->suppressed = (unsigned long)ts.suppressed;
-	}
+	alerts_stats(a->t, &ts);
+	st->suppressed = (unsigned long)ts.suppressed;
 	for (r = 0; r < NRCV; r++) {
 		st->sent[r] = a->sent[r];
 		st->failed[r] = a->failed[r];

@@ -196,8 +196,7 @@ struct mjob {
 	uint64_t recv_ns;
 	struct step_query sq;		/* MJ_STEP */
 	char from[80];
-	struct ld_peers *p;		/* a POST's: queued bytes count in */
-	size_t queued;			/* p->queued_bytes */
+	struct ld_peers *p;		/* a POST's: its len counts in p->queued_bytes */
 };
 
 const char *
@@ -261,7 +260,7 @@ mjob_free(struct mjob *j)
 		if (j->in)
 			evbuffer_free(j->in);
 		if (j->p)
-			j->p->queued_bytes -= j->queued;
+			j->p->queued_bytes -= j->len;
 		free(j);
 	}
 }
@@ -732,11 +731,10 @@ do_post(struct ld_peers *p, struct evhttp_request *req, const char *from, enum m
 		return;
 	}
 	j->mj.prep = post_prep;
-	j->p = p;
-	j->queued = len;
-	p->queued_bytes += len;
 	j->what = what;
 	j->len = len;
+	j->p = p;
+	p->queued_bytes += len;
 	j->req = req;
 	j->recv_ns = mono_ns();
 	copy_str(j->from, sizeof(j->from), from);

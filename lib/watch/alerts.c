@@ -89,6 +89,19 @@ step_nopen(const struct alerts *t, uint64_t job_id, uint64_t step_id)
 	return n;
 }
 
+/* The step's bucket, or NULL. */
+static struct step_limit *
+step_find(struct alerts *t, uint64_t job_id, uint64_t step_id)
+{
+	size_t i;
+
+	for (i = 0; i < t->max_open; i++)
+		if (t->steps[i].used && t->steps[i].job_id == job_id &&
+		    t->steps[i].step_id == step_id)
+			return &t->steps[i];
+	return NULL;
+}
+
 /* The step's bucket, brought up to now: found, or made in a free place
  * or one whose step has no alert open (it starts full); NULL when every
  * place holds a step with open alerts (then the table is full too). */
@@ -96,15 +109,9 @@ static struct step_limit *
 step_limit(struct alerts *t, uint64_t job_id, uint64_t step_id, uint64_t now_ns)
 {
 	double cap = t->step_max_open ? (double)t->step_max_open : 64.0;
-	struct step_limit *sl = NULL;
+	struct step_limit *sl = step_find(t, job_id, step_id);
 	size_t i;
 
-	for (i = 0; i < t->max_open; i++)
-		if (t->steps[i].used && t->steps[i].job_id == job_id &&
-		    t->steps[i].step_id == step_id) {
-			sl = &t->steps[i];
-			break;
-		}
 	if (!sl) {
 		for (i = 0; i < t->max_open && !sl; i++)
 			if (!t->steps[i].used)
@@ -158,12 +165,10 @@ step_may_fire(struct alerts *t, uint64_t job_id, uint64_t step_id, uint64_t now_
 static void
 step_forget(struct alerts *t, uint64_t job_id, uint64_t step_id)
 {
-	size_t i;
+	struct step_limit *sl = step_find(t, job_id, step_id);
 
-	for (i = 0; i < t->max_open; i++)
-		if (t->steps[i].used && t->steps[i].job_id == job_id &&
-		    t->steps[i].step_id == step_id)
-			t->steps[i].used = 0;
+	if (sl)
+		sl->used = 0;
 }
 
 static int
@@ -277,6 +282,14 @@ resolve(struct alerts *t, size_t i, uint64_t now_ns, alert_emit emit, void *arg)
 	leave(t, i, now_ns, ALERT_RESOLVE, emit, arg);
 }
 
+/* When a new alert of finding f starts: the finding's since, unless that
+ * lies ahead of now. */
+static uint64_t
+start_of(const struct judge_finding *f, uint64_t now_ns)
+{
+	return f->since_ns && f->since_ns <= now_ns ? f->since_ns : now_ns;
+}
+
 /* A new finding not made an alert (what: OVERFLOW or SUPPRESSED), told
  * as the alert it would have been. */
 static void
@@ -290,7 +303,7 @@ not_kept(const struct alert_key *k, uint64_t fp, const struct judge_finding *f, 
 	over.fp = fp;
 	over.f = *f;
 	over.fired_ns = over.last_seen_ns = now_ns;
-	over.starts_ns = f->since_ns && f->since_ns <= now_ns ? f->since_ns : now_ns;
+	over.starts_ns = start_of(f, now_ns);
 	emit(arg, what, &over);
 }
 
@@ -335,7 +348,7 @@ one_finding(struct alerts *t, uint64_t job_id, uint64_t step_id, const struct ju
 	a->key = k;
 	a->fp = fp;
 	a->f = *f;
-	a->starts_ns = f->since_ns && f->since_ns <= now_ns ? f->since_ns : now_ns;
+	a->starts_ns = start_of(f, now_ns);
 	a->fired_ns = a->last_seen_ns = a->last_sent_ns = now_ns;
 	a->sends = 1;
 	a->seen = 1;

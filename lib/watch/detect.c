@@ -432,7 +432,8 @@ holds_peers(const struct detect_rank *ranks, size_t n, size_t i, const struct de
 }
 
 /*
- * What a stuck kernel of rank i in c rests on, on this node: 1 observed (a
+ * What a stuck kernel of rank i in c rests on, on this node (completed:
+ * its live local peers that completed it, peers_completed): 1 observed (a
  * local peer completed the collective that still runs here), 2 inferred
  * (every member is on this node and none is a cause: nobody else can be;
  * or a p2p transfer that holds local peers waiting for rank i elsewhere,
@@ -443,13 +444,11 @@ holds_peers(const struct detect_rank *ranks, size_t n, size_t i, const struct de
  */
 static int
 stuck_evidence(const struct detect_rank *ranks, size_t n, size_t i, const struct detect_comm *c,
-	       uint64_t now, uint64_t thr)
+	       size_t completed, uint64_t now, uint64_t thr)
 {
-	int recent;
-
 	if (c->flags & DETECT_P2P)
 		return holds_peers(ranks, n, i, c, now, thr) ? DETECT_INFERRED : 0;
-	if (peers_completed(ranks, n, i, c, now, &recent))
+	if (completed)
 		return DETECT_OBSERVED;
 	if (c->nranks > 0 && local_members(ranks, n, i, c) >= (size_t)c->nranks)
 		return DETECT_INFERRED;
@@ -750,14 +749,15 @@ detect_run_busy(const struct detect_rank *ranks, size_t n, uint64_t now_ns,
 		for (i = 0; i < n; i++)
 			for (k = 0; k < ranks[i].ncomm && k < PLW_MAX_COMMS; k++) {
 				const struct detect_comm *c = &ranks[i].comm[k];
+				size_t completed;
 				int ev, recent;
 
 				if (ranks[i].exited || !gpu_stuck(c, now_ns, threshold_ns))
 					continue;
-				peers_completed(ranks, n, i, c, now_ns, &recent);
+				completed = peers_completed(ranks, n, i, c, now_ns, &recent);
 				if (recent)
 					continue;
-				ev = stuck_evidence(ranks, n, i, c, now_ns, threshold_ns);
+				ev = stuck_evidence(ranks, n, i, c, completed, now_ns, threshold_ns);
 				if (!ev)
 					continue;
 				if (pass == 0 &&
