@@ -486,7 +486,8 @@ in_coll(const struct detect_comm *c)
 
 /* The local member of rank i's comm c whose part of c's p2p operation in
  * flight never came (rules_p2p_unposted), while it is idle outside NCCL
- * (in no collective, none waiting or stuck, no transfer of its own in flight):
+ * (in no collective, none waiting or stuck, no transfer of its own in
+ * flight, every communicator quiet for the threshold: rules_quiet):
  * its index, or n when there is none. */
 static size_t
 unposted_peer(const struct detect_rank *ranks, size_t n, size_t i, const struct detect_comm *c,
@@ -511,6 +512,9 @@ unposted_peer(const struct detect_rank *ranks, size_t n, size_t i, const struct 
 			       (!waiting(&ranks[j].comm[k], now, thr) &&
 				!gpu_stuck(&ranks[j].comm[k], now, thr) &&
 				!in_coll(&ranks[j].comm[k]) &&
+				rules_quiet(ranks[j].comm[k].flags, ranks[j].comm[k].colls,
+					    ranks[j].comm[k].enter_ns,
+					    ranks[j].comm[k].progress_ns, now, thr) &&
 				!awaited_in_coll(ranks, n, j, &ranks[j].comm[k]));
 		return idle ? j : n;
 	}

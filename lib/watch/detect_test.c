@@ -433,6 +433,37 @@ c_gpu_p2p_holds(void)
 	c->p2p_peer = 6;
 }
 
+/* pp2 on one node: rank 0's receive from rank 1 stuck 2 s past the
+ * threshold; rank 1 posted 4 sends to it where rank 0 entered its 5th
+ * receive, and it has been in no NCCL operation since before that (a rank
+ * that hangs outside NCCL): rank 1, the sender that never posted. */
+static void
+c_unposted(void)
+{
+	struct detect_comm *c;
+
+	nrk = 0;
+	c = comm_add(rank_add(0), PP, 0, NOW - T - 3 * S, 0, 2, NOW - T - 2 * S);
+	c->flags |= DETECT_P2P;
+	c->p2p_peer = 1;
+	c->p2p_rx[0] = c->p2p_rx[1] = c->p2p_tx[0] = c->p2p_tx[1] = 5;
+	c = comm_add(rank_add(1), PP, 0, NOW - T - 3 * S, 0, 0, NOW - T - 3 * S);
+	c->p2p_tx[0] = c->p2p_tx[1] = 4;
+	c->p2p_rx[0] = c->p2p_rx[1] = 5;
+	members(2);
+}
+
+/* The same, rank 1's TP collective (its other members elsewhere) completed
+ * half a second ago: read at the moment between that collective and its
+ * send (a stage whose busy TP member just came back), it moves; nothing
+ * named. */
+static void
+c_unposted_just_moved(void)
+{
+	c_unposted();
+	comm_add(&rk[1], TP, 40, NOW - T - 9 * S, 40, 0, NOW - S / 2)->nranks = 8;
+}
+
 /* Rank 2 stuck where its local peers completed, in a communicator of 8:
  * its own record shows it (observed), whatever the other four do. */
 static void c_gpu_wide(void) { c_gpu(T + 2 * S); members(8); }
@@ -549,6 +580,10 @@ static const struct tcase cases[] = {
 	  { { DETECT_GPU_STUCK, 2, TP, "AllReduce", 9, -1, T + 6 * S, 0, 0 } } },
 	{ "a p2p transfer stuck that holds its TP peers: it, inferred", c_gpu_p2p_holds, 1,
 	  { { DETECT_GPU_STUCK, 2, PP, "AllReduce", 2, -1, T + 2 * S, 0, DETECT_INFERRED } } },
+	{ "a receive stuck on a neighbour that never posted its send and is idle: it",
+	  c_unposted, 1, { { DETECT_NOT_ENTERED, 1, PP, "Send", 0, 0, T + 2 * S, 0, 0 } } },
+	{ "the same neighbour completed a TP collective half a second ago: nothing",
+	  c_unposted_just_moved, 0, { { 0 } } },
 	{ "stuck where local peers completed, members elsewhere: observed", c_gpu_wide, 1,
 	  { { DETECT_GPU_STUCK, 2, TP, "AllReduce", 9, -1, T + 2 * S, 0, 0 } } },
 };

@@ -435,6 +435,48 @@ member_held_elsewhere(const struct round *r, const struct js_group *gr)
 	return 0;
 }
 
+/* Whether every communicator of input rank ix has been quiet for the hang
+ * threshold (rules_quiet). */
+static int
+quiet_rank(const struct round *r, uint32_t ix)
+{
+	size_t i;
+
+	for (i = 0; i < r->nent; i++) {
+		const struct js_hot *h = ent_comm(r, &r->s->ent[i]);
+
+		if (r->s->ent[i].ix == ix &&
+		    !rules_quiet(h->flags, h->colls, h->enter_ns, h->progress_ns, r->now,
+				 r->p->hang_threshold_ns))
+			return 0;
+	}
+	return 1;
+}
+
+/* Whether the stuck entry i of group gr is a p2p operation whose peer
+ * moved within the threshold (not quiet: rules_quiet) while a cause was
+ * named within the threshold: the pipeline refills after that cause went
+ * (a rank back from a pause; its stage computes before its send), and the
+ * transfer only waits on a stage that works; the never-silent rule leaves
+ * it. */
+static int
+p2p_peer_moving(const struct round *r, const struct js_group *gr, size_t i)
+{
+	const struct js_hot *c = ent_comm(r, &r->s->ent[i]);
+	size_t j;
+
+	if (!(c->flags & DETECT_P2P) || !r->s->found_ns ||
+	    rules_age(r->now, r->s->found_ns) > r->p->hang_threshold_ns)
+		return 0;
+	for (j = gr->first; j < gr->first + gr->n; j++) {
+		const struct js_entry *p = &r->s->ent[j];
+
+		if (j != i && ent_comm(r, p)->rank == c->p2p_peer)
+			return !ent_comm(r, p)->exited && !quiet_rank(r, p->ix);
+	}
+	return 0;
+}
+
 /*
  * The p2p rule (judge.h) for the stuck entry i of group gr: 1 when it
  * waits in a p2p operation on a peer that is in flight with another peer
@@ -561,7 +603,8 @@ js_gpu_stuck_all(struct round *r)
 					 * its peers wait for elsewhere) crosses it a
 					 * round or so after the stages it holds */
 					if (rules_age(r->now, ent_comm(r, &r->s->ent[i])->progress_ns) >
-					    r->p->hang_threshold_ns + end_grace(r->p))
+						    r->p->hang_threshold_ns + end_grace(r->p) &&
+					    !p2p_peer_moving(r, gr, i))
 						r->s->ent[i].flags |= E_NAMED;
 					continue;
 				}
@@ -1007,14 +1050,16 @@ in_some_coll(const struct round *r, uint32_t ix)
 
 /* Whether input rank ix is idle outside NCCL as its record shows it: in
  * no communicator waiting past the threshold or stuck, in no collective at
- * all, and the one entry e of it with no p2p operation in flight. */
+ * all, the one entry e of it with no p2p operation in flight, and none of
+ * its communicators moved within the threshold. */
 static int
 idle_peer(const struct round *r, const struct js_entry *e)
 {
 	const struct js_hot *h = ent_comm(r, e);
 
 	return !h->exited && !(h->flags & DETECT_P2P) && !(e->flags & (E_WAITING | E_STUCK)) &&
-	       r->s->nbusy[e->ix] == 0 && !r->s->culprit[e->ix] && !in_some_coll(r, e->ix);
+	       r->s->nbusy[e->ix] == 0 && !r->s->culprit[e->ix] && !in_some_coll(r, e->ix) &&
+	       quiet_rank(r, e->ix);
 }
 
 /* Whether input rank ix lags a live member of one of its groups that has

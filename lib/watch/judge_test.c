@@ -826,17 +826,35 @@ c_p2p_alone(void)
 }
 
 /* c_p2p_alone with the records' per-peer counts: 11 entered its 5th
- * receive from 3, and 3 posted only 4 sends to it and is in no NCCL
- * operation (a rank that hangs outside NCCL at pp2): 3 is named, observed,
- * not the receive that waits on it. */
+ * receive from 3, and 3 posted only 4 sends to it and has been in no NCCL
+ * operation since a second before (a rank that hangs outside NCCL at
+ * pp2): 3 is named, observed, not the receive that waits on it. */
 static void
 c_p2p_unposted(void)
 {
+	int k;
+
 	c_p2p_alone();
 	cm(11, C_PP)->p2p_rx[0] = cm(11, C_PP)->p2p_rx[1] = 5;
 	cm(11, C_PP)->p2p_tx[0] = cm(11, C_PP)->p2p_tx[1] = 5;
 	cm(3, C_PP)->p2p_tx[0] = cm(3, C_PP)->p2p_tx[1] = 4;
 	cm(3, C_PP)->p2p_rx[0] = cm(3, C_PP)->p2p_rx[1] = 5;
+	for (k = 0; k < 4; k++)
+		done_at(3, k, cm(3, k)->colls, NOW - 71 * S);
+}
+
+/* The same receive stuck 61 s, but 3 completed TP #200 half a second ago
+ * (its TP peer 2 back from a pause outside NCCL, the stage read at the
+ * moment between that collective and its send): 3 moves, not named (the
+ * receive within the never-silent rule's grace; pause_end_test follows
+ * such a round past it). */
+static void
+c_p2p_unposted_just_moved(void)
+{
+	c_p2p_unposted();
+	in_p2p(11, C_PP, 0, 0, NOW - 61 * S);
+	done_at(3, C_TP, 200, NOW - S / 2);
+	cm(3, C_TP)->enter_ns = NOW - 62 * S;
 }
 
 /* The same stuck 61 s while 3's TP peer 2 has waited 59 s for it in TP
@@ -1015,6 +1033,8 @@ static const struct tcase cases[] = {
 	  { { JUDGE_NOT_ENTERED, "PP group 3", { 3 }, 1, 1, 70 * S, 0,
 	      "PP group 3: rank 3 on node0 GPU 3 never posted the Send that rank 11 waits for in "
 	      "its Recv, 70 s; it is in no NCCL operation", 0 } } },
+	{ "the same sender completed a TP collective half a second ago (read skew): not named",
+	  c_p2p_unposted_just_moved, 0, { { 0 } } },
 	{ "the same sender awaited in TP too, not yet past the threshold: left to the lag rule",
 	  c_p2p_unposted_awaited, 0, { { 0 } } },
 	{ "the same sender itself in a TP collective, not yet past the threshold: not named",
@@ -1562,10 +1582,14 @@ fallback_test(void)
 	struct judge_state *s;
 	pl_err_t err;
 	size_t n0, n1, n3;
+	int k;
 
 	s = judge_state_new(NR, &err);
 	c_p2p_downstream();
 	in_coll(10, C_TP, 201, NOW - 30 * S);	/* far from the threshold */
+	for (k = 0; k < 4; k++)		/* 3 in its send all along */
+		if (k != C_PP)
+			done_at(3, k, cm(3, k)->colls, NOW - 72 * S);
 	n0 = s ? judge_run(&step, rk, NR, NOW, &par, s, out, 4) : 0;
 	ok(n0 == 1 && out[0].kind == JUDGE_GPU_STUCK && out[0].nculprits == 2,
 	   "fallback: round 0, the stuck transfer named (%zu findings)", n0);
@@ -1574,11 +1598,68 @@ fallback_test(void)
 	n1 = s ? judge_run(&step, rk, NR, NOW + S, &par, s, out, 4) : 9;
 	is_int((long long)n1, 0, "fallback: 1 s on, its sender gave up: nothing named within the grace");
 	n3 = s ? judge_run(&step, rk, NR, NOW + 3 * S, &par, s, out, 4) : 0;
-	ok(n3 == 2 && out[0].kind == JUDGE_GPU_STUCK && out[1].kind == JUDGE_GPU_STUCK &&
-	   out[0].culprits[0] == 2 && out[1].culprits[0] == 11,
-	   "fallback: 3 s on, past the grace, never silent: the stuck kernels of 2 and 11 (%zu)", n3);
+	ok(n3 == 1 && out[0].kind == JUDGE_GPU_STUCK && out[0].culprits[0] == 11,
+	   "fallback: 3 s on, past the grace, never silent: the stuck kernel of 11 (%zu); not 2's, "
+	   "whose sender 10 entered a collective since (the cause named within the threshold)",
+	   n3);
 	n3 = s ? judge_run(&step, rk, NR, NOW + 4 * S, &par, s, out, 4) : 0;
-	is_int((long long)n3, 2, "fallback: and so the round after (it holds no grace of its own)");
+	is_int((long long)n3, 1, "fallback: and so the round after (it holds no grace of its own)");
+	/* a threshold past the cause named, never silent on every stuck kernel
+	 * (10's too, waiting 92 s in TP #201 on 11), each inferred */
+	n3 = s ? judge_run(&step, rk, NR, NOW + 62 * S, &par, s, out, 4) : 0;
+	ok(n3 == 3 && out[0].culprits[0] == 10 && out[1].culprits[0] == 2 &&
+	   out[2].culprits[0] == 11 && out[0].evidence == DETECT_INFERRED &&
+	   out[1].evidence == DETECT_INFERRED && out[2].evidence == DETECT_INFERRED,
+	   "fallback: 62 s on, a threshold past the cause named: 10, 2 and 11, inferred (%zu)", n3);
+	judge_state_free(s);
+}
+
+/*
+ * A pause outside NCCL ends (busy-pause in bench_verdicts, tp8 pp4: rank
+ * 20 busy 15 s, the stage-1 receive from stage 2 waiting all along, read
+ * the moment stage 2 completed its TP collective and before it sent):
+ * round 0, 2 busy outside NCCL 70 s while its TP peer 3 waits for it in TP
+ * #201 and 11's receive from 3 is stuck 68 s: 2 named busy.  Round 1, half
+ * a second on, 2 is back and TP #201 done on both; 3 computes before its
+ * send (posted 4 where 11 entered its 5th receive): 3 is not named
+ * unposted (it moved), and 11 is not named by the never-silent rule.  So
+ * 3 s on (past the grace), still computing; and when 3 sends and 11's
+ * receive completes, nothing.
+ */
+static void
+pause_end_test(void)
+{
+	struct judge_finding out[4];
+	struct judge_state *s;
+	pl_err_t err;
+	size_t n;
+	int k;
+
+	s = judge_state_new(NR, &err);
+	c_p2p_unposted();
+	in_p2p(11, C_PP, 0, 0, NOW - 68 * S);
+	for (k = 0; k < 4; k++)
+		done_at(2, k, cm(2, k)->colls, NOW - 70 * S);
+	tree(2, S / 2, 1900, 0);
+	in_coll(3, C_TP, 201, NOW - 69 * S);
+	n = s ? judge_run(&step, rk, NR, NOW, &par, s, out, 4) : 0;
+	ok(n == 1 && out[0].kind == JUDGE_BUSY && out[0].culprits[0] == 2,
+	   "pause end: round 0, 2 named busy outside NCCL (%zu: %s)", n, n ? out[0].text : "");
+	done_at(2, C_TP, 201, NOW + S / 2);
+	done_at(3, C_TP, 201, NOW + S / 2);
+	cm(2, C_TP)->enter_ns = NOW + S / 4;
+	cm(3, C_TP)->enter_ns = NOW - 69 * S;
+	rk[2].st.proc.progress_ns = NOW + S / 2;
+	n = s ? judge_run(&step, rk, NR, NOW + S, &par, s, out, 4) : 9;
+	is_int((long long)n, 0,
+	       "pause end: half a second after 2 came back, 3 computes before its send: nothing");
+	n = s ? judge_run(&step, rk, NR, NOW + 4 * S, &par, s, out, 4) : 9;
+	is_int((long long)n, 0, "pause end: 3 s on, past the grace, still computing: nothing");
+	cm(3, C_PP)->p2p_tx[0] = cm(3, C_PP)->p2p_tx[1] = 5;
+	done_at(11, C_PP, 0, NOW + 4 * S);
+	cm(11, C_PP)->flags &= ~(DETECT_P2P | DETECT_SEND);
+	n = s ? judge_run(&step, rk, NR, NOW + 5 * S, &par, s, out, 4) : 9;
+	is_int((long long)n, 0, "pause end: 3 sent, 11's receive done: nothing");
 	judge_state_free(s);
 }
 
@@ -2245,11 +2326,12 @@ main(void)
 	par.slow_margin = 0.05;
 	par.slow_margin_off = 0.025;
 	par.slow_smooth = 1;
-	plan(3 * (int)NCASES - NLOST - NEND + 4 + 2 + 16 + 7 + 2 + 15 + 6 + 14 + 9 + 4 + 2 + 2 + 2 + 3);
+	plan(3 * (int)NCASES - NLOST - NEND + 4 + 2 + 16 + 7 + 2 + 15 + 4 + 1 + 6 + 14 + 9 + 4 + 2 + 2 + 2 + 3);
 	run_cases();
 	slow_test();
 	bounded_test();
 	fallback_test();
+	pause_end_test();
 	node_view_test();
 	timeouts_test();
 	many_culprits_test();

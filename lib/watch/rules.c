@@ -183,3 +183,12 @@ rules_p2p_unposted(const struct detect_comm *c, const struct detect_comm *peer)
 	theirs = send ? peer->p2p_rx[b] : peer->p2p_tx[b];
 	return mine > 0 && theirs < mine;
 }
+
+int
+rules_quiet(uint32_t flags, uint64_t colls, uint64_t enter_ns, uint64_t progress_ns,
+	    uint64_t now, uint64_t thr)
+{
+	if (colls && rules_age(now, enter_ns) < thr)
+		return 0;
+	return !(flags & DETECT_GPU) || rules_age(now, progress_ns) >= thr;
+}

@@ -127,6 +127,19 @@ struct detect_comm;
  */
 int rules_p2p_unposted(const struct detect_comm *c, const struct detect_comm *peer);
 
+/*
+ * Whether one communicator of a rank has been quiet for thr: it entered
+ * no collective (enter_ns, the last of its colls entered; none when colls
+ * is 0) and, with the GPU part (DETECT_GPU), no kernel of it started or
+ * stopped (progress_ns: p2p transfers too) within thr of now.  The unposted rule
+ * names a neighbour idle outside NCCL only when all its communicators are
+ * quiet for the hang threshold: one that completed a collective a moment
+ * ago (a stage whose busy TP member just came back, read at the instant
+ * between its collective and its send) is moving, not hung.
+ */
+int rules_quiet(uint32_t flags, uint64_t colls, uint64_t enter_ns, uint64_t progress_ns,
+		uint64_t now, uint64_t thr);
+
 struct detect_proc;
 
 /*

@@ -242,11 +242,29 @@ sig_test(void)
 	ok(rules_sig_split(p, 0, &major) == 0 && major == SIZE_MAX, "split: nobody");
 }
 
+static void
+quiet_test(void)
+{
+	ok(rules_quiet(DETECT_GPU, 10, NOW - 70 * S, NOW - 70 * S, NOW, T),
+	   "quiet: entered and moved 70 s ago");
+	ok(!rules_quiet(DETECT_GPU, 10, NOW - 70 * S, NOW - S / 2, NOW, T),
+	   "quiet: not when its kernel stopped half a second ago (a collective just completed)");
+	ok(!rules_quiet(DETECT_GPU, 10, NOW - S, NOW - 70 * S, NOW, T),
+	   "quiet: not when it entered a collective a second ago");
+	ok(rules_quiet(DETECT_GPU, 0, NOW - S, NOW - T, NOW, T),
+	   "quiet: no collective entered (a p2p-only communicator): its entry time unused; "
+	   "moved exactly the threshold ago");
+	ok(rules_quiet(0, 10, NOW - 70 * S, NOW, NOW, T),
+	   "quiet: no GPU part: the entry time alone");
+	ok(!rules_quiet(DETECT_GPU, 10, NOW - 70 * S, NOW + S, NOW, T),
+	   "quiet: a progress time in the future is not quiet");
+}
+
 int
 main(void)
 {
 	plan(4 + 3 + (int)(sizeof(waits) / sizeof(waits[0]) + sizeof(stucks) / sizeof(stucks[0])) +
-	     4 + (int)(sizeof(exits) / sizeof(exits[0])) + 4 + 5 + 15);
+	     4 + (int)(sizeof(exits) / sizeof(exits[0])) + 4 + 5 + 15 + 6);
 	age_test();
 	usable_test();
 	comm_rules_test();
@@ -255,5 +273,6 @@ main(void)
 	exit0_test();
 	busy_test();
 	sig_test();
+	quiet_test();
 	return done_testing();
 }
