@@ -140,6 +140,7 @@ struct ld_conf {
 	long peer_max_queued_bytes;	/* POST bodies waiting for the munge worker */
 	long peer_max_ranks;		/* ranks in one step this node leads */
 	long peer_fanin;		/* relay width; 0 none (direct), LD_PEER_FANIN_AUTO */
+	bool peer_check_origin;		/* a summary's node is its credential's origin */
 	char alertmanager_url[LD_PATH];	/* comma-separated Alertmanager URLs; "" none */
 	char webhook_url[LD_PATH];	/* comma-separated webhook URLs; "" none */
 	long alert_resend_s;		/* a firing alert is sent again this often */

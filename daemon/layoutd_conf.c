@@ -142,6 +142,8 @@ static const struct row rows[] = {
 	{ "peer_max_queued_bytes", K_BYTES, NUM(peer_max_queued_bytes, 1L << 20, 1L << 32, 64L << 20) },
 	{ "peer_max_ranks", K_COUNT, NUM(peer_max_ranks, 1, 16777216, 65536) },
 	{ "peer_fanin", K_OWN, .set = set_peer_fanin, .sdef = "auto" },
+	{ "peer_check_origin", K_BOOL, F(peer_check_origin), .def = false,
+	  .what = "take a summary only from the address the map gives its node" },
 	{ "alertmanager_url", K_URLS, F(alertmanager_url), .word = "no" },
 	{ "webhook_url", K_URLS, F(webhook_url), .word = "no" },
 	{ "alert_resend_s", K_SECONDS, NUM(alert_resend_s, 1, 86400, 60) },

@@ -11,6 +11,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include <curl/curl.h>
@@ -26,6 +27,8 @@ struct xfer {
 	struct curl_slist *headers;
 	char *body;			/* the request's copy */
 	struct buf answer;		/* the first LD_HTTP_BODY_MAX bytes */
+	char *want;			/* the answer header kept, its name */
+	char *header;			/* and its value, NULL none */
 	size_t answer_len;
 	char errbuf[CURL_ERROR_SIZE];
 	struct timespec t0;
@@ -72,6 +75,8 @@ xfer_free(struct xfer *x)
 	curl_slist_free_all(x->headers);
 	free(x->body);
 	buf_free(&x->answer);
+	free(x->want);
+	free(x->header);
 	free(x);
 }
 
@@ -135,6 +140,7 @@ collect(struct ld_curl *c)
 		r.body = buf_str(&x->answer);
 		r.len = x->answer_len;
 		r.seconds = since(&x->t0);
+		r.header = status ? x->header : NULL;
 		x->done(x->arg, &r);
 		xfer_free(x);
 	}
@@ -304,6 +310,31 @@ on_write(char *p, size_t size, size_t n, void *arg)
 	return len;
 }
 
+/* CURLOPT_HEADERFUNCTION: keep the value of the header asked for (the
+ * first one of the last answer: a new status line starts over). */
+static size_t
+on_header(char *p, size_t size, size_t n, void *arg)
+{
+	struct xfer *x = arg;
+	size_t len = size * n, nl = strlen(x->want), a, b;
+
+	if (len >= 5 && strncmp(p, "HTTP/", 5) == 0) {
+		free(x->header);
+		x->header = NULL;
+		return len;
+	}
+	if (x->header || len <= nl || p[nl] != ':' || strncasecmp(p, x->want, nl) != 0)
+		return len;
+	for (a = nl + 1; a < len && (p[a] == ' ' || p[a] == '\t'); a++)
+		;
+	for (b = len; b > a && (p[b - 1] == '\r' || p[b - 1] == '\n' || p[b - 1] == ' ' ||
+				p[b - 1] == '\t'); b--)
+		;
+	if (b - a <= LD_HTTP_HEADER_MAX && memchr(p + a, '\0', b - a) == NULL)
+		x->header = strndup(p + a, b - a);
+	return len;
+}
+
 static int
 url_ok(const char *url)
 {
@@ -335,6 +366,8 @@ ld_http_post(struct ld_curl *c, const struct ld_http_req *rq, pl_err_t *err)
 		goto oom;
 	if (rq->len)
 		memcpy(x->body, rq->body, rq->len);
+	if (rq->want_header && !(x->want = strdup(rq->want_header)))
+		goto oom;
 	snprintf(ct, sizeof(ct), "Content-Type: %s",
 		 rq->content_type ? rq->content_type : "application/json");
 	x->headers = curl_slist_append(NULL, ct);
@@ -367,6 +400,10 @@ ld_http_post(struct ld_curl *c, const struct ld_http_req *rq, pl_err_t *err)
 			 rq->connect_ms > 0 ? rq->connect_ms : rq->timeout_ms);
 	curl_easy_setopt(x->easy, CURLOPT_WRITEFUNCTION, on_write);
 	curl_easy_setopt(x->easy, CURLOPT_WRITEDATA, x);
+	if (x->want) {
+		curl_easy_setopt(x->easy, CURLOPT_HEADERFUNCTION, on_header);
+		curl_easy_setopt(x->easy, CURLOPT_HEADERDATA, x);
+	}
 	curl_easy_setopt(x->easy, CURLOPT_ERRORBUFFER, x->errbuf);
 	curl_easy_setopt(x->easy, CURLOPT_PRIVATE, x);
 	curl_easy_setopt(x->easy, CURLOPT_USERAGENT, "layoutd/" PACKAGE_VERSION);

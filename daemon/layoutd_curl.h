@@ -33,7 +33,13 @@ struct ld_http_result {
 	const char *body;	/* the answer's first LD_HTTP_BODY_MAX bytes, NUL-terminated */
 	size_t len;		/* the answer's whole length */
 	double seconds;		/* from the call to the end */
+	const char *header;	/* the value of the request's want_header in the
+				 * answer (the first, at most LD_HTTP_HEADER_MAX
+				 * bytes, blanks around it cut), NULL none */
 };
+
+/* The longest answer header value kept (want_header). */
+#define LD_HTTP_HEADER_MAX 4096
 
 /* Called once when a request ends; r and what it points to live only
  * during the call.  It may start new requests. */
@@ -45,6 +51,8 @@ struct ld_http_req {
 	const void *body;		/* copied */
 	size_t len;
 	const char *const *headers;	/* "Name: value", NULL-terminated; NULL none; copied */
+	const char *want_header;	/* an answer header to keep (its name, any
+					 * case); NULL none; copied */
 	long connect_ms;		/* connect timeout; 0: timeout_ms */
 	long timeout_ms;		/* the whole request (> 0) */
 	ld_http_done done;

@@ -356,6 +356,12 @@ peer_metrics(struct ld *d, struct buf *b)
 		  "delivered", NULL);
 	ld_metric(b, "parallel_layout_peer_summaries_sent_total", (double)st.send_failures,
 		  "result", "failed", NULL);
+	ld_metric_family(b, "parallel_layout_peer_answers_refused_total", "counter",
+			 "200 answers to this node's summaries refused: no credential of root or "
+			 "slurm_user over the request and the answer (another program on the "
+			 "peer port?).");
+	ld_metric(b, "parallel_layout_peer_answers_refused_total", (double)st.answers_refused,
+		  NULL);
 	ld_metric_family(b, "parallel_layout_peer_failovers_total", "counter",
 			 "Times a step's summaries went past its leader to the next node.");
 	ld_metric(b, "parallel_layout_peer_failovers_total", (double)st.failovers, NULL);

@@ -193,6 +193,72 @@ class Parity(World):
     env = staticmethod(lambda r: {"SLURMD_NODENAME": "nodeA" if r % 2 == 0 else "nodeB"})
 
 
+# A user's program that answers every POST 200 {"status": "ok"} on a port,
+# as layoutd's own answer reads, printing a line per request.
+IMPOSTOR = r'''
+import sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+class H(BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        body = b'{"status":"ok"}\n'
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+        print("POST", self.path, flush=True)
+    def log_message(self, *a):
+        pass
+s = HTTPServer(("127.0.0.1", int(sys.argv[1])), H)
+print("ready", flush=True)
+s.serve_forever()
+'''
+
+
+def impostor(b, c, port):
+    """The leader is down and node2 acts for it: user nobody binds the
+    leader's peer port (unprivileged) and answers every summary 200.  The
+    followers keep trying the leader (to find it again), so the impostor
+    gets their summaries; but a 200 without a credential of root or
+    slurm_user over the request and the answer is no delivery: node2 keeps
+    acting, node3 keeps sending to it, and each counts and logs the
+    refused answers.  (Before the answers carried a credential, the first
+    200 sent the followers back to the impostor and the step went
+    unjudged.)"""
+    def drop():
+        os.setgroups([])
+        os.setgid(NOBODY)
+        os.setuid(NOBODY)
+    # Debian's python3: the one a user runs (a pyenv under /root is not theirs)
+    py = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+    p = subprocess.Popen([py, "-c", IMPOSTOR, str(port)], stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, preexec_fn=drop, text=True)
+    try:
+        ok(p.stdout.readline().strip() == "ready",
+           "impostor: user nobody listens on the leader's peer port %d" % port)
+        time.sleep(20 * INTERVAL_MS / 1000.0)
+        v = b.view(JOB + 2) or {}
+        ok(v.get("role") == "acting" and
+           sorted(r["rank"] for r in v.get("ranks", []) if r["present"]) == [4, 5, 6, 7],
+           "impostor: %s still acts for the leader with both followers' ranks, 20 intervals "
+           "on (role %s)" % (NODES[1], v.get("role")))
+        snd = [x for x in (c.peer() or {}).get("sending", []) if x["job_id"] == JOB + 2]
+        ok(snd and snd[0]["target"] == NODES[1],
+           "impostor: %s still sends to %s, not to the program on the leader's port: %s" %
+           (NODES[2], NODES[1], json.dumps(snd)[:200]))
+        refused = [(d.peer() or {}).get("answers_refused", 0) for d in (b, c)]
+        ok(all(n >= 5 for n in refused),
+           "impostor: both followers refused its answers, counted (%s)" % refused)
+        like(c.log_text(), "an answer refused: node %s answered 200 with no X-PL-Munge "
+             "credential: not layoutd's answer" % NODES[0], "impostor: logged, saying why")
+    finally:
+        p.terminate()
+        seen = p.communicate(timeout=10)[0].count("POST ")
+    ok(seen > 0, "impostor: it did get the followers' summaries (%d POSTs): what it cannot do "
+       "is answer for the leader" % seen)
+
+
 def metric(text, name, **labels):
     """The value of the series name{labels...} in a /metrics text, or None."""
     for ln in text.splitlines():
@@ -840,6 +906,9 @@ def main():
         ok(f is not None and len(f) == 1 and f[0]["text"] == want,
            "failover: one node-lost finding, the leader's, saying which nodes' summaries come "
            "to the stand-in: %s" % [x["text"] for x in f or []])
+
+        # --- a user's program on the leader's peer port while it is down ---
+        impostor(b, c, a.port)
 
         # --- the leader back: the view is rebuilt from the next summaries ---
         t0 = time.monotonic()

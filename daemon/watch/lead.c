@@ -368,7 +368,8 @@ lead_take_ranks(struct ld_leads *p, struct ld_lead *l, long ni, const struct det
  */
 static int
 lead_take_decoded(struct ld_leads *p, const struct sum_header *hp, size_t n, uint64_t recv_ns,
-		  bool own, bool target, enum ld_peer_refusal *r, pl_err_t *err)
+		  bool own, bool target, const struct ld_take_check *chk, enum ld_peer_refusal *r,
+		  pl_err_t *err)
 {
 	const struct sum_rank_info *info;
 	const struct detect_rank *ranks;
@@ -386,6 +387,13 @@ lead_take_decoded(struct ld_leads *p, const struct sum_header *hp, size_t n, uin
 	*r = LD_REFUSE_STEP;
 	status = 409;
 	l = lead_find(p, h.job_id, h.step_id);
+	if (chk && !chk->ok(chk->arg, l, &h, why, sizeof(why))) {
+		*r = LD_REFUSE_ORIGIN;
+		status = 403;
+		pl_err_set(err, "job %" PRIu64 ".%" PRIu64 " from node %s: %s", h.job_id, h.step_id,
+			   h.node, why);
+		goto out;
+	}
 	if (!l) {
 		struct ld_watch_step ws;
 
@@ -458,9 +466,27 @@ out:
 }
 
 
+long
+ld_lead_node_index(const struct ld_lead *l, const char *name)
+{
+	return l && l->ordered ? node_find(l, name) : -1;
+}
+
+const char *
+ld_lead_node_name(const struct ld_lead *l, size_t i)
+{
+	return i < l->nnodes ? l->nodes[i].name : "";
+}
+
+size_t
+ld_lead_nnodes(const struct ld_lead *l)
+{
+	return l->nnodes;
+}
+
 int
 ld_lead_take(struct ld_leads *p, const void *data, size_t len, uint64_t recv_ns,
-	     enum ld_peer_refusal *r, pl_err_t *err)
+	     const struct ld_take_check *chk, enum ld_peer_refusal *r, pl_err_t *err)
 {
 	struct sum_header h;
 	size_t n = 0;
@@ -470,7 +496,7 @@ ld_lead_take(struct ld_leads *p, const void *data, size_t len, uint64_t recv_ns,
 	*r = LD_REFUSE_SUMMARY;
 	if (sum_decode_in(data, len, recv_ns, &h, &p->dec, &n, err) < 0)
 		return 422;
-	status = lead_take_decoded(p, &h, n, recv_ns, false, false, r, err);
+	status = lead_take_decoded(p, &h, n, recv_ns, false, false, chk, r, err);
 	if (status == 200)
 		p->last = h;
 	return status;
@@ -492,7 +518,7 @@ ld_lead_take_own(struct ld_leads *p, const struct sum_header *h, const struct de
 	*r = LD_REFUSE_SUMMARY;
 	if (sum_carry(h, ranks, info, n, recv_ns, &p->dec, &nout, err) < 0)
 		return 422;
-	return lead_take_decoded(p, h, nout, recv_ns, true, target, r, err);
+	return lead_take_decoded(p, h, nout, recv_ns, true, target, NULL, r, err);
 }
 
 

@@ -85,6 +85,7 @@ enum ld_peer_refusal {
 	LD_REFUSE_STEP = PEERWIRE_REFUSE_STEP,
 	LD_REFUSE_STALE = PEERWIRE_REFUSE_STALE,
 	LD_REFUSE_BUSY = PEERWIRE_REFUSE_BUSY,
+	LD_REFUSE_ORIGIN = PEERWIRE_REFUSE_ORIGIN,
 	LD_NREFUSE = PEERWIRE_NREFUSE
 };
 
@@ -105,12 +106,32 @@ void ld_leads_set_findings_cb(struct ld_leads *p, ld_findings_cb cb);
 const struct ld_lead *ld_lead_find(const struct ld_leads *p, uint64_t job, uint64_t step);
 
 /*
- * One summary of len bytes from another node, come at recv_ns.  Returns
- * the HTTP status (200, 409 stale or not this step, 422 not a summary,
- * 5xx) with err and *r the refusal reason.
+ * Who may speak for a summary's node (peer_check_origin): ok is called
+ * with the summary's header and the step's lead here (NULL when none yet)
+ * before anything is made of the summary; false refuses it (403, origin)
+ * with why.
+ */
+struct ld_take_check {
+	bool (*ok)(void *arg, const struct ld_lead *l, const struct sum_header *h, char *why,
+		   size_t n);
+	void *arg;
+};
+
+/* The place of node name in step l's node order, -1 when the order is
+ * not known here or the node is not in it; the name at place i, and how
+ * many there are. */
+long ld_lead_node_index(const struct ld_lead *l, const char *name);
+const char *ld_lead_node_name(const struct ld_lead *l, size_t i);
+size_t ld_lead_nnodes(const struct ld_lead *l);
+
+/*
+ * One summary of len bytes from another node, come at recv_ns, checked by
+ * chk when not NULL.  Returns the HTTP status (200, 403 its origin, 409
+ * stale or not this step, 422 not a summary, 5xx) with err and *r the
+ * refusal reason.
  */
 int ld_lead_take(struct ld_leads *p, const void *data, size_t len, uint64_t recv_ns,
-		 enum ld_peer_refusal *r, pl_err_t *err);
+		 const struct ld_take_check *chk, enum ld_peer_refusal *r, pl_err_t *err);
 
 /* The header of the summary ld_lead_take() took last (200): its node,
  * job and step, for the answer. */

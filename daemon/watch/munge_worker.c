@@ -24,6 +24,8 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
 #include <event2/event.h>
 #include <munge.h>
@@ -82,6 +84,12 @@ munge_run(struct ld_munge_job *j)
 		}
 		free(buf);
 		j->uid = (long)uid;
+		if (e == EMUNGE_SUCCESS) {
+			struct in_addr a;
+
+			if (munge_ctx_get(ctx, MUNGE_OPT_ADDR4, &a) == EMUNGE_SUCCESS)
+				inet_ntop(AF_INET, &a, j->origin, sizeof(j->origin));
+		}
 	}
 	j->merr = (int)e;
 	if (e != EMUNGE_SUCCESS) {

@@ -39,6 +39,7 @@ struct ld_munge_job {
 	char *out;
 	size_t outlen;
 	long uid;
+	char origin[48];	/* DECODE: the credential's origin address, "" unknown */
 };
 
 /* Called on the loop with each job done; the job is the caller's again. */

@@ -48,6 +48,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
 #include <netinet/in.h>
 
 #include <event2/buffer.h>
@@ -86,7 +87,7 @@
 
 /* ---- the state ----------------------------------------------------------- */
 
-enum link_state { LINK_IDLE, LINK_ENCODING, LINK_POSTING };
+enum link_state { LINK_IDLE, LINK_ENCODING, LINK_POSTING, LINK_CHECKING };
 
 /* What a link posts: this node's summary to a leader, this node's summary
  * to its relay, or (this node a relay) a batch of its own and its
@@ -120,6 +121,7 @@ struct ld_peers {
 	struct ld_peer_stats st;
 	struct ld_ratelog rl[LD_NREFUSE];
 	struct ld_ratelog rl_send;
+	struct ld_ratelog rl_answer;	/* answers refused (answer_refused) */
 	size_t queued_bytes;		/* POST bodies held for the worker */
 };
 
@@ -132,6 +134,8 @@ struct plink {
 	struct ld_peers *peers;
 	enum link_state state;
 	uint64_t http;			/* the POST in flight */
+	char req_hex[SHA256_HEX_LEN];	/* its body's checksum: the answer's
+					 * credential covers it (peerwire.h) */
 	struct buf body;		/* the summary being delivered */
 	struct buf next;		/* a newer one: replaces an undelivered one */
 	bool has_next;
@@ -179,12 +183,16 @@ struct step_query {
 	size_t count;			/* ranks shown at most */
 };
 
-enum mj_what { MJ_SUMMARY, MJ_RELAY, MJ_BATCH, MJ_STEP };
+/* What a munge job is for: a request's credential (DECODE: a summary, a
+ * member's summary for its relay, a batch, a step GET), this node's answer
+ * to a POST (ENCODE, MJ_REPLY) or a peer's answer to this node's POST
+ * (DECODE, MJ_ANSWER); a link's own credential is ENCODE with MJ_SUMMARY. */
+enum mj_what { MJ_SUMMARY, MJ_RELAY, MJ_BATCH, MJ_STEP, MJ_REPLY, MJ_ANSWER };
 
 /* A munge job and what the loop does with its answer. */
 struct mjob {
 	struct ld_munge_job mj;		/* first: the worker's part */
-	uint64_t link_id;		/* ENCODE */
+	uint64_t link_id;		/* ENCODE of a link, MJ_ANSWER */
 	enum mj_what what;		/* DECODE */
 	struct evhttp_request *req;
 	char *expect;			/* the payload the credential must carry */
@@ -355,6 +363,153 @@ post_credential_ok(struct ld_peers *p, struct mjob *j, const char *path)
 	return true;
 }
 
+/*
+ * The 200 answer o to a checked POST j, with its own credential
+ * (peerwire.h: over the request's checksum and the answer's body), made on
+ * the worker and sent from reply_encoded: whoever posted takes a 200 only
+ * from root or slurm_user.  The request stays deferred meanwhile.
+ */
+static void
+reply_signed(struct ld_peers *p, struct mjob *j, json_t *o)
+{
+	char pay[PEERWIRE_REPLY_LEN];
+	char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	struct mjob *r = NULL;
+	size_t n = text ? strlen(text) : 0;
+
+	json_decref(o);
+	if (text) {
+		char *t = realloc(text, n + 2);
+
+		if (t) {
+			t[n++] = '\n';
+			t[n] = '\0';
+			text = t;
+			r = mjob_new(p, LD_MUNGE_ENCODE, peerwire_reply_payload(j->expect, t, n, pay));
+		}
+	}
+	if (!r) {
+		free(text);
+		ld_reply_error(j->req, 500, "out of memory");
+		return;
+	}
+	r->what = MJ_REPLY;
+	r->req = j->req;
+	r->body = (unsigned char *)text;
+	r->len = n;
+	copy_str(r->from, sizeof(r->from), j->from);
+	if (ld_munge_submit(p->munge, &r->mj) < 0) {
+		ld_reply_error(j->req, 503, "the munge queue is full: the answer cannot be signed");
+		mjob_free(r);
+	}
+}
+
+/* The credential of an answer is made (or not): send it. */
+static void
+reply_encoded(struct ld_peers *p, struct mjob *j)
+{
+	if (j->mj.merr != EMUNGE_SUCCESS || !j->mj.out) {
+		ld_ratelog(&p->d->log, &p->rl_send, "peer: the answer to %s cannot be signed: "
+			   "munge_encode: %.180s", j->from, j->mj.why);
+		ld_reply_error(j->req, 503, "the answer cannot be signed (munge_encode failed)");
+		return;
+	}
+	evhttp_add_header(evhttp_request_get_output_headers(j->req), PEERWIRE_HEADER, j->mj.out);
+	ld_reply(j->req, 200, LD_CT_JSON, (const char *)j->body, j->len);
+}
+
+/* ---- who may speak for a node (peer_check_origin) --------------------------- */
+
+/* Whether node name's address in the map is origin (an IPv4 address as
+ * munge gives it); else why. */
+static bool
+from_node(const struct ld_peers *p, const char *name, const char *origin, char *why, size_t n)
+{
+	const struct topo_map *m = p->d->cur->map;
+	long i = m ? topo_find_node(m, name) : -1;
+	const char *addr = NULL;
+	struct in_addr a, b;
+	int port = 0;
+
+	if (i < 0 || topo_node_peer(m, i, &addr, &port) < 0 || !addr || !*addr) {
+		snprintf(why, n, "the map gives node %.64s no address to hold its credential's "
+			 "origin against", name);
+		return false;
+	}
+	if (inet_pton(AF_INET, addr, &a) != 1) {
+		snprintf(why, n, "node %.64s's address in the map, %.64s, is no IPv4 address (munge's "
+			 "origins are)", name, addr);
+		return false;
+	}
+	if (!origin[0] || inet_pton(AF_INET, origin, &b) != 1 || a.s_addr != b.s_addr) {
+		snprintf(why, n, "its credential comes from %s, not from node %.64s's address %.64s "
+			 "(peer_check_origin)", origin[0] ? origin : "an unknown address", name, addr);
+		return false;
+	}
+	return true;
+}
+
+/* What checks a summary's credential against its node: the origin of the
+ * request's credential and, for a batch, the relay width. */
+struct origin_check {
+	const struct ld_peers *p;
+	const char *origin;
+	bool batch;
+};
+
+/* A summary of node h->node is taken from the host of its own node; in a
+ * batch, from its own node (the relay's own summary) or its relay's (by
+ * the step's node order and peer_fanin): no node speaks for another. */
+static bool
+origin_ok(void *arg, const struct ld_lead *l, const struct sum_header *h, char *why, size_t n)
+{
+	const struct origin_check *oc = arg;
+	size_t w, g;
+	long i;
+
+	if (!oc->batch)
+		return from_node(oc->p, h->node, oc->origin, why, n);
+	if (from_node(oc->p, h->node, oc->origin, why, n))
+		return true;	/* the relay's own summary */
+	i = ld_lead_node_index(l, h->node);
+	if (i < 0) {
+		snprintf(why, n, "in a relay's batch, its credential not from this node, and the "
+			 "step's node order is not known here to find its relay");
+		return false;
+	}
+	w = fanin_width(&oc->p->d->cur->conf, ld_lead_nnodes(l));
+	g = relay_of(w, (size_t)i);
+	if (g == SIZE_MAX) {
+		snprintf(why, n, "in a relay's batch, but nodes[%ld] has no relay with peer_fanin "
+			 "width %zu: it sends to its leader itself", i, w);
+		return false;
+	}
+	if (!from_node(oc->p, ld_lead_node_name(l, g), oc->origin, why, n)) {
+		char t[WHY_LEN];
+
+		snprintf(t, sizeof(t), "%s", why);
+		snprintf(why, n, "in a batch not from its relay nodes[%zu] %.40s: %.120s", g,
+			 ld_lead_node_name(l, g), t);
+		return false;
+	}
+	return true;
+}
+
+/* The check for a POST j's summaries (NULL: peer_check_origin = no). */
+static const struct ld_take_check *
+take_check(struct ld_peers *p, const struct mjob *j, bool batch, struct origin_check *oc,
+	   struct ld_take_check *chk)
+{
+	if (!p->d->cur->conf.peer_check_origin)
+		return NULL;
+	oc->p = p;
+	oc->origin = j->mj.origin;
+	oc->batch = batch;
+	chk->ok = origin_ok;
+	chk->arg = oc;
+	return chk;
+}
+
 /* The 200 answer to a node's summary: with the captures of its culprits'
  * stacks the leader asks of it (peerwire.h), if any. */
 static json_t *
@@ -373,6 +528,8 @@ summary_answer(struct ld_peers *p, const struct sum_header *h)
 static void
 summary_checked(struct ld_peers *p, struct mjob *j)
 {
+	struct origin_check oc;
+	struct ld_take_check chk;
 	enum ld_peer_refusal r;
 	pl_err_t err;
 	int status;
@@ -380,13 +537,14 @@ summary_checked(struct ld_peers *p, struct mjob *j)
 	if (!post_credential_ok(p, j, "/v1/peer/summary"))
 		return;
 	pl_err_clear(&err);
-	status = ld_lead_take(p->leads, j->body, j->len, j->recv_ns, &r, &err);
+	status = ld_lead_take(p->leads, j->body, j->len, j->recv_ns,
+			      take_check(p, j, false, &oc, &chk), &r, &err);
 	if (status != 200) {
 		refuse(p, j->req, j->from, r, status, "POST /v1/peer/summary: %s", err.text);
 		return;
 	}
 	p->st.accepted++;
-	ld_reply_json(j->req, 200, summary_answer(p, ld_lead_last(p->leads)));
+	reply_signed(p, j, summary_answer(p, ld_lead_last(p->leads)));
 }
 
 static struct sstep *sstep_get(struct ld_peers *p, uint64_t job, uint64_t step);
@@ -420,6 +578,7 @@ relay_take(struct ld_peers *p, struct mjob *j, enum ld_peer_refusal *r, pl_err_t
 	struct sstep *ss;
 	struct held *hd = NULL;
 	size_t n, me, from, i, need;
+	char why[WHY_LEN];
 	long wi;
 	int status = 409;
 
@@ -428,6 +587,11 @@ relay_take(struct ld_peers *p, struct mjob *j, enum ld_peer_refusal *r, pl_err_t
 		return 422;
 	free(ranks);
 	free(info);
+	if (p->d->cur->conf.peer_check_origin && !from_node(p, h.node, j->mj.origin, why, sizeof(why))) {
+		*r = LD_REFUSE_ORIGIN;
+		return fail(err, 403, "job %" PRIu64 ".%" PRIu64 " from node %s: %s", h.job_id,
+			    h.step_id, h.node, why);
+	}
 	*r = LD_REFUSE_STEP;
 	wi = ld_watch_step_find(p->d->watch, h.job_id, h.step_id);
 	if (wi >= 0)
@@ -451,7 +615,7 @@ relay_take(struct ld_peers *p, struct mjob *j, enum ld_peer_refusal *r, pl_err_t
 		return fail(err, 500, "out of memory");
 	if (ss->target == me) {
 		/* this node leads the step now: no node before it answers */
-		status = ld_lead_take(p->leads, j->body, j->len, j->recv_ns, r, err);
+		status = ld_lead_take(p->leads, j->body, j->len, j->recv_ns, NULL, r, err);
 		if (status == 200)
 			p->st.accepted++;
 		return status;
@@ -523,7 +687,7 @@ relay_checked(struct ld_peers *p, struct mjob *j)
 		refuse(p, j->req, j->from, r, status, "POST /v1/peer/relay: %s", err.text);
 		return;
 	}
-	ld_reply_json(j->req, 200, json_pack("{s:s}", "status", "ok"));
+	reply_signed(p, j, json_pack("{s:s}", "status", "ok"));
 }
 
 /*
@@ -533,8 +697,8 @@ relay_checked(struct ld_peers *p, struct mjob *j)
  * when one item was taken, else with the first refusal.
  */
 static int
-batch_take(struct ld_peers *p, const void *data, size_t len, uint64_t recv_ns, size_t *taken,
-	   size_t *refused, enum ld_peer_refusal *r, pl_err_t *err)
+batch_take(struct ld_peers *p, const struct ld_take_check *chk, const void *data, size_t len,
+	   uint64_t recv_ns, size_t *taken, size_t *refused, enum ld_peer_refusal *r, pl_err_t *err)
 {
 	const void *s;
 	size_t off = 0, sl;
@@ -550,7 +714,8 @@ batch_take(struct ld_peers *p, const void *data, size_t len, uint64_t recv_ns, s
 	pl_err_clear(&ferr);
 	while (sum_batch_next(data, len, &off, &s, &sl, &hold, err) == 1) {
 		pl_err_clear(&ierr);
-		status = ld_lead_take(p->leads, s, sl, hold < recv_ns ? recv_ns - hold : 1, &ir, &ierr);
+		status = ld_lead_take(p->leads, s, sl, hold < recv_ns ? recv_ns - hold : 1, chk, &ir,
+				      &ierr);
 		p->st.batch_items++;
 		if (status == 200) {
 			(*taken)++;
@@ -575,6 +740,8 @@ batch_take(struct ld_peers *p, const void *data, size_t len, uint64_t recv_ns, s
 static void
 batch_checked(struct ld_peers *p, struct mjob *j)
 {
+	struct origin_check oc;
+	struct ld_take_check chk;
 	enum ld_peer_refusal r;
 	size_t taken, refused;
 	pl_err_t err;
@@ -584,13 +751,14 @@ batch_checked(struct ld_peers *p, struct mjob *j)
 		return;
 	pl_err_clear(&err);
 	p->st.batches_in++;
-	status = batch_take(p, j->body, j->len, j->recv_ns, &taken, &refused, &r, &err);
+	status = batch_take(p, take_check(p, j, true, &oc, &chk), j->body, j->len, j->recv_ns, &taken,
+			    &refused, &r, &err);
 	if (status != 200) {
 		refuse(p, j->req, j->from, r, status, "POST /v1/peer/batch: %s", err.text);
 		return;
 	}
-	ld_reply_json(j->req, 200, json_pack("{s:s, s:I, s:I}", "status", "ok",
-					  "taken", (json_int_t)taken, "refused", (json_int_t)refused));
+	reply_signed(p, j, json_pack("{s:s, s:I, s:I}", "status", "ok", "taken", (json_int_t)taken,
+				     "refused", (json_int_t)refused));
 }
 
 static void
@@ -625,6 +793,7 @@ step_checked(struct ld_peers *p, struct mjob *j)
 
 /* The worker's answers, on the loop. */
 static void link_encoded(struct ld_peers *p, struct mjob *j);
+static void answer_checked(struct ld_peers *p, struct mjob *j);
 
 static void
 on_munged(void *arg, struct ld_munge_job *mj)
@@ -632,8 +801,12 @@ on_munged(void *arg, struct ld_munge_job *mj)
 	struct ld_peers *p = arg;
 	struct mjob *j = (struct mjob *)mj;
 
-	if (j->mj.kind == LD_MUNGE_ENCODE)
+	if (j->what == MJ_REPLY)
+		reply_encoded(p, j);
+	else if (j->mj.kind == LD_MUNGE_ENCODE)
 		link_encoded(p, j);
+	else if (j->what == MJ_ANSWER)
+		answer_checked(p, j);
 	else if (j->what == MJ_SUMMARY)
 		summary_checked(p, j);
 	else if (j->what == MJ_RELAY)
@@ -969,21 +1142,114 @@ link_ended(struct ld_peers *p, struct plink *k, bool ok, const char *why)
 	}
 }
 
-/* The leader's 200 answer to a summary may ask for captures of this
- * node's culprits (peerwire.h): an answer cut at LD_HTTP_BODY_MAX or not
- * JSON asks nothing. */
+/* The leader's 200 answer to a summary (body, NUL-terminated, checked)
+ * may ask for captures of this node's culprits (peerwire.h): an answer
+ * that is not JSON asks nothing. */
 static void
-take_captures(struct ld_peers *p, struct plink *k, const struct ld_http_result *r)
+take_captures(struct ld_peers *p, struct plink *k, const char *body)
 {
 	json_t *o;
 
-	if (!r->body || r->len > LD_HTTP_BODY_MAX || !strstr(r->body, "\"capture\""))
+	if (!strstr(body, "\"capture\""))
 		return;
-	o = json_loads(r->body, 0, NULL);
+	o = json_loads(body, 0, NULL);
 	if (json_is_object(o) && json_object_get(o, "capture"))
 		ld_stacks_requested(p->d->stacks, k->owner->job, k->owner->step, k->node,
 				    json_object_get(o, "capture"));
 	json_decref(o);
+}
+
+/* A 200 to k's POST refused (why): counted, said (at most every
+ * REFUSAL_LOG_MS: a program on a peer's port answers every round), and
+ * the delivery failed. */
+static void
+answer_refused(struct ld_peers *p, struct plink *k, const char *why)
+{
+	p->st.answers_refused++;
+	ld_ratelog(&p->d->log, &p->rl_answer, "peer: job %" PRIu64 ".%" PRIu64 ": an answer refused: "
+		   "%s", k->owner->job, k->owner->step, why);
+	link_ended(p, k, false, why);
+}
+
+/*
+ * A 200 to this node's POST over k: taken only with its credential
+ * (peerwire.h), checked on the worker (answer_checked); anything else
+ * answering on the peer port (a user's program bound there while layoutd
+ * was down) fails the delivery, and the sender fails over as for a node
+ * that does not answer.
+ */
+static void
+answer_check(struct ld_peers *p, struct plink *k, const struct ld_http_result *r)
+{
+	char pay[PEERWIRE_REPLY_LEN], why[WHY_LEN];
+	struct mjob *j = NULL;
+
+	k->http = 0;
+	if (!r->header || !peerwire_cred_shape(r->header)) {
+		snprintf(why, sizeof(why), "node %s answered 200 with no %s credential: not "
+			 "layoutd's answer (another program on its peer port?)", k->node,
+			 PEERWIRE_HEADER);
+		answer_refused(p, k, why);
+		return;
+	}
+	if (r->len > LD_HTTP_BODY_MAX || !r->body) {
+		snprintf(why, sizeof(why), "node %s answered with %zu bytes: more than an answer "
+			 "holds (%d)", k->node, r->len, LD_HTTP_BODY_MAX);
+		answer_refused(p, k, why);
+		return;
+	}
+	j = mjob_new(p, LD_MUNGE_DECODE, r->header);
+	if (j) {
+		j->expect = strdup(peerwire_reply_payload(k->req_hex, r->body, r->len, pay));
+		j->body = malloc(r->len + 1);
+	}
+	if (!j || !j->expect || !j->body) {
+		mjob_free(j);
+		link_ended(p, k, false, "out of memory");
+		return;
+	}
+	memcpy(j->body, r->body, r->len);
+	j->body[r->len] = '\0';
+	j->len = r->len;
+	j->what = MJ_ANSWER;
+	j->link_id = k->id;
+	if (ld_munge_submit(p->munge, &j->mj) < 0) {
+		mjob_free(j);
+		link_ended(p, k, false, "the munge queue is full");
+		return;
+	}
+	k->state = LINK_CHECKING;
+}
+
+/* An answer's credential checked: the delivery ends, ok when it is root's
+ * or slurm_user's over what was sent and what came back. */
+static void
+answer_checked(struct ld_peers *p, struct mjob *j)
+{
+	const struct ld_conf *c = &p->d->cur->conf;
+	struct plink *k = link_by_id(p, j->link_id);
+	char why[WHY_LEN];
+
+	if (!k || k->state != LINK_CHECKING)
+		return;		/* the step went meanwhile */
+	if (j->mj.merr != EMUNGE_SUCCESS) {
+		snprintf(why, sizeof(why), "node %.40s's answer: its credential is refused: %.100s",
+			 k->node, j->mj.why);
+	} else if (j->mj.uid != 0 && (c->slurm_uid < 0 || j->mj.uid != c->slurm_uid)) {
+		snprintf(why, sizeof(why), "node %s's answer carries uid %ld's credential: want "
+			 "root's or slurm_user's (another program on its peer port?)", k->node,
+			 j->mj.uid);
+	} else if (!j->mj.out || j->mj.outlen != strlen(j->expect) ||
+		   memcmp(j->mj.out, j->expect, j->mj.outlen) != 0) {
+		snprintf(why, sizeof(why), "node %s's answer: its credential covers another request "
+			 "or body", k->node);
+	} else {
+		if (k->kind == LINK_SUMMARY)
+			take_captures(p, k, (const char *)j->body);
+		link_ended(p, k, true, "");
+		return;
+	}
+	answer_refused(p, k, why);
 }
 
 static void
@@ -994,9 +1260,7 @@ on_posted(void *arg, const struct ld_http_result *r)
 	size_t n;
 
 	if (r->status == 200) {
-		if (k->kind == LINK_SUMMARY)
-			take_captures(k->peers, k, r);
-		link_ended(k->peers, k, true, "");
+		answer_check(k->peers, k, r);
 		return;
 	}
 	if (r->status) {
@@ -1017,6 +1281,7 @@ link_start(struct ld_peers *p, struct plink *k)
 	struct mjob *j;
 
 	j = mjob_new(p, LD_MUNGE_ENCODE, peerwire_post_payload(k->body.s, k->body.len, hex));
+	copy_str(k->req_hex, sizeof(k->req_hex), hex);
 	if (!j) {
 		link_ended(p, k, false, "out of memory");
 		return;
@@ -1059,6 +1324,7 @@ link_encoded(struct ld_peers *p, struct mjob *j)
 	rq.body = k->body.s;
 	rq.len = k->body.len;
 	rq.headers = headers;
+	rq.want_header = PEERWIRE_HEADER;
 	rq.connect_ms = c->peer_timeout_ms / 2 < PEER_CONNECT_MS ? c->peer_timeout_ms / 2 :
 			PEER_CONNECT_MS;
 	rq.timeout_ms = c->peer_timeout_ms;
@@ -1337,7 +1603,7 @@ route_summary(struct ld_peers *p, size_t wi, const struct ld_watch_step *ws, str
 				continue;
 			pl_err_clear(&err);
 			if (ld_lead_take(p->leads, ss->held[i].body.s, ss->held[i].body.len,
-					 ss->held[i].recv_ns, &r, &err) == 200)
+					 ss->held[i].recv_ns, NULL, &r, &err) == 200)
 				p->st.accepted++;
 			else
 				refuse(p, NULL, ss->held[i].node, r, 409, "a relayed summary: %s",
@@ -1490,7 +1756,8 @@ ld_peer_stats(const struct ld_peers *p, struct ld_peer_stats *st)
 static const char *
 link_state_name(enum link_state s)
 {
-	return s == LINK_ENCODING ? "credential" : s == LINK_POSTING ? "posting" : "idle";
+	return s == LINK_ENCODING ? "credential" : s == LINK_POSTING ? "posting" :
+	       s == LINK_CHECKING ? "checking" : "idle";
 }
 
 /* Whether job.step, watched here, is uid's (a step no longer watched here
@@ -1553,7 +1820,7 @@ ld_peer_json(const struct ld_peers *p, bool all, long uid)
 						       "links", links));
 	}
 	return json_pack("{s:o, s:i, s:o, s:I, s:I, s:f, s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:I, "
-			 "s:I, s:I, s:I, s:I, s:I, s:o, s:o}",
+			 "s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o}",
 			 "listen", p->listen_port >= 0 ? json_sprintf("%s:%d", p->listen_host,
 								  p->listen_port) : json_null(),
 			 "peer_port", c->peer_port,
@@ -1567,6 +1834,7 @@ ld_peer_json(const struct ld_peers *p, bool all, long uid)
 			 "received", (json_int_t)st.received, "accepted", (json_int_t)st.accepted,
 			 "refused", ref, "handed_in", (json_int_t)st.handed_in,
 			 "sent", (json_int_t)st.sent, "send_failures", (json_int_t)st.send_failures,
+			 "answers_refused", (json_int_t)st.answers_refused,
 			 "failovers", (json_int_t)st.failovers, "relayed", (json_int_t)st.relayed,
 			 "batches_in", (json_int_t)st.batches_in,
 			 "batch_items", (json_int_t)st.batch_items, "nodes_lost", (json_int_t)st.nodes_lost,
@@ -1594,6 +1862,7 @@ ld_peer_new(struct ld *d)
 	for (i = 0; i < LD_NREFUSE; i++)
 		p->rl[i].interval_ms = REFUSAL_LOG_MS;
 	p->rl_send.interval_ms = REFUSAL_LOG_MS;
+	p->rl_answer.interval_ms = REFUSAL_LOG_MS;
 	if (getrandom(&p->boot_id, sizeof(p->boot_id), 0) != (ssize_t)sizeof(p->boot_id))
 		p->boot_id = mono_ns() ^ ((uint64_t)getpid() << 32) ^ real_ns();
 	p->leads = ld_leads_new(d, lead_target, p);
@@ -1616,7 +1885,7 @@ answer_pending(struct ld_peers *p, struct mjob *j)
 
 	for (; j; j = next) {
 		next = (struct mjob *)j->mj.next;
-		if (j->mj.kind == LD_MUNGE_DECODE && j->req)
+		if ((j->mj.kind == LD_MUNGE_DECODE || j->what == MJ_REPLY) && j->req)
 			ld_reply_error(j->req, 503, "layoutd is stopping");
 		mjob_free(j);
 	}

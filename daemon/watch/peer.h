@@ -47,6 +47,8 @@ struct ld_peer_stats {
 	unsigned long handed_in;	/* own summaries taken in directly */
 	unsigned long sent;		/* summaries delivered to a leader */
 	unsigned long send_failures;	/* deliveries that failed */
+	unsigned long answers_refused;	/* 200s to them without a good credential
+					 * of root or slurm_user (peerwire.h) */
 	unsigned long failovers;	/* times a step's target moved past its leader */
 	unsigned long relayed;		/* members' summaries taken here to relay */
 	unsigned long batches_in;	/* batches that came from relays */

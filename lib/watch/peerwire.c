@@ -3,6 +3,7 @@
  * The peer wire's rules (peerwire.h).
  */
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "buf.h"
@@ -11,7 +12,7 @@
 
 static const char *const refusal_names[PEERWIRE_NREFUSE] = {
 	"request", "unauthenticated", "replayed", "expired", "credential", "uid", "checksum",
-	"summary", "step", "stale", "busy",
+	"summary", "step", "stale", "busy", "origin",
 };
 
 const char *
@@ -44,6 +45,17 @@ const char *
 peerwire_post_payload(const void *body, size_t len, char hex[SHA256_HEX_LEN])
 {
 	return sha256_hex_of(body, len, hex);
+}
+
+const char *
+peerwire_reply_payload(const char *req_hex, const void *body, size_t len,
+		       char out[PEERWIRE_REPLY_LEN])
+{
+	char hex[SHA256_HEX_LEN];
+
+	snprintf(out, PEERWIRE_REPLY_LEN, "REPLY %.64s %s", req_hex,
+		 sha256_hex_of(body, len, hex));
+	return out;
 }
 
 bool

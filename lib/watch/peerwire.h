@@ -10,6 +10,11 @@
  *   - the credential: a munge credential in the PEERWIRE_HEADER header,
  *     whose payload is the SHA-256 of a POST's body in lowercase hex, or
  *     the request line "GET URI" of a GET;
+ *   - the answer's credential: a 200 to a POST carries one too, in the same
+ *     header, whose payload is "REPLY ", the request body's SHA-256, " "
+ *     and the answer body's SHA-256 (peerwire_reply_payload): the sender
+ *     takes a 200 only from root or slurm_user, so a user who binds the
+ *     peer port while layoutd is down cannot take the summaries;
  *   - the 421 a node answers when it runs the step but another leads it:
  *     {"error", "leader": where it sends its summaries, "acting": whether
  *     that is not the step's first node};
@@ -64,12 +69,14 @@ enum peerwire_refusal {
 	PEERWIRE_REFUSE_STEP,		/* not a step this node may lead, or not its shape */
 	PEERWIRE_REFUSE_STALE,		/* older than the one held from the same daemon start */
 	PEERWIRE_REFUSE_BUSY,		/* the credential queue is full */
+	PEERWIRE_REFUSE_ORIGIN,		/* its credential is not from the node it
+					 * speaks for (peer_check_origin) */
 	PEERWIRE_NREFUSE
 };
 
 /* "request", "unauthenticated", "replayed", "expired", "credential",
- * "uid", "checksum", "summary", "step", "stale", "busy"; "?" for another
- * value. */
+ * "uid", "checksum", "summary", "step", "stale", "busy", "origin"; "?" for
+ * another value. */
 const char *peerwire_refusal_name(enum peerwire_refusal r);
 
 /*
@@ -83,6 +90,13 @@ void peerwire_url(struct buf *out, const struct topo_map *map, const char *name,
 /* What a POST's credential must carry: the SHA-256 of its len bytes of
  * body in lowercase hex, in hex (returned). */
 const char *peerwire_post_payload(const void *body, size_t len, char hex[SHA256_HEX_LEN]);
+
+/* What the credential of a 200 answer to a POST must carry: "REPLY ", the
+ * request's payload (req_hex, peerwire_post_payload's), " " and the SHA-256
+ * of the answer's len bytes of body, into out (returned). */
+#define PEERWIRE_REPLY_LEN (6 + 2 * SHA256_HEX_LEN)
+const char *peerwire_reply_payload(const char *req_hex, const void *body, size_t len,
+				   char out[PEERWIRE_REPLY_LEN]);
 
 /* Whether v reads as a munge credential, as munge_encode() writes one:
  * "MUNGE:", base64 (A-Z a-z 0-9 + / =), ":", at most PEERWIRE_CRED_MAX

@@ -79,6 +79,16 @@ test_payload(void)
 	is_str(buf_str(&b), "GET /v1/watch/step?job=7&step=0",
 	       "a GET's credential covers its request line");
 	buf_free(&b);
+	{
+		char out[PEERWIRE_REPLY_LEN];
+
+		is_str(peerwire_reply_payload("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca4959"
+					      "91b7852b855", "abc", 3, out),
+		       "REPLY e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855 "
+		       "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+		       "a 200's credential covers the request's checksum and its own body's");
+		is_int((long long)strlen(out), PEERWIRE_REPLY_LEN - 1, "and fills its buffer exactly");
+	}
 	is_str(PEERWIRE_HEADER, "X-PL-Munge", "the credential's header");
 	is_int(PEERWIRE_PORT, 6830, "the default peer port");
 }
@@ -137,7 +147,7 @@ test_refusals(void)
 {
 	static const char *const want[PEERWIRE_NREFUSE] = {
 		"request", "unauthenticated", "replayed", "expired", "credential", "uid",
-		"checksum", "summary", "step", "stale", "busy",
+		"checksum", "summary", "step", "stale", "busy", "origin",
 	};
 	int r, same = 1;
 
@@ -186,7 +196,7 @@ test_cred_shape(void)
 int
 main(void)
 {
-	plan(31 + 11);
+	plan(31 + 13);
 	test_url();
 	test_payload();
 	test_misdirected();
