@@ -138,6 +138,7 @@ struct ld_conf {
 	long peer_timeout_ms;		/* one delivery, whole */
 	long peer_max_connections;	/* on the peer listener */
 	long peer_max_queued_bytes;	/* POST bodies waiting for the munge worker */
+	long peer_source_max_queued_bytes; /* of them, from one address */
 	long peer_max_ranks;		/* ranks in one step this node leads */
 	long peer_fanin;		/* relay width; 0 none (direct), LD_PEER_FANIN_AUTO */
 	bool peer_check_origin;		/* a summary's node is its credential's origin */

@@ -140,6 +140,8 @@ static const struct row rows[] = {
 	{ "peer_timeout_ms", K_MS, NUM(peer_timeout_ms, 100, 60000, 2000) },
 	{ "peer_max_connections", K_COUNT, NUM(peer_max_connections, 1, 1000000, 4096) },
 	{ "peer_max_queued_bytes", K_BYTES, NUM(peer_max_queued_bytes, 1L << 20, 1L << 32, 64L << 20) },
+	{ "peer_source_max_queued_bytes", K_BYTES,
+	  NUM(peer_source_max_queued_bytes, 1L << 20, 1L << 32, 16L << 20) },
 	{ "peer_max_ranks", K_COUNT, NUM(peer_max_ranks, 1, 16777216, 65536) },
 	{ "peer_fanin", K_OWN, .set = set_peer_fanin, .sdef = "auto" },
 	{ "peer_check_origin", K_BOOL, F(peer_check_origin), .def = false,

@@ -11,12 +11,18 @@ can no longer do for another: a summary of node2 with node4's credential
 (to the leader, and to a relay), a batch from node3 carrying node5's (a
 relay itself) and node2's (no relay) summaries next to its member node4's
 (taken) are refused as origin, counted and logged with both addresses.
+Then the leader's queue for credentials is shared fairly: one address
+cannot hold more than peer_source_max_queued_bytes of it while another's
+POST is still taken.
 """
+import http.client
 import json
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
+import threading
 import time
 
 from taplib import diag, done, is_eq, like, ok, run, skip, wait_for
@@ -62,7 +68,8 @@ class Node(Daemon):
     def __init__(self, tmp, k, mapf, munged, port, wrapper=()):
         self.addr = addr(k)
         super().__init__(tmp, NODES[k], mapf, munged, port, port, wrapper=wrapper,
-                         extra="peer_fanin = 2\npeer_check_origin = yes\n")
+                         extra="peer_fanin = 2\npeer_check_origin = yes\n"
+                         "peer_source_max_queued_bytes = 1M\n")
 
     def _answers(self):
         listening = "listening on http://%s:%d" % (self.addr, self.port)
@@ -74,6 +81,54 @@ class Node(Daemon):
 
     def peer(self):
         return super().peer() or {}
+
+
+def post_from(src, port, path, body, cred, out):
+    """POST body to the leader (127.0.0.1:port) from address src; (status,
+    answer) into out."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30, source_address=(src, 0))
+    try:
+        conn.request("POST", path, body=body, headers={"Content-Type": "application/octet-stream",
+                                                         "X-PL-Munge": cred})
+        r = conn.getresponse()
+        out.append((r.status, r.read().decode("utf-8", "replace")))
+    except OSError as e:
+        out.append((None, str(e)))
+    finally:
+        conn.close()
+
+
+def per_source(lead, m, munged0):
+    """peer_source_max_queued_bytes = 1M: the leader's munged stopped (its
+    worker waits on it), 127.0.0.2 has a 700 KiB POST waiting; its second
+    is answered 503 at once, while one from 127.0.0.3 is taken into the
+    queue all the same; munged back, both waiting ones are answered."""
+    bodies = [bytes([k]) * (700 << 10) for k in (1, 2, 3)]
+    creds = [m.cred(sha(b)) for b in bodies]
+    a1, a2, b1 = [], [], []
+    munged0.p.send_signal(signal.SIGSTOP)
+    try:
+        t1 = threading.Thread(target=post_from, args=("127.0.0.2", lead.port, "/v1/peer/batch",
+                                                      bodies[0], creds[0], a1))
+        t1.start()
+        time.sleep(0.5)
+        post_from("127.0.0.2", lead.port, "/v1/peer/batch", bodies[1], creds[1], a2)
+        ok(a2 and a2[0][0] == 503 and "127.0.0.2 has 1 POSTs of 716800 bytes waiting" in a2[0][1],
+           "per source: a second 700 KiB POST from 127.0.0.2 while its first waits: 503 (%s)" %
+           (a2[0][1][:240] if a2 else "no answer"))
+        t2 = threading.Thread(target=post_from, args=("127.0.0.3", lead.port, "/v1/peer/batch",
+                                                      bodies[2], creds[2], b1))
+        t2.start()
+        time.sleep(0.5)
+        ok(not b1 and not a1, "per source: one from 127.0.0.3 waits in the queue too, not "
+           "refused (%s)" % b1)
+    finally:
+        munged0.p.send_signal(signal.SIGCONT)
+    t1.join(30)
+    t2.join(30)
+    ok(a1 and b1 and a1[0][0] not in (None, 503) and b1[0][0] not in (None, 503),
+       "per source: munged back, both waiting POSTs answered (%s, %s)" %
+       (a1[0][0] if a1 else None, b1[0][0] if b1 else None))
 
 
 def origin_map(tmp, base):
@@ -194,6 +249,7 @@ def main():
              "leader: /metrics counts them by reason")
         v = lead.view() or {}
         is_eq(present(v), everyone, "the step is still whole on the leader")
+        per_source(lead, ms[0], ms[0])
         rcs = [n.stop() for n in ns]
         if wrapper:
             is_eq(rcs[0], 0, "valgrind: no errors, no definite leaks in the leader")

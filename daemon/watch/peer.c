@@ -78,6 +78,8 @@
 #include "topo.h"
 
 #define REFUSAL_LOG_MS 10000.0		/* one line per reason this often */
+#define SOURCE_MAX_JOBS (LD_MUNGE_QUEUE_MAX / 4)	/* POSTs one address has waiting */
+#define SOURCE_LEN 64			/* a source address, as text */
 #define PEER_CONNECT_MS 1000L		/* connecting to a peer, at most */
 /* GET /v1/watch/step gives at most this many ranks an answer: building a
  * 16,384-rank step's whole answer (39 MB) held the loop 1.4 s. */
@@ -101,6 +103,13 @@ static const char *const link_paths[3] = {
 struct mjob;
 struct sstep;
 
+/* What one source address has waiting for the worker. */
+struct source {
+	char host[SOURCE_LEN];
+	size_t bytes;
+	unsigned jobs;
+};
+
 struct ld_peers {
 	struct ld *d;
 	uint64_t boot_id;
@@ -123,6 +132,8 @@ struct ld_peers {
 	struct ld_ratelog rl_send;
 	struct ld_ratelog rl_answer;	/* answers refused (answer_refused) */
 	size_t queued_bytes;		/* POST bodies held for the worker */
+	struct source *srcs;		/* and by source address, those with any */
+	size_t nsrcs, capsrcs;
 };
 
 struct plink {
@@ -204,7 +215,9 @@ struct mjob {
 	uint64_t recv_ns;
 	struct step_query sq;		/* MJ_STEP */
 	char from[80];
-	struct ld_peers *p;		/* a POST's: its len counts in p->queued_bytes */
+	char src[SOURCE_LEN];		/* a POST's source address */
+	struct ld_peers *p;		/* a POST's: its len counts in p->queued_bytes
+					 * and in its source's */
 };
 
 const char *
@@ -257,6 +270,57 @@ is_relay(size_t w, size_t me)
 
 /* ---- munge jobs ---------------------------------------------------------- */
 
+/* The source address host's entry, or NULL (none waiting). */
+static struct source *
+source_find(struct ld_peers *p, const char *host)
+{
+	size_t i;
+
+	for (i = 0; i < p->nsrcs; i++)
+		if (strcmp(p->srcs[i].host, host) == 0)
+			return &p->srcs[i];
+	return NULL;
+}
+
+/* A POST of len bytes from host waits for the worker: counted; false when
+ * out of memory. */
+static bool
+source_add(struct ld_peers *p, const char *host, size_t len)
+{
+	struct source *s = source_find(p, host);
+
+	if (!s) {
+		if (p->nsrcs == p->capsrcs) {
+			size_t cap = p->capsrcs ? 2 * p->capsrcs : 16;
+			struct source *v = realloc(p->srcs, cap * sizeof(*v));
+
+			if (!v)
+				return false;
+			p->srcs = v;
+			p->capsrcs = cap;
+		}
+		s = &p->srcs[p->nsrcs++];
+		memset(s, 0, sizeof(*s));
+		copy_str(s->host, sizeof(s->host), host);
+	}
+	s->bytes += len;
+	s->jobs++;
+	return true;
+}
+
+/* ... and is answered: its entry goes with its last POST. */
+static void
+source_done(struct ld_peers *p, const char *host, size_t len)
+{
+	struct source *s = source_find(p, host);
+
+	if (!s)
+		return;
+	s->bytes -= len < s->bytes ? len : s->bytes;
+	if (--s->jobs == 0)
+		*s = p->srcs[--p->nsrcs];
+}
+
 static void
 mjob_free(struct mjob *j)
 {
@@ -267,8 +331,10 @@ mjob_free(struct mjob *j)
 		free(j->body);
 		if (j->in)
 			evbuffer_free(j->in);
-		if (j->p)
+		if (j->p) {
 			j->p->queued_bytes -= j->len;
+			source_done(j->p, j->src, j->len);
+		}
 		free(j);
 	}
 }
@@ -290,6 +356,19 @@ mjob_new(struct ld_peers *p, enum ld_munge_kind kind, const char *in)
 }
 
 /* ---- replies on the peer listener ------------------------------------------ */
+
+/* The address req came from ("?" unknown). */
+static void
+req_host(struct evhttp_request *req, char *out, size_t n)
+{
+	struct evhttp_connection *evcon = evhttp_request_get_connection(req);
+	char *host = NULL;
+	ev_uint16_t port = 0;
+
+	if (evcon)
+		evhttp_connection_get_peer(evcon, &host, &port);
+	snprintf(out, n, "%s", host ? host : "?");
+}
 
 /* Where req came from, for the log. */
 static void
@@ -870,6 +949,9 @@ do_post(struct ld_peers *p, struct evhttp_request *req, const char *from, enum m
 	const char *cred = credential(req);
 	const char *want = what == MJ_BATCH ? "a batch of node summaries" : "a node summary";
 	size_t most = (size_t)p->d->cur->conf.peer_max_queued_bytes;
+	size_t src_most = (size_t)p->d->cur->conf.peer_source_max_queued_bytes;
+	const struct source *s;
+	char host[SOURCE_LEN];
 	struct mjob *j;
 
 	p->st.received++;
@@ -892,6 +974,22 @@ do_post(struct ld_peers *p, struct evhttp_request *req, const char *from, enum m
 		       "try again", path, p->queued_bytes, most);
 		return;
 	}
+	/* and per source address: one client cannot take it all */
+	req_host(req, host, sizeof(host));
+	s = source_find(p, host);
+	if (s && (s->bytes + len > src_most || s->jobs >= SOURCE_MAX_JOBS)) {
+		refuse(p, req, from, LD_REFUSE_BUSY, 503, "POST %s: %s has %u POSTs of %zu bytes "
+		       "waiting for their credentials to be checked already (at most %d, "
+		       "peer_source_max_queued_bytes %zu): try again", path, host, s->jobs, s->bytes,
+		       SOURCE_MAX_JOBS, src_most);
+		return;
+	}
+	if (!s && len > src_most) {
+		refuse(p, req, from, LD_REFUSE_BUSY, 503, "POST %s: a body of %zu bytes is more than "
+		       "one source may have waiting (peer_source_max_queued_bytes %zu)", path, len,
+		       src_most);
+		return;
+	}
 	j = mjob_new(p, LD_MUNGE_DECODE, cred);
 	if (j && !(j->in = evbuffer_new())) {
 		mjob_free(j);
@@ -903,6 +1001,12 @@ do_post(struct ld_peers *p, struct evhttp_request *req, const char *from, enum m
 		ld_reply_error(req, 500, "out of memory");
 		return;
 	}
+	if (!source_add(p, host, len)) {
+		mjob_free(j);
+		ld_reply_error(req, 500, "out of memory");
+		return;
+	}
+	copy_str(j->src, sizeof(j->src), host);
 	j->mj.prep = post_prep;
 	j->what = what;
 	j->len = len;
@@ -1913,6 +2017,7 @@ ld_peer_free(struct ld_peers *p)
 	ld_munge_free(p->munge);
 	free(p->scratch);
 	free(p->scratch_info);
+	free(p->srcs);
 	free(p);
 }
 
