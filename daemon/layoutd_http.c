@@ -270,7 +270,7 @@ watch_post(struct ld *d, struct evhttp_request *req,
 static void
 do_watch_tasks(struct ld *d, struct evhttp_request *req, const struct caller *who)
 {
-	watch_post(d, req, ld_watch_register);
+	watch_post(d, req, ld_watch_register_many);
 }
 
 static void

@@ -484,8 +484,36 @@ def registration_keys(d, tmp):
            "a step of two nodes is not led here: 404 saying why (%s)" % str(j)[:200])
         like(d.log_text(), "job 9200.0 spans 2 nodes, but peer_listen = no: this node neither "
              "sends its summary nor leads the step", "and the log says why, once")
-        for job in (9200, 9201, 9204, 9205):
-            for task in (0, 1):
+        # A node's tasks at once (the plugin sends them so, off the tasks'
+        # start): each registered on its own, one refused keeps none out.
+        tasks = [dict(reg, job_id=9206, task=k, rank=k,
+                      coords={"tp": k % 2, "cp": 0, "ep": 0, "dp": 0, "pp": k // 2},
+                      **({"step": step_decl(["node1"], world=4, dp=1)} if k == 0 else {}))
+                 for k in range(4)]
+        r = d.post("/v1/watch/tasks", {"tasks": tasks})
+        st = d.step(9206) or {}
+        ok(r[0] == 200 and sorted(t["task"] for t in st.get("tasks", [])) == [0, 1, 2, 3],
+           "a batch of 4 tasks: all registered (%d: %s)" % (r[0], r[2][:200]))
+        bad = [dict(tasks[0], job_id=9207), dict(tasks[1], job_id=9207, rank=9),
+               dict(tasks[2], job_id=9207)]
+        r = d.post("/v1/watch/tasks", {"tasks": bad})
+        st = d.step(9207) or {}
+        ok(r[0] == 422 and "task 2 of 3: " in r[2] and "rank 9 is not below the step's world 4"
+           in r[2] and "(2 of 3 registered)" in r[2] and
+           sorted(t["task"] for t in st.get("tasks", [])) == [0, 2],
+           "a batch with one bad task: 422 naming it by its place, the other two registered "
+           "(%d: %s)" % (r[0], r[2][:300]))
+        for body, want in (({"tasks": []}, "an array of 1 to"),
+                           ({"tasks": [tasks[0]] * 17}, "an array of 1 to 16 task objects"),
+                           ({"tasks": {}}, "an array of 1 to")):
+            r = d.post("/v1/watch/tasks", body)
+            ok(r[0] == 422 and want in r[2], "a batch %s: 422 (%s)" % (json.dumps(body)[:40],
+                                                                     r[2][:200]))
+        r = d.post("/v1/watch/tasks", {"tasks": [tasks[0]], "extra": 1})
+        ok(r[0] == 400, "a batch object with another key is read as one task and refused: %d"
+           % r[0])
+        for job in (9200, 9201, 9204, 9205, 9206, 9207):
+            for task in (0, 1, 2, 3):
                 d.post("/v1/watch/exit", {"job_id": job, "step_id": 0, "task": task, "status": 0})
     finally:
         sleeper.kill()

@@ -635,6 +635,61 @@ out:
 	return status;
 }
 
+/*
+ * POST /v1/watch/tasks: one task, or a node's tasks of one step at once,
+ * {"tasks": [TASK, ...]} (at most watch_max_tasks: the SPANK plugin sends
+ * them so, once its last local task is forked, off the tasks' start).
+ * Every task of a batch is registered on its own: one refused keeps none
+ * of the others out; the answer is the first refusal's status, naming the
+ * task by its place, and says how many were taken.
+ */
+int
+ld_watch_register_many(struct ld_watch *w, const char *body, pl_err_t *err)
+{
+	long most = w->d->cur->conf.watch_max_tasks;
+	json_t *o = json_loads(body, JSON_REJECT_DUPLICATES, NULL), *a, *t;
+	size_t i, taken = 0, first = 0;
+	int status = 200, st;
+	pl_err_t e;
+
+	a = json_is_object(o) ? json_object_get(o, "tasks") : NULL;
+	if (!a || json_object_size(o) != 1) {
+		json_decref(o);
+		return ld_watch_register(w, body, err);	/* one task */
+	}
+	if (!json_is_array(a) || json_array_size(a) == 0 ||
+	    json_array_size(a) > (size_t)most) {
+		pl_err_set(err, "POST /v1/watch/tasks: \"tasks\" must be an array of 1 to %ld task "
+			   "objects (watch_max_tasks)", most);
+		json_decref(o);
+		return 422;
+	}
+	json_array_foreach(a, i, t) {
+		char *text = json_dumps(t, JSON_COMPACT);
+
+		pl_err_clear(&e);
+		if (!text)
+			pl_err_set(&e, "out of memory");
+		st = text ? ld_watch_register(w, text, &e) : 500;
+		free(text);
+		if (st == 200) {
+			taken++;
+		} else if (status == 200) {
+			status = st;
+			first = i;
+			pl_err_set(err, "%s", e.text);
+		}
+	}
+	if (status != 200) {
+		e = *err;
+		pl_err_clear(err);
+		pl_err_set(err, "task %zu of %zu: %.400s (%zu of %zu registered)", first + 1,
+			   json_array_size(a), e.text, taken, json_array_size(a));
+	}
+	json_decref(o);
+	return status;
+}
+
 int
 ld_watch_exit(struct ld_watch *w, const char *body, pl_err_t *err)
 {

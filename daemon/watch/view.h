@@ -48,6 +48,12 @@ void ld_watch_apply(struct ld_watch *w);
  * node) is refused (422).
  */
 int ld_watch_register(struct ld_watch *w, const char *body, pl_err_t *err);
+
+/* One task as ld_watch_register, or {"tasks": [TASK, ...]} (1 to
+ * watch_max_tasks), each registered on its own: the first refusal's status
+ * and err (naming the task by its place, and how many were taken), else
+ * 200. */
+int ld_watch_register_many(struct ld_watch *w, const char *body, pl_err_t *err);
 int ld_watch_exit(struct ld_watch *w, const char *body, pl_err_t *err);
 
 /* One sample now (what the timer does). */

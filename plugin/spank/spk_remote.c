@@ -9,6 +9,7 @@
  * the user, and then the whole step is cancelled, because the tasks on the
  * other nodes would wait for their missing peers until their own timeout.
  */
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -46,6 +47,34 @@ static struct {
 	long uid;			/* the job's, -1 when unknown */
 	bool layoutd_down;		/* a registration got no answer: stop asking */
 } ctx;
+
+/*
+ * The node's registrations of its tasks with layoutd, one message for all
+ * of them ({"tasks": [...]}), sent by a thread of its own once the last
+ * local task is forked: slurmstepd forks every task, runs task_post_fork
+ * for each and only then lets them exec, so a request there (one per task,
+ * as it was) held every task's start for a round trip to layoutd each.
+ * The thread ends within timeout_ms (client_request's bound); task_exit
+ * and exit wait for it before anything else is said to layoutd, so an
+ * exit never overtakes its task's registration and the plugin is never
+ * unloaded under a running thread.
+ */
+static struct {
+	char *body;			/* {"tasks":[TASK,TASK,... */
+	size_t len, cap;
+	uint32_t n, want;		/* tasks in it, the node's local tasks */
+	bool started, joined;
+	bool threaded;			/* sent by th (else here, no thread) */
+	pthread_t th;
+	char sock[PATH_MAX];
+	long timeout_ms;
+	/* the thread's: */
+	int rc;				/* client_request's */
+	struct client_reply r;
+	pl_err_t err;
+} reg;
+
+static void reg_join(bool verbose);
 
 static void
 keep_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -380,6 +409,7 @@ spk_remote_exit(void)
 {
 	pl_err_t err;
 
+	reg_join(false);	/* never unloaded under its thread */
 	proto_placement_free(&ctx.place);
 	if (!ctx.watch)
 		return;
@@ -637,6 +667,107 @@ watched(spank_t sp, const struct spk_opts *o)
 	return got != ESPANK_SUCCESS && got != ESPANK_NOSPACE;
 }
 
+/* Append text to reg.body; false when out of memory. */
+static bool
+reg_add(const char *text)
+{
+	size_t n = strlen(text);
+
+	if (reg.len + n + 1 > reg.cap) {
+		size_t cap = reg.cap ? reg.cap : 4096;
+		char *b;
+
+		while (cap < reg.len + n + 1)
+			cap *= 2;
+		b = realloc(reg.body, cap);
+		if (!b)
+			return false;
+		reg.body = b;
+		reg.cap = cap;
+	}
+	memcpy(reg.body + reg.len, text, n + 1);
+	reg.len += n;
+	return true;
+}
+
+static void *
+reg_thread(void *arg)
+{
+	reg.rc = client_request(reg.sock, "POST", "/v1/watch/tasks", reg.body, reg.timeout_ms,
+				&reg.r, &reg.err);
+	return NULL;
+}
+
+/* Wait for the registrations sent (at most timeout_ms: the request's own
+ * bound), then say what came of them, as tell_layoutd does. */
+static void
+reg_join(bool verbose)
+{
+	char clip[PL_CLIP_BUF];
+
+	if (!reg.started || reg.joined)
+		return;
+	if (reg.threaded)
+		pthread_join(reg.th, NULL);
+	reg.joined = true;
+	if (reg.rc < 0) {
+		ctx.layoutd_down = true;
+		if (verbose)
+			slurm_info(PLUGIN_NAME ": step %u.%u: NCCL watch of %u tasks not registered "
+				   "with layoutd at %s: %s", ctx.job_id, ctx.step_id, reg.n,
+				   pl_clip_path(reg.sock, clip, sizeof(clip)), reg.err.text);
+	} else if (reg.r.status != 200 && verbose) {
+		slurm_info(PLUGIN_NAME ": step %u.%u: layoutd at %s answered the registration of %u "
+			   "tasks with HTTP %ld: %s", ctx.job_id, ctx.step_id,
+			   pl_clip_path(reg.sock, clip, sizeof(clip)), reg.n, reg.r.status,
+			   pl_clip(reg.r.body ? reg.r.body : "", clip, sizeof(clip)));
+	}
+	free(reg.r.body);
+	reg.r.body = NULL;
+	free(reg.body);
+	reg.body = NULL;
+	reg.len = reg.cap = 0;
+}
+
+/* Task gid's registration (body) joins the node's; the last local task's
+ * sends them all, off the tasks' start (reg). */
+static void
+reg_task(spank_t sp, const struct spk_opts *o, const char *body, uint32_t gid)
+{
+	uint32_t want = 0;
+
+	if (reg.started)
+		return;		/* (a task past the count: not ours to add) */
+	if (!reg.want && (spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &want) != ESPANK_SUCCESS ||
+			  want == 0)) {
+		tell_layoutd(o, "/v1/watch/tasks", body, gid);	/* alone, as before */
+		return;
+	}
+	if (!reg.want)
+		reg.want = want;
+	if (!reg_add(reg.n ? "," : "{\"tasks\":[") || !reg_add(body)) {
+		free(reg.body);
+		reg.body = NULL;
+		reg.len = reg.cap = 0;
+		reg.n = 0;
+		tell_layoutd(o, "/v1/watch/tasks", body, gid);
+		return;
+	}
+	if (++reg.n < reg.want)
+		return;
+	if (!reg_add("]}") ||
+	    client_socket_path(o->conf.socket, ctx.node, reg.sock, sizeof(reg.sock)) < 0) {
+		ctx.layoutd_down = true;
+		return;
+	}
+	reg.timeout_ms = o->conf.timeout_ms;
+	pl_err_clear(&reg.err);
+	reg.started = true;
+	reg.threaded = pthread_create(&reg.th, NULL, reg_thread, NULL) == 0;
+	if (!reg.threaded)
+		reg_thread(NULL);	/* no thread: sent here, as before */
+}
+
 int
 spk_remote_task_post_fork(spank_t sp, const struct spk_opts *o)
 {
@@ -677,7 +808,7 @@ spk_remote_task_post_fork(spank_t sp, const struct spk_opts *o)
 	}
 	body = spk_watch_task_json(&w);
 	if (body)
-		tell_layoutd(o, "/v1/watch/tasks", body, gid);
+		reg_task(sp, o, body, gid);
 	free(body);
 	return 0;
 }
@@ -689,6 +820,7 @@ spk_remote_task_exit(spank_t sp, const struct spk_opts *o)
 	int status = 0;
 	char *body;
 
+	reg_join(o->verbose);
 	if (!watched(sp, o) || spank_get_item(sp, S_TASK_GLOBAL_ID, &gid) != ESPANK_SUCCESS ||
 	    spank_get_item(sp, S_TASK_EXIT_STATUS, &status) != ESPANK_SUCCESS || !task_of(gid))
 		return 0;
