@@ -5,16 +5,20 @@
  * in-process fallback.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "spk_answer.h"
 #include "spk_bounds.h"
 #include "spk_plugin.h"
+#include "spk_reg.h"
 #include "spk_request.h"
 #include "spk_release.h"
 #include "spk_shape.h"
@@ -959,10 +963,156 @@ test_watch_step_json(void)
 	proto_placement_free(&p);
 }
 
+/* ---- a node's registrations in one message (spk_reg.h) ---------------- */
+
+/* A layoutd stand-in on a unix socket: answers each request 200, or,
+ * when old, 400 to a batch (as a layoutd older than the batch does), and
+ * keeps the bodies it got. */
+struct fake_ld {
+	int fd;
+	bool old;
+	int nreq;
+	char bodies[8][512];
+};
+
+static void *
+fake_ld_run(void *arg)
+{
+	struct fake_ld *f = arg;
+	int c;
+
+	while ((c = accept(f->fd, NULL, NULL)) >= 0) {
+		char buf[4096], *hend, *cl;
+		size_t got = 0, want = 0;
+		ssize_t n;
+		const char *ans;
+		char out[256];
+		bool batch;
+
+		while ((n = read(c, buf + got, sizeof(buf) - 1 - got)) > 0) {
+			got += (size_t)n;
+			buf[got] = '\0';
+			hend = strstr(buf, "\r\n\r\n");
+			if (hend) {
+				cl = strstr(buf, "Content-Length:");
+				want = (size_t)(hend + 4 - buf) + (cl ? strtoul(cl + 15, NULL, 10) : 0);
+				if (got >= want)
+					break;
+			}
+		}
+		hend = strstr(buf, "\r\n\r\n");
+		batch = hend && strncmp(hend + 4, "{\"tasks\"", 8) == 0;
+		if (f->nreq < 8 && hend)
+			snprintf(f->bodies[f->nreq], sizeof(f->bodies[0]), "%s", hend + 4);
+		f->nreq++;
+		ans = f->old && batch ? "{\"error\":\"unknown key tasks\"}" : "{\"status\":\"ok\"}";
+		snprintf(out, sizeof(out), "HTTP/1.1 %s\r\nContent-Type: application/json\r\n"
+			 "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
+			 f->old && batch ? "400 Bad Request" : "200 OK", strlen(ans), ans);
+		if (write(c, out, strlen(out)) < 0)
+			f->nreq += 100;
+		close(c);
+	}
+	return NULL;
+}
+
+/* Start a stand-in at path; 0, or -1. */
+static int
+fake_ld_start(struct fake_ld *f, const char *path, bool old, pthread_t *th)
+{
+	struct sockaddr_un a;
+
+	memset(f, 0, sizeof(*f));
+	f->old = old;
+	memset(&a, 0, sizeof(a));
+	a.sun_family = AF_UNIX;
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+	unlink(path);
+	f->fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (f->fd < 0 || bind(f->fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(f->fd, 8) < 0)
+		return -1;
+	return pthread_create(th, NULL, fake_ld_run, f) == 0 ? 0 : -1;
+}
+
+static void
+fake_ld_stop(struct fake_ld *f, pthread_t th, const char *path)
+{
+	shutdown(f->fd, SHUT_RDWR);
+	close(f->fd);
+	pthread_join(th, NULL);
+	unlink(path);
+}
+
+#define T0 "{\"task\":0}"
+#define T2 "{\"task\":2}"
+
+static void
+test_reg(void)
+{
+	struct client_reply rep;
+	struct spk_reg g;
+	struct fake_ld f;
+	char sock[64];
+	pthread_t th;
+	pl_err_t err;
+	bool alone;
+
+	ok(spk_reg_init(&g, 3) == 0, "reg: gathering 3 tasks");
+	is_int(spk_reg_add(&g, T0), 0, "reg: task 0, more due");
+	ok(!spk_reg_body(&g), "reg: no batch before the last");
+	is_int(spk_reg_add(&g, NULL), 0, "reg: task 1 not registered, counted");
+	is_int(spk_reg_add(&g, T2), 1, "reg: task 2, the last: complete");
+	is_str(spk_reg_body(&g), "{\"tasks\":[" T0 "," T2 "]}", "reg: one message with both");
+	is_int(spk_reg_add(&g, T0), 1, "reg: a task past the count adds nothing");
+	is_str(spk_reg_body(&g), "{\"tasks\":[" T0 "," T2 "]}", "reg: the batch as it was");
+
+	snprintf(sock, sizeof(sock), "/tmp/pl-reg-%ld.sock", (long)getpid());
+	if (fake_ld_start(&f, sock, false, &th) < 0) {
+		ok(0, "reg: a stand-in layoutd listens (%s)", strerror(errno));
+		spk_reg_free(&g);
+		return;
+	}
+	pl_err_clear(&err);
+	ok(spk_reg_send(&g, sock, 2000, &rep, &alone, &err) == 0 && rep.status == 200 && !alone,
+	   "reg: sent to a layoutd that takes batches: 200, in one request (%s)", err.text);
+	free(rep.body);
+	fake_ld_stop(&f, th, sock);
+	ok(f.nreq == 1 && strcmp(f.bodies[0], spk_reg_body(&g)) == 0,
+	   "reg: it got the one batch (%d requests)", f.nreq);
+
+	fake_ld_start(&f, sock, true, &th);
+	pl_err_clear(&err);
+	ok(spk_reg_send(&g, sock, 2000, &rep, &alone, &err) == 0 && rep.status == 200 && alone,
+	   "reg: an older layoutd refuses the batch (400): each task alone, the last 200 (%s)",
+	   err.text);
+	free(rep.body);
+	fake_ld_stop(&f, th, sock);
+	ok(f.nreq == 3 && strcmp(f.bodies[1], T0) == 0 && strcmp(f.bodies[2], T2) == 0,
+	   "reg: it got the batch, then task 0 and task 2 alone (%d requests: %s %s)", f.nreq,
+	   f.bodies[1], f.bodies[2]);
+	spk_reg_free(&g);
+
+	spk_reg_init(&g, 2);
+	spk_reg_add(&g, T0);
+	spk_reg_add(&g, T2);
+	pl_err_clear(&err);
+	ok(spk_reg_send(&g, sock, 500, &rep, &alone, &err) < 0 && err.text[0],
+	   "reg: no layoutd: -1, saying why (%s)", err.text);
+	free(rep.body);
+	spk_reg_free(&g);
+
+	spk_reg_init(&g, 2);
+	spk_reg_add(&g, NULL);
+	is_int(spk_reg_add(&g, NULL), 1, "reg: two tasks, none registered: complete");
+	ok(!spk_reg_body(&g) && spk_reg_send(&g, sock, 500, &rep, &alone, &err) == 0 &&
+	   rep.status == 0, "reg: nothing to send, nothing sent");
+	spk_reg_free(&g);
+}
+
 int
 main(void)
 {
-	plan(243);
+	plan(243 + 15);
 	test_args();
 	test_shape();
 	test_release();
@@ -973,5 +1123,6 @@ main(void)
 	test_watch_dir();
 	test_watch_json();
 	test_watch_step_json();
+	test_reg();
 	return done_testing();
 }

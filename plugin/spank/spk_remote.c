@@ -25,6 +25,7 @@
 #include "client.h"
 #include "spk_answer.h"
 #include "spk_context.h"
+#include "spk_reg.h"
 #include "spk_request.h"
 
 /* The remote context's own state: one step in one slurmstepd. */
@@ -50,26 +51,27 @@ static struct {
 
 /*
  * The node's registrations of its tasks with layoutd, one message for all
- * of them ({"tasks": [...]}), sent by a thread of its own once the last
- * local task is forked: slurmstepd forks every task, runs task_post_fork
- * for each and only then lets them exec, so a request there (one per task,
- * as it was) held every task's start for a round trip to layoutd each.
- * The thread ends within timeout_ms (client_request's bound); task_exit
- * and exit wait for it before anything else is said to layoutd, so an
- * exit never overtakes its task's registration and the plugin is never
- * unloaded under a running thread.
+ * of them (spk_reg.h), sent by a thread of its own once the last local
+ * task is forked: slurmstepd forks every task, runs task_post_fork for
+ * each and only then lets them exec, so a request there (one per task, as
+ * it was) held every task's start for a round trip to layoutd each.  The
+ * thread ends within timeout_ms a request (client_request's bound);
+ * task_exit and exit wait for it before anything else is said to layoutd,
+ * so an exit never overtakes its task's registration and the plugin is
+ * never unloaded under a running thread.
  */
 static struct {
-	char *body;			/* {"tasks":[TASK,TASK,... */
-	size_t len, cap;
-	uint32_t n, want;		/* tasks in it, the node's local tasks */
+	struct spk_reg g;
+	bool on;			/* gathering (g made) */
+	bool broken;			/* out of memory: each task alone */
 	bool started, joined;
 	bool threaded;			/* sent by th (else here, no thread) */
 	pthread_t th;
 	char sock[PATH_MAX];
 	long timeout_ms;
 	/* the thread's: */
-	int rc;				/* client_request's */
+	int rc;				/* spk_reg_send's */
+	bool alone;			/* an older layoutd: each task alone */
 	struct client_reply r;
 	pl_err_t err;
 } reg;
@@ -667,44 +669,23 @@ watched(spank_t sp, const struct spk_opts *o)
 	return got != ESPANK_SUCCESS && got != ESPANK_NOSPACE;
 }
 
-/* Append text to reg.body; false when out of memory. */
-static bool
-reg_add(const char *text)
-{
-	size_t n = strlen(text);
-
-	if (reg.len + n + 1 > reg.cap) {
-		size_t cap = reg.cap ? reg.cap : 4096;
-		char *b;
-
-		while (cap < reg.len + n + 1)
-			cap *= 2;
-		b = realloc(reg.body, cap);
-		if (!b)
-			return false;
-		reg.body = b;
-		reg.cap = cap;
-	}
-	memcpy(reg.body + reg.len, text, n + 1);
-	reg.len += n;
-	return true;
-}
-
 static void *
 reg_thread(void *arg)
 {
-	reg.rc = client_request(reg.sock, "POST", "/v1/watch/tasks", reg.body, reg.timeout_ms,
-				&reg.r, &reg.err);
+	reg.rc = spk_reg_send(&reg.g, reg.sock, reg.timeout_ms, &reg.r, &reg.alone, &reg.err);
 	return NULL;
 }
 
-/* Wait for the registrations sent (at most timeout_ms: the request's own
- * bound), then say what came of them, as tell_layoutd does. */
+/* Wait for the registrations sent (at most timeout_ms a request: the
+ * requests' own bound), then say what came of them, as tell_layoutd does. */
 static void
 reg_join(bool verbose)
 {
 	char clip[PL_CLIP_BUF];
 
+	if (reg.on && !reg.started)
+		spk_reg_free(&reg.g);	/* never complete: a task not forked */
+	reg.on = false;
 	if (!reg.started || reg.joined)
 		return;
 	if (reg.threaded)
@@ -714,49 +695,70 @@ reg_join(bool verbose)
 		ctx.layoutd_down = true;
 		if (verbose)
 			slurm_info(PLUGIN_NAME ": step %u.%u: NCCL watch of %u tasks not registered "
-				   "with layoutd at %s: %s", ctx.job_id, ctx.step_id, reg.n,
+				   "with layoutd at %s: %s", ctx.job_id, ctx.step_id, reg.g.n,
 				   pl_clip_path(reg.sock, clip, sizeof(clip)), reg.err.text);
 	} else if (reg.r.status != 200 && verbose) {
 		slurm_info(PLUGIN_NAME ": step %u.%u: layoutd at %s answered the registration of %u "
-			   "tasks with HTTP %ld: %s", ctx.job_id, ctx.step_id,
-			   pl_clip_path(reg.sock, clip, sizeof(clip)), reg.n, reg.r.status,
+			   "tasks%s with HTTP %ld: %s", ctx.job_id, ctx.step_id,
+			   pl_clip_path(reg.sock, clip, sizeof(clip)), reg.g.n,
+			   reg.alone ? " (one by one: an older layoutd)" : "", reg.r.status,
 			   pl_clip(reg.r.body ? reg.r.body : "", clip, sizeof(clip)));
 	}
 	free(reg.r.body);
 	reg.r.body = NULL;
-	free(reg.body);
-	reg.body = NULL;
-	reg.len = reg.cap = 0;
+	spk_reg_free(&reg.g);
 }
 
-/* Task gid's registration (body) joins the node's; the last local task's
- * sends them all, off the tasks' start (reg). */
+/* The tasks gathered so far, each alone and here (the batch cannot be
+ * made: out of memory); from now on each task goes alone. */
+static void
+reg_flush_alone(const struct spk_opts *o)
+{
+	uint32_t i;
+
+	for (i = 0; i < reg.g.n && !ctx.layoutd_down; i++)
+		tell_layoutd(o, "/v1/watch/tasks", spk_reg_cut(&reg.g, i), 0);
+	spk_reg_free(&reg.g);
+	reg.on = false;
+	reg.broken = true;
+}
+
+/* Task gid's registration (body; NULL: a task not registered, counted
+ * all the same) joins the node's; the last local task's post_fork sends
+ * them all, off the tasks' start (reg). */
 static void
 reg_task(spank_t sp, const struct spk_opts *o, const char *body, uint32_t gid)
 {
 	uint32_t want = 0;
+	int got;
 
 	if (reg.started)
 		return;		/* (a task past the count: not ours to add) */
-	if (!reg.want && (spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &want) != ESPANK_SUCCESS ||
-			  want == 0)) {
-		tell_layoutd(o, "/v1/watch/tasks", body, gid);	/* alone, as before */
+	if (!reg.on && !reg.broken &&
+	    (spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &want) != ESPANK_SUCCESS || want == 0 ||
+	     spk_reg_init(&reg.g, want) < 0))
+		reg.broken = true;
+	else if (!reg.broken)
+		reg.on = true;
+	if (reg.broken) {
+		if (body)
+			tell_layoutd(o, "/v1/watch/tasks", body, gid);	/* alone, as before */
 		return;
 	}
-	if (!reg.want)
-		reg.want = want;
-	if (!reg_add(reg.n ? "," : "{\"tasks\":[") || !reg_add(body)) {
-		free(reg.body);
-		reg.body = NULL;
-		reg.len = reg.cap = 0;
-		reg.n = 0;
-		tell_layoutd(o, "/v1/watch/tasks", body, gid);
+	got = spk_reg_add(&reg.g, body);
+	if (got < 0) {
+		reg_flush_alone(o);
+		if (body)
+			tell_layoutd(o, "/v1/watch/tasks", body, gid);
 		return;
 	}
-	if (++reg.n < reg.want)
+	if (got == 0)
 		return;
-	if (!reg_add("]}") ||
-	    client_socket_path(o->conf.socket, ctx.node, reg.sock, sizeof(reg.sock)) < 0) {
+	if (!spk_reg_body(&reg.g)) {
+		reg_join(false);	/* none registered */
+		return;
+	}
+	if (client_socket_path(o->conf.socket, ctx.node, reg.sock, sizeof(reg.sock)) < 0) {
 		ctx.layoutd_down = true;
 		return;
 	}
@@ -778,12 +780,15 @@ spk_remote_task_post_fork(spank_t sp, const struct spk_opts *o)
 	char *body;
 	int a, local = -1;
 
-	if (!watched(sp, o) || spank_get_item(sp, S_TASK_GLOBAL_ID, &gid) != ESPANK_SUCCESS ||
-	    spank_get_item(sp, S_TASK_PID, &pid) != ESPANK_SUCCESS || pid <= 0)
+	if (!watched(sp, o))
 		return 0;
-	t = task_of(gid);
-	if (!t)
+	/* every local task is counted, registered or not (reg_task) */
+	if (spank_get_item(sp, S_TASK_GLOBAL_ID, &gid) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_TASK_PID, &pid) != ESPANK_SUCCESS || pid <= 0 ||
+	    !(t = task_of(gid))) {
+		reg_task(sp, o, NULL, gid);
 		return 0;
+	}
 	memset(&w, 0, sizeof(w));
 	w.job = ctx.job_id;
 	w.step = ctx.step_id;
@@ -807,8 +812,7 @@ spk_remote_task_post_fork(spank_t sp, const struct spk_opts *o)
 		w.watch = &o->watch;
 	}
 	body = spk_watch_task_json(&w);
-	if (body)
-		reg_task(sp, o, body, gid);
+	reg_task(sp, o, body, gid);
 	free(body);
 	return 0;
 }
