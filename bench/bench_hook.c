@@ -31,7 +31,8 @@
 #include "nccl_profiler_abi.h"
 #include "record.h"
 
-#define RUNS 5
+#define RUNS 5		/* timed batches in a run, the best kept */
+#define ROUNDS 3	/* runs of the empty table and the hook, alternating */
 #define COLLS 20000	/* per timed batch */
 #define NCH 8		/* channels per collective */
 #define KBATCH 64	/* collectives whose channels are timed at once */
@@ -288,13 +289,19 @@ main(int argc, char **argv)
 		return 1;
 	}
 	printf("NCCL hook, default mask, %d channels per collective; "
-	    "ns per thread-CPU (best of %d)\n", NCH, RUNS);
+	    "ns per thread-CPU (best of %d, in %d alternating rounds)\n", NCH, RUNS * ROUNDS,
+	    ROUNDS);
 	printf("%-8s %10s %10s %10s   %10s %10s %10s\n", "threads",
 	    "launch", "empty", "cost", "kch", "empty", "cost");
 	for (ti = 0; ti < 2; ti++) {
 		int n = nthreads[ti];
 		struct job hj[8], ej[8];
+		struct {
+			double lh, le, kh, ke;
+			uint64_t colls, kch_stops;
+		} best[8];
 		double lc = 0, kc = 0, le = 0, ke = 0, lh = 0, kh = 0;
+		int r;
 
 		for (i = 0; i < n; i++) {
 			hj[i] = (struct job){ .p = hook };
@@ -311,8 +318,26 @@ main(int argc, char **argv)
 			}
 			hj[i].colls = (uint64_t)slot++;	/* its slot, for now */
 		}
-		run_threads(ej, n);
-		run_threads(hj, n);
+		/* Rounds of the two, alternating, each thread keeping its
+		 * best: a machine whose speed moves (a VM's neighbours) moves
+		 * both sides alike. */
+		for (r = 0; r < ROUNDS; r++) {
+			run_threads(ej, n);
+			run_threads(hj, n);
+			for (i = 0; i < n; i++) {
+				if (r == 0 || ej[i].launch_ns < best[i].le)
+					best[i].le = ej[i].launch_ns;
+				if (r == 0 || ej[i].kch_ns < best[i].ke)
+					best[i].ke = ej[i].kch_ns;
+				if (r == 0 || hj[i].launch_ns < best[i].lh)
+					best[i].lh = hj[i].launch_ns;
+				if (r == 0 || hj[i].kch_ns < best[i].kh)
+					best[i].kh = hj[i].kch_ns;
+				best[i].colls = (r ? best[i].colls : 0) + ej[i].colls;
+				best[i].kch_stops = (r ? best[i].kch_stops : 0) +
+				    ej[i].kch_stops;
+			}
+		}
 		if (!rec)
 			rec = map_record(dir);
 		for (i = 0; i < n; i++) {
@@ -322,22 +347,22 @@ main(int argc, char **argv)
 
 			if (!rec || plw_read_launch(&rec->slot[s], &l) < 0 ||
 			    plw_read_gpu(&rec->slot[s], &g) < 0 ||
-			    l.colls != ej[i].colls ||
-			    g.ch_stopped != ej[i].kch_stops) {
+			    l.colls != best[i].colls ||
+			    g.ch_stopped != best[i].kch_stops) {
 				fprintf(stderr, "bench_hook: thread %d: the "
 				    "hook recorded %llu collectives and %llu "
 				    "channel stops, the empty table saw %llu "
 				    "and %llu\n", i,
 				    rec ? (unsigned long long)l.colls : 0ULL,
 				    rec ? (unsigned long long)g.ch_stopped : 0ULL,
-				    (unsigned long long)ej[i].colls,
-				    (unsigned long long)ej[i].kch_stops);
+				    (unsigned long long)best[i].colls,
+				    (unsigned long long)best[i].kch_stops);
 				fail = 1;
 			}
-			lh += hj[i].launch_ns / n;
-			le += ej[i].launch_ns / n;
-			kh += hj[i].kch_ns / n;
-			ke += ej[i].kch_ns / n;
+			lh += best[i].lh / n;
+			le += best[i].le / n;
+			kh += best[i].kh / n;
+			ke += best[i].ke / n;
 		}
 		lc = lh - le;
 		kc = kh - ke;

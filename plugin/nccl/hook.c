@@ -74,11 +74,14 @@ enum {
 
 struct plw_ctx;
 
+#define PLW_LINE 64	/* a cache line */
+
 /* A Coll or P2p handle.  The proxy thread touches it after NCCL hands it
  * over; the counters are atomics so a late channel racing a reuse is not a
  * data race (the generation tells a stale channel from a current one). */
 struct plw_ev {
-	uint32_t kind;
+	_Alignas(2 * PLW_LINE) uint32_t kind;	/* two whole lines: none shared with
+						 * a neighbour another thread uses */
 	_Atomic uint32_t state;
 	_Atomic uint64_t gen;
 	struct plw_ctx *ctx;
@@ -92,19 +95,17 @@ struct plw_ev {
 	uint32_t pad;
 	union plw_text func;
 	uint64_t p2p_at_enqueue;	/* g_p2p_total at its Coll start */
-	uint64_t pad2[2];
 };
 
 /* A KernelCh handle (proxy thread only). */
 struct plw_kch {
-	uint32_t kind;
+	_Alignas(PLW_LINE) uint32_t kind;	/* one whole line */
 	_Atomic uint32_t live;
 	struct plw_ev *parent;
 	uint64_t parent_gen;
 	uint64_t gpu_start;
 	uint64_t gpu_stop;
 	struct plw_ctx *ctx;
-	uint64_t pad;
 };
 
 /*
@@ -114,7 +115,6 @@ struct plw_kch {
  * shared lines, and every collective's coll_next store moved them between
  * cores (4 threads cost half as much again as 1 in bench_hook).
  */
-#define PLW_LINE 64
 struct plw_ctx {
 	_Atomic int live;	/* 1 between init and finalize */
 	int index;
