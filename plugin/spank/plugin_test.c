@@ -19,6 +19,7 @@
 #include "spk_bounds.h"
 #include "spk_plugin.h"
 #include "spk_reg.h"
+#include "spk_send.h"
 #include "spk_request.h"
 #include "spk_release.h"
 #include "spk_shape.h"
@@ -971,6 +972,7 @@ test_watch_step_json(void)
 struct fake_ld {
 	int fd;
 	bool old;
+	bool mute;		/* reads each request and never answers */
 	int nreq;
 	char bodies[8][512];
 };
@@ -1001,6 +1003,12 @@ fake_ld_run(void *arg)
 			}
 		}
 		hend = strstr(buf, "\r\n\r\n");
+		if (f->mute) {
+			f->nreq++;
+			nanosleep(&(struct timespec){ 0, 700 * 1000 * 1000 }, NULL);
+			close(c);
+			continue;
+		}
 		batch = hend && strncmp(hend + 4, "{\"tasks\"", 8) == 0;
 		if (f->nreq < 8 && hend)
 			snprintf(f->bodies[f->nreq], sizeof(f->bodies[0]), "%s", hend + 4);
@@ -1109,10 +1117,90 @@ test_reg(void)
 	spk_reg_free(&g);
 }
 
+static long
+ms_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static void
+test_send(void)
+{
+	struct spk_send snd;
+	struct spk_reg g;
+	struct fake_ld f;
+	char sock[64];
+	pthread_t th;
+	long t0;
+
+	snprintf(sock, sizeof(sock), "/tmp/pl-send-%ld.sock", (long)getpid());
+	if (fake_ld_start(&f, sock, false, &th) < 0) {
+		ok(0, "send: a stand-in layoutd listens (%s)", strerror(errno));
+		return;
+	}
+	spk_send_init(&snd, sock, 2000);
+	spk_reg_init(&g, 2);
+	spk_reg_add(&g, T0);
+	spk_reg_add(&g, T2);
+	ok(spk_send_reg(&snd, &g) == 0 && spk_send_post(&snd, "/v1/watch/exit", "{\"x\":1}") == 0 &&
+	   spk_send_post(&snd, "/v1/watch/exit", "{\"x\":2}") == 0,
+	   "send: the registrations and two exits queued, none waited for");
+	spk_send_stop(&snd);
+	fake_ld_stop(&f, th, sock);
+	ok(f.nreq == 3 && strncmp(f.bodies[0], "{\"tasks\":[", 10) == 0 &&
+	   strcmp(f.bodies[1], "{\"x\":1}") == 0 && strcmp(f.bodies[2], "{\"x\":2}") == 0,
+	   "send: layoutd got them in the order said (%d requests)", f.nreq);
+	ok(snd.sent == 3 && !snd.refused && !snd.dropped && !snd.down,
+	   "send: 3 taken, none refused or dropped (%u %u %u)", snd.sent, snd.refused, snd.dropped);
+
+	fake_ld_start(&f, sock, true, &th);
+	spk_send_init(&snd, sock, 2000);
+	spk_reg_init(&g, 2);
+	spk_reg_add(&g, T0);
+	spk_reg_add(&g, T2);
+	spk_send_reg(&snd, &g);
+	spk_send_post(&snd, "/v1/watch/exit", "{\"x\":1}");
+	spk_send_stop(&snd);
+	fake_ld_stop(&f, th, sock);
+	ok(f.nreq == 4 && strcmp(f.bodies[1], T0) == 0 && strcmp(f.bodies[3], "{\"x\":1}") == 0 &&
+	   snd.alone && snd.sent == 2,
+	   "send: an older layoutd: the batch refused, its tasks one by one, then the exit (%d "
+	   "requests)", f.nreq);
+
+	spk_send_init(&snd, sock, 300);
+	spk_send_post(&snd, "/v1/watch/exit", "{\"x\":1}");
+	spk_send_post(&snd, "/v1/watch/exit", "{\"x\":2}");
+	spk_send_stop(&snd);
+	ok(snd.down && snd.dropped == 1 && snd.sent == 0 && snd.last[0],
+	   "send: no layoutd: the first gets no answer, the rest dropped, said why (%s)", snd.last);
+
+	fake_ld_start(&f, sock, false, &th);
+	f.mute = true;
+	spk_send_init(&snd, sock, 300);
+	spk_send_post(&snd, "/v1/watch/exit", "{\"x\":1}");
+	spk_send_post(&snd, "/v1/watch/exit", "{\"x\":2}");
+	spk_send_post(&snd, "/v1/watch/exit", "{\"x\":3}");
+	t0 = ms_now();
+	spk_send_stop(&snd);
+	t0 = ms_now() - t0;
+	fake_ld_stop(&f, th, sock);
+	ok(t0 < 700 && snd.down && snd.dropped == 2,
+	   "send: a layoutd that never answers holds the stop %ld ms (timeout_ms 300): one "
+	   "request timed out, two dropped", t0);
+
+	spk_send_init(&snd, sock, 300);
+	t0 = ms_now();
+	spk_send_stop(&snd);
+	ok(ms_now() - t0 < 50 && snd.sent == 0, "send: stopped with nothing ever queued: at once");
+}
+
 int
 main(void)
 {
-	plan(243 + 15);
+	plan(243 + 15 + 7);
 	test_args();
 	test_shape();
 	test_release();
@@ -1124,5 +1212,6 @@ main(void)
 	test_watch_json();
 	test_watch_step_json();
 	test_reg();
+	test_send();
 	return done_testing();
 }

@@ -9,7 +9,6 @@
  * the user, and then the whole step is cancelled, because the tasks on the
  * other nodes would wait for their missing peers until their own timeout.
  */
-#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -26,6 +25,7 @@
 #include "spk_answer.h"
 #include "spk_context.h"
 #include "spk_reg.h"
+#include "spk_send.h"
 #include "spk_request.h"
 
 /* The remote context's own state: one step in one slurmstepd. */
@@ -50,33 +50,24 @@ static struct {
 } ctx;
 
 /*
- * The node's registrations of its tasks with layoutd, one message for all
- * of them (spk_reg.h), sent by a thread of its own once the last local
- * task is forked: slurmstepd forks every task, runs task_post_fork for
- * each and only then lets them exec, so a request there (one per task, as
- * it was) held every task's start for a round trip to layoutd each.  The
- * thread ends within timeout_ms a request (client_request's bound);
- * task_exit and exit wait for it before anything else is said to layoutd,
- * so an exit never overtakes its task's registration and the plugin is
- * never unloaded under a running thread.
+ * The node's registrations of its tasks with layoutd, gathered in one
+ * message (spk_reg.h) as task_post_fork sees each, and every message to
+ * layoutd about the watch sent by a thread of its own (spk_send.h): a task
+ * neither starts nor ends waiting for layoutd.
  */
 static struct {
 	struct spk_reg g;
 	bool on;			/* gathering (g made) */
 	bool broken;			/* out of memory: each task alone */
-	bool started, joined;
-	bool threaded;			/* sent by th (else here, no thread) */
-	pthread_t th;
-	char sock[PATH_MAX];
-	long timeout_ms;
-	/* the thread's: */
-	int rc;				/* spk_reg_send's */
-	bool alone;			/* an older layoutd: each task alone */
-	struct client_reply r;
-	pl_err_t err;
+	bool sent;			/* the batch is queued */
+	struct spk_send snd;
+	bool snd_on;			/* snd made */
+	bool verbose;
 } reg;
 
-static void reg_join(bool verbose);
+static void sender_stop(void);
+
+
 
 static void
 keep_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -411,7 +402,7 @@ spk_remote_exit(void)
 {
 	pl_err_t err;
 
-	reg_join(false);	/* never unloaded under its thread */
+	sender_stop();		/* never unloaded under its thread */
 	proto_placement_free(&ctx.place);
 	if (!ctx.watch)
 		return;
@@ -669,44 +660,45 @@ watched(spank_t sp, const struct spk_opts *o)
 	return got != ESPANK_SUCCESS && got != ESPANK_NOSPACE;
 }
 
-static void *
-reg_thread(void *arg)
+/* The sender, made with the first message (false: no socket path). */
+static bool
+sender_on(const struct spk_opts *o)
 {
-	reg.rc = spk_reg_send(&reg.g, reg.sock, reg.timeout_ms, &reg.r, &reg.alone, &reg.err);
-	return NULL;
+	char sock[PATH_MAX];
+
+	if (reg.snd_on)
+		return true;
+	if (client_socket_path(o->conf.socket, ctx.node, sock, sizeof(sock)) < 0)
+		return false;
+	spk_send_init(&reg.snd, sock, o->conf.timeout_ms);
+	reg.snd_on = true;
+	reg.verbose = o->verbose;
+	return true;
 }
 
-/* Wait for the registrations sent (at most timeout_ms a request: the
- * requests' own bound), then say what came of them, as tell_layoutd does. */
+/* Everything queued sent (within timeout_ms), the thread stopped; what
+ * came of it said in verbose mode. */
 static void
-reg_join(bool verbose)
+sender_stop(void)
 {
 	char clip[PL_CLIP_BUF];
 
-	if (reg.on && !reg.started)
+	if (reg.on)
 		spk_reg_free(&reg.g);	/* never complete: a task not forked */
 	reg.on = false;
-	if (!reg.started || reg.joined)
+	if (!reg.snd_on)
 		return;
-	if (reg.threaded)
-		pthread_join(reg.th, NULL);
-	reg.joined = true;
-	if (reg.rc < 0) {
-		ctx.layoutd_down = true;
-		if (verbose)
-			slurm_info(PLUGIN_NAME ": step %u.%u: NCCL watch of %u tasks not registered "
-				   "with layoutd at %s: %s", ctx.job_id, ctx.step_id, reg.g.n,
-				   pl_clip_path(reg.sock, clip, sizeof(clip)), reg.err.text);
-	} else if (reg.r.status != 200 && verbose) {
-		slurm_info(PLUGIN_NAME ": step %u.%u: layoutd at %s answered the registration of %u "
-			   "tasks%s with HTTP %ld: %s", ctx.job_id, ctx.step_id,
-			   pl_clip_path(reg.sock, clip, sizeof(clip)), reg.g.n,
-			   reg.alone ? " (one by one: an older layoutd)" : "", reg.r.status,
-			   pl_clip(reg.r.body ? reg.r.body : "", clip, sizeof(clip)));
-	}
-	free(reg.r.body);
-	reg.r.body = NULL;
-	spk_reg_free(&reg.g);
+	spk_send_stop(&reg.snd);
+	reg.snd_on = false;
+	if (!reg.verbose)
+		return;
+	if (reg.snd.down || reg.snd.refused || reg.snd.dropped)
+		slurm_info(PLUGIN_NAME ": step %u.%u: NCCL watch messages to layoutd at %s: %u taken, "
+			   "%u refused%s, %u dropped%s: %s", ctx.job_id, ctx.step_id,
+			   pl_clip_path(reg.snd.sock, clip, sizeof(clip)), reg.snd.sent,
+			   reg.snd.refused, reg.snd.alone ? " (tasks one by one: an older layoutd)" : "",
+			   reg.snd.dropped, reg.snd.down ? " (no answer: layoutd down)" : "",
+			   reg.snd.last);
 }
 
 /* The tasks gathered so far, each alone and here (the batch cannot be
@@ -732,7 +724,7 @@ reg_task(spank_t sp, const struct spk_opts *o, const char *body, uint32_t gid)
 	uint32_t want = 0;
 	int got;
 
-	if (reg.started)
+	if (reg.sent)
 		return;		/* (a task past the count: not ours to add) */
 	if (!reg.on && !reg.broken &&
 	    (spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &want) != ESPANK_SUCCESS || want == 0 ||
@@ -754,20 +746,18 @@ reg_task(spank_t sp, const struct spk_opts *o, const char *body, uint32_t gid)
 	}
 	if (got == 0)
 		return;
+	reg.sent = true;
 	if (!spk_reg_body(&reg.g)) {
-		reg_join(false);	/* none registered */
+		spk_reg_free(&reg.g);	/* none registered */
+		reg.on = false;
 		return;
 	}
-	if (client_socket_path(o->conf.socket, ctx.node, reg.sock, sizeof(reg.sock)) < 0) {
-		ctx.layoutd_down = true;
+	if (!sender_on(o)) {
+		reg_flush_alone(o);
 		return;
 	}
-	reg.timeout_ms = o->conf.timeout_ms;
-	pl_err_clear(&reg.err);
-	reg.started = true;
-	reg.threaded = pthread_create(&reg.th, NULL, reg_thread, NULL) == 0;
-	if (!reg.threaded)
-		reg_thread(NULL);	/* no thread: sent here, as before */
+	spk_send_reg(&reg.snd, &reg.g);	/* (taken, or sent here) */
+	reg.on = false;
 }
 
 int
@@ -824,12 +814,14 @@ spk_remote_task_exit(spank_t sp, const struct spk_opts *o)
 	int status = 0;
 	char *body;
 
-	reg_join(o->verbose);
 	if (!watched(sp, o) || spank_get_item(sp, S_TASK_GLOBAL_ID, &gid) != ESPANK_SUCCESS ||
-	    spank_get_item(sp, S_TASK_EXIT_STATUS, &status) != ESPANK_SUCCESS || !task_of(gid))
+	    spank_get_item(sp, S_TASK_EXIT_STATUS, &status) != ESPANK_SUCCESS || !task_of(gid) ||
+	    (reg.snd_on && spk_send_down(&reg.snd)))
 		return 0;
 	body = spk_watch_exit_json(ctx.job_id, ctx.step_id, (long)gid, status);
-	if (body)
+	if (body && sender_on(o))
+		spk_send_post(&reg.snd, "/v1/watch/exit", body);	/* after the registrations */
+	else if (body)
 		tell_layoutd(o, "/v1/watch/exit", body, gid);
 	free(body);
 	return 0;
