@@ -390,6 +390,56 @@ def step_decl(nodes, world=8, tp=2, cp=1, ep=1, dp=2, pp=2):
             "nodes": nodes}
 
 
+class FullWorld(World):
+    """The records' directory on a tmpfs of one page, that page taken:
+    as /dev/shm full at the step's start."""
+    mounted = False
+
+    def prepare(self, wdir):
+        self.mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4k,mode=0700",
+                                       "tmpfs", wdir], capture_output=True).returncode == 0
+        if self.mounted:
+            with open(os.path.join(wdir, "filler"), "wb") as f:
+                f.write(b"\0" * 4096)
+
+    def record(self, r):
+        return os.path.join(self.wdir, "plw-%d.0.%d.%d" % (self.job, r, self.procs[r].pid))
+
+    def unmount(self):
+        if self.mounted:
+            subprocess.run(["umount", "-l", self.wdir], capture_output=True)
+
+
+def shm_full(d, tmp, worlds):
+    """The records' filesystem full at the step's start: each rank's hook
+    turns itself off (it reserves its record's blocks first: no SIGBUS
+    later), the job runs to its end, and layoutd says which ranks are
+    unwatched and why."""
+    f = FullWorld(tmp, 9300, ["--steps", "200", "--compute-us", "500"])
+    worlds.append(f)
+    try:
+        if not f.mounted:
+            skip("a full filesystem for the records", "cannot mount a tmpfs here")
+            return
+        is_eq(f.register(d), [200] * WORLD, "full: every rank registered")
+        rcs = [p.wait(timeout=60) for p in f.procs]
+        is_eq(rcs, [0] * WORLD, "full: every rank ran its 200 steps and exited 0 (the job runs)")
+        with open(os.path.join(f.dir, "err.0")) as e:
+            err0 = e.read()
+        like(err0, "off: cannot size the record", "full: the hook said on the rank's stderr that "
+             "it turned itself off")
+        st = d.step(9300) or {}
+        why = [t.get("refused") or "" for t in st.get("tasks", [])]
+        ok(len(why) == WORLD and all("its filesystem has" in w and "full, so the rank's NCCL hook "
+                                     "turned itself off (unwatched; the job runs)" in w
+                                     for w in why),
+           "full: layoutd names each rank unwatched and why: %s" % (why[0][:300] if why else st))
+        for k in range(WORLD):
+            d.post("/v1/watch/exit", {"job_id": 9300, "step_id": 0, "task": k, "status": 0})
+    finally:
+        f.unmount()
+
+
 def registration_keys(d, tmp):
     """The optional keys: gpu, nic and the step (layout and node order) the
     node's first task brings; strict, bounded, and one step per job step."""
@@ -770,6 +820,7 @@ def main():
         leftovers(d, tmp, wd, 1)
         pid_reuse(d, tmp)
         registration_keys(d, tmp)
+        shm_full(d, tmp, worlds)
 
         d.p.send_signal(signal.SIGTERM)
         rc = d.p.wait(timeout=120)

@@ -112,6 +112,7 @@ class World:
         self.dir = tempfile.mkdtemp(prefix="w%d." % job, dir=tmp)
         self.wdir = os.path.join(self.dir, "watch")
         os.mkdir(self.wdir, 0o700)
+        self.prepare(self.wdir)
         self.job = job
         self.procs = []
         for r in range(self.world):
@@ -131,6 +132,9 @@ class World:
                     [DRIVER, "--sync-dir", self.dir, "--channels", "2", "--layers", "2",
                      "--timeout", str(self.timeout)] + args, env=env,
                     stdout=subprocess.DEVNULL, stderr=err))
+
+    def prepare(self, wdir):
+        """What a test does to the records' directory before the ranks start."""
 
     def coords(self, r):
         tp, dp = self.tp, self.dp

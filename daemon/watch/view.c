@@ -37,6 +37,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <time.h>
@@ -754,6 +755,39 @@ sample_tree(struct wtask *t)
 	t->tree_ns = now;
 }
 
+/*
+ * A record that is not there: when the filesystem of its directory has no
+ * room for one, that is why (the hook turns itself off when it cannot
+ * reserve its record's blocks, and says so only on the rank's stderr), and
+ * the refusal says so.
+ */
+static void
+no_room(struct wtask *t)
+{
+	char dir[sizeof(t->refusal)];
+	struct statvfs v;
+	unsigned long long room;
+	char *slash;
+	size_t n;
+
+	if (access(t->record, F_OK) == 0 || errno != ENOENT)
+		return;
+	snprintf(dir, sizeof(dir), "%s", t->record);
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return;
+	*slash = '\0';
+	if (statvfs(dir, &v) != 0)
+		return;
+	room = (unsigned long long)v.f_bavail * v.f_frsize;
+	if (room >= sizeof(struct plw_record))
+		return;
+	n = strlen(t->refusal);
+	snprintf(t->refusal + n, sizeof(t->refusal) - n, "; its filesystem has %llu bytes free, "
+		 "less than a record's %zu: full, so the rank's NCCL hook turned itself off "
+		 "(unwatched; the job runs)", room, sizeof(struct plw_record));
+}
+
 static void
 sample_task(struct ld_watch *w, const struct wstep *s, struct wtask *t)
 {
@@ -814,6 +848,7 @@ read:
 	if (rv < 0) {
 		t->rs = REC_REFUSED;
 		snprintf(t->refusal, sizeof(t->refusal), "%s", err.text);
+		no_room(t);
 		if (!t->refusal_logged)
 			ld_log(&w->d->log, "watch: job %ld.%ld task %ld rank %ld: record refused: %s",
 			       s->job, s->step, t->task, t->rank,
