@@ -1,0 +1,323 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""The watch under faults, on the emulated cluster with the real daemons
+(slurmctld, a slurmd and a layoutd per node, munge, Alertmanager, a
+webhook): a 32-rank step (tp8 pp4, nccl_driver under srun) runs, a fault of
+the step (rank 13 stops entering its collectives) makes an alert due, and
+a fault of the watch itself is injected meanwhile.  Each row checks that
+the alert still arrives, in time, once, and resolves, and measures it:
+
+  leader killed    the leader's layoutd SIGKILLed 1 s after the fault: the
+                   next node leads and alerts within threshold +
+                   peer_lost_s + 2 s; the old leader back, no second copy
+                   fires (one fingerprint, one startsAt at the webhook);
+  leader restarted its layoutd stopped and started again while the alert
+                   is open: the alert is neither forgotten (it resolves when
+                   the step ends) nor fired anew (one startsAt);
+  Alertmanager     down across the fault for ALERTMANAGER_DOWN_S: the alert
+  down             reaches it after its return with the startsAt of the
+                   fault, and resolves after the step;
+  follower frozen  a follower's layoutd SIGSTOPped for FROZEN_S while a
+                   healthy step runs: ParallelLayoutNodeLost for that node
+                   and nothing else, resolved after SIGCONT.
+
+The table (injected, expected, measured, pass) is printed at the end, and
+written as JSON to $CHAOS_TABLE when set.  Under 5 minutes.
+"""
+import json
+import os
+import signal
+import threading
+import time
+
+from clusterlib import LabError, skip_all, unavailable
+from taplib import diag, done, ok
+
+why = unavailable()
+PLUGIN = os.environ.get("PL_PLUGIN", "")
+DRIVER = os.environ.get("NCCL_DRIVER", "")
+HOOK = os.environ.get("PL_NCCL_HOOK", "")
+LAYOUTD = os.environ.get("LAYOUTD", "")
+if not why and not os.path.exists(PLUGIN):
+    why = "the SPANK plugin was not built (no spank.h at configure time)"
+if not why and not (os.path.exists(DRIVER) and os.path.exists(HOOK) and os.path.exists(LAYOUTD)):
+    why = "nccl_driver, the NCCL hook or layoutd was not built"
+if not why:
+    import amlib
+    if not amlib.ALERTMANAGER:
+        why = "no prometheus-alertmanager (apt-get install prometheus-alertmanager)"
+if why:
+    skip_all(why)
+
+from watchlab import WatchLab, rows_of
+
+THRESH = 5
+INTERVAL_MS = 200
+LOST_S = 5                  # peer_lost_s auto: max(3 intervals, 5 s)
+ALERTMANAGER_DOWN_S = 60
+FROZEN_S = 30
+STEP = ["-N4", "-n32", "--parallel-layout=tp8,pp4"]
+DRV = ["--compute-us", "20000"]
+HANG = "ParallelLayoutHang"
+
+wl = WatchLab(PLUGIN, HOOK, DRIVER, LAYOUTD, name="chaos", threshold=THRESH,
+              interval_ms=INTERVAL_MS, alert_resend_s=3)
+lab, am, hook = wl.lab, wl.am, wl.hook
+try:
+    wl.up()
+except (LabError, RuntimeError) as e:
+    ok(False, "the lab: 4 nodes, a layoutd on each, Alertmanager and a webhook")
+    diag(e)
+    wl.down()
+    done()
+ok(True, "4 nodes, a layoutd on each, Alertmanager at %s, a webhook at %s" % (am.url, hook.url))
+EXEC = wl.exec
+TABLE = []
+
+
+def row(name, injected, expected, measured, passed):
+    TABLE.append({"fault": name, "injected": injected, "expected": expected,
+                  "measured": measured, "pass": bool(passed)})
+    ok(passed, "%s: %s (%s)" % (name, expected, measured))
+
+
+def ours(alerts, job, name=None):
+    return [a for a in alerts if a["labels"].get("job_id") == str(job) and
+            (name is None or a["labels"].get("alertname") == name)]
+
+
+def conf_path():
+    return os.path.join(wl.tmp, "layoutd.%d.conf" % wl.nconf)
+
+
+def start_missing():
+    """Start the layoutds that are not running (the lab starts what is
+    missing, with the config they had)."""
+    lab.up(layoutd=wl.layoutd, layoutd_map=wl.map, layoutd_conf=conf_path())
+
+
+def layoutd_pid(node):
+    return lab.daemon_pids().get("layoutd.%s.lab" % node)
+
+
+def firing(job, name, since):
+    """The webhook's firing messages for job's alert name since index since:
+    {(fingerprint, startsAt)}."""
+    return {(b.get("fingerprint"), b.get("startsAt")) for b in hook.got()[since:]
+            if b.get("status") == "firing" and str(b.get("job_id", "")) == str(job)
+            and b.get("alertname") == name}
+
+
+def resolved(job, name, since):
+    return [b for b in hook.got()[since:] if b.get("status") == "resolved" and
+            str(b.get("job_id", "")) == str(job) and b.get("alertname") == name]
+
+
+class Step:
+    """srun of the step in the background: its job id once known, its
+    output once it ended."""
+
+    def __init__(self, extra, timeout=200):
+        self.before = wl.last_job_id()
+        self.res = {}
+        self.t0 = time.time()
+        self.th = threading.Thread(target=lambda: self.res.update(r=lab.srun(
+            STEP + [EXEC] + DRV + extra, timeout=timeout)))
+        self.th.start()
+        self.job = None
+        end = time.monotonic() + 60
+        while self.job is None and time.monotonic() < end and self.th.is_alive():
+            j = wl.last_job_id()
+            self.job = j if j > self.before else None
+            time.sleep(0.1)
+
+    def fault_at(self, timeout=60):
+        """Wall time rank 13 stopped (its own last line), or None."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            t = wl.stopped_at(self.job, 13)
+            if t:
+                return t
+            time.sleep(0.05)
+        return None
+
+    def wait(self):
+        self.th.join()
+        return self.res.get("r", (124, "", "no answer"))
+
+
+def hang_seen(job, timeout):
+    """Wall time the Hang alert naming rank 13 is in Alertmanager, or None."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if any(a["labels"].get("rank") == "13" for a in ours(am.alerts(), job, HANG)):
+            return time.time()
+        time.sleep(0.05)
+    return None
+
+
+def gone(job, name, timeout):
+    """Whether job's alert name left Alertmanager within timeout."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if not ours(am.alerts(), job, name):
+            return True
+        time.sleep(0.2)
+    return False
+
+
+# A healthy step first: the leader is rank 0's node (the placement is the
+# same every time).
+s = Step(["--steps", "20", "--timeout", "30"])
+rc, out, err = s.wait()
+rows = rows_of(out)
+leader = [r["node"] for r in rows if r["rank"] == "0"]
+node13 = [r["node"] for r in rows if r["rank"] == "13"]
+if not ok(rc == 0 and len(rows) == 32 and leader and node13 and leader != node13,
+          "a healthy step: rank 0 on %s leads, rank 13 on %s" % (leader, node13)):
+    diag(err[-2000:])
+    wl.down()
+    done()
+LEADER, N13 = leader[0], node13[0]
+FOLLOWER = [n for n in ("node4", "node3", "node2") if n not in (LEADER, N13)][0]
+
+# --- the leader's layoutd killed 1 s after the fault ---
+n0 = len(hook.got())
+s = Step(["--steps", "100000", "--timeout", "25", "--fault=stop:13:3"])
+fault = s.fault_at()
+killed = None
+if fault:
+    time.sleep(max(0.0, fault + 1 - time.time()))
+    pid = layoutd_pid(LEADER)
+    if pid:
+        os.kill(pid, signal.SIGKILL)
+        killed = time.time()
+seen = hang_seen(s.job, THRESH + LOST_S + 10)
+lat = seen - fault if seen and fault else None
+try:
+    start_missing()
+    back = layoutd_pid(LEADER) is not None
+except LabError as e:
+    back = False
+    diag(e)
+time.sleep(8)       # the old leader leads again; its alert must be the same one
+fp = firing(s.job, HANG, n0)
+rc, out, err = s.wait()
+res_ok = gone(s.job, HANG, 30)
+row("leader killed", "SIGKILL to %s's layoutd (the leader) 1 s after rank 13 stopped; "
+    "started again once the alert fired" % LEADER,
+    "the Hang alert within %d s of the fault (threshold + peer_lost_s + 2), one copy, "
+    "resolved after the step" % (THRESH + LOST_S + 2),
+    "alert %s s after the fault; %d firing copies (fingerprint, startsAt) at the webhook; "
+    "leader back: %s; resolved: %s" % (lat and round(lat, 1), len(fp), back, res_ok),
+    killed and lat is not None and lat <= THRESH + LOST_S + 2 and len(fp) == 1 and back and
+    res_ok)
+
+# --- the leader restarted with the alert open ---
+n0 = len(hook.got())
+s = Step(["--steps", "100000", "--timeout", "30", "--fault=stop:13:3"])
+fault = s.fault_at()
+seen = hang_seen(s.job, THRESH + 10)
+restarted = False
+if seen:
+    restarted = lab.stop_layoutd(LEADER)
+    try:
+        start_missing()
+    except LabError as e:
+        restarted = False
+        diag(e)
+    restarted = restarted and layoutd_pid(LEADER) is not None
+time.sleep(8)
+still = bool(ours(am.alerts(), s.job, HANG))
+fp = firing(s.job, HANG, n0)
+rc, out, err = s.wait()
+res_ok = gone(s.job, HANG, 30) and bool(resolved(s.job, HANG, n0))
+row("leader restarted", "%s's layoutd (the leader) stopped and started again while the Hang "
+    "alert was open" % LEADER,
+    "the alert stays open (not forgotten), is not fired anew (one startsAt), and resolves "
+    "after the step",
+    "restarted: %s; still open 8 s later: %s; %d firing copies; resolved: %s" %
+    (restarted, still, len(fp), res_ok),
+    seen and restarted and still and len(fp) == 1 and res_ok)
+
+# --- Alertmanager down across the fault ---
+n0 = len(hook.got())
+am.stop()
+s = Step(["--steps", "100000", "--timeout", "%d" % (ALERTMANAGER_DOWN_S + 25),
+          "--fault=stop:13:3"])
+fault = s.fault_at()
+time.sleep(max(0.0, s.t0 + ALERTMANAGER_DOWN_S - time.time()))
+try:
+    am.start()
+    up = time.time()
+except RuntimeError as e:
+    up = None
+    diag(e)
+seen = hang_seen(s.job, 30) if up else None
+got = ours(am.alerts(), s.job, HANG)
+starts = amlib._ends({"endsAt": got[0].get("startsAt", "")}) if got else 0
+hook_fired = firing(s.job, HANG, n0)
+rc, out, err = s.wait()
+res_ok = gone(s.job, HANG, 30)
+row("Alertmanager down", "Alertmanager stopped for %d s across the fault (rank 13 stopped %s s "
+    "after srun started)" % (ALERTMANAGER_DOWN_S, fault and round(fault - s.t0, 1)),
+    "the Hang alert in Alertmanager soon after its return (alert_resend_s 3), startsAt kept "
+    "from the fault, resolved after the step; the webhook got it meanwhile",
+    "in Alertmanager %s s after its return, startsAt %s s after the fault (its return "
+    "%s s after it); webhook firing copies %d; resolved: %s" %
+    (seen and up and round(seen - up, 1), fault and starts and round(starts - fault, 1),
+     up and fault and round(up - fault, 1), len(hook_fired), res_ok),
+    seen is not None and seen - up <= 3 + 2 and fault and starts and
+    0 <= starts - fault + 1 <= THRESH + 3 and len(hook_fired) == 1 and res_ok)
+
+# --- a follower frozen while a healthy step runs ---
+n0 = len(hook.got())
+s = Step(["--steps", "100000", "--timeout", "%d" % (FROZEN_S + 40)])
+time.sleep(8)
+pid = layoutd_pid(FOLLOWER)
+if pid:
+    os.kill(pid, signal.SIGSTOP)
+stopped = time.time()
+
+
+def lost_alerts():
+    return ours(am.alerts(), s.job, "ParallelLayoutNodeLost")
+
+
+end = time.monotonic() + FROZEN_S
+first, others = None, set()
+while time.monotonic() < end:
+    al = ours(am.alerts(), s.job)
+    for a in al:
+        if a["labels"].get("alertname") == "ParallelLayoutNodeLost" and \
+                a["labels"].get("node") == FOLLOWER:
+            first = first or time.time()
+        else:
+            others.add((a["labels"].get("alertname"), a["labels"].get("node")))
+    time.sleep(0.2)
+if pid:
+    os.kill(pid, signal.SIGCONT)
+cont = time.time()
+cleared = gone(s.job, "ParallelLayoutNodeLost", 20)
+cleared_in = time.time() - cont
+lab.run(["scancel", str(s.job)], timeout=15)
+s.wait()
+row("follower frozen", "SIGSTOP to %s's layoutd for %d s while a healthy step runs, then "
+    "SIGCONT" % (FOLLOWER, FROZEN_S),
+    "ParallelLayoutNodeLost for %s within peer_lost_s + 2 s, no other alert, resolved after "
+    "SIGCONT" % FOLLOWER,
+    "NodeLost %s s after the stop; other alerts %s; resolved %.1f s after SIGCONT: %s" %
+    (first and round(first - stopped, 1), sorted(others) or "none", cleared_in, cleared),
+    first is not None and first - stopped <= LOST_S + 2 + 1 and not others and cleared)
+
+diag("| fault | injected | expected | measured | pass |")
+diag("|---|---|---|---|---|")
+for r in TABLE:
+    diag("| %s | %s | %s | %s | %s |" % (r["fault"], r["injected"], r["expected"], r["measured"],
+                                        "pass" if r["pass"] else "FAIL"))
+if os.environ.get("CHAOS_TABLE"):
+    with open(os.environ["CHAOS_TABLE"], "w") as f:
+        json.dump(TABLE, f, indent=1)
+rc, err = wl.down()
+ok(rc == 0, "lab down")
+done()
