@@ -53,6 +53,7 @@ want_defaults(struct ld_conf *c)
 	c->peer_timeout_ms = 2000;
 	c->peer_max_connections = 4096;
 	c->peer_max_queued_bytes = 64L << 20;
+	c->peer_source_max_queued_bytes = 16L << 20;
 	c->peer_max_ranks = 65536;
 	c->peer_fanin = LD_PEER_FANIN_AUTO;
 	c->alert_resend_s = 60;
@@ -251,6 +252,7 @@ test_bounds(void)
 		L(peer_timeout_ms, 100, 60000),
 		L(peer_max_connections, 1, 1000000),
 		L(peer_max_queued_bytes, 1L << 20, 1L << 32),
+		L(peer_source_max_queued_bytes, 1L << 20, 1L << 32),
 		L(peer_max_ranks, 1, 16777216),
 		L(alert_resend_s, 1, 86400),
 		L(alert_retries, 0, 100),
