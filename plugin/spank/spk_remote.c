@@ -692,7 +692,12 @@ sender_stop(void)
 	reg.snd_on = false;
 	if (!reg.verbose)
 		return;
-	if (reg.snd.down || reg.snd.refused || reg.snd.dropped)
+	if (reg.snd.down && !reg.snd.sent)
+		slurm_info(PLUGIN_NAME ": step %u.%u: NCCL watch not registered with layoutd at %s: "
+			   "no answer (%s); %u later messages dropped", ctx.job_id, ctx.step_id,
+			   pl_clip_path(reg.snd.sock, clip, sizeof(clip)), reg.snd.last,
+			   reg.snd.dropped);
+	else if (reg.snd.down || reg.snd.refused || reg.snd.dropped)
 		slurm_info(PLUGIN_NAME ": step %u.%u: NCCL watch messages to layoutd at %s: %u taken, "
 			   "%u refused%s, %u dropped%s: %s", ctx.job_id, ctx.step_id,
 			   pl_clip_path(reg.snd.sock, clip, sizeof(clip)), reg.snd.sent,
