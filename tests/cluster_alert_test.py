@@ -17,26 +17,12 @@ import subprocess
 import threading
 import time
 
-from clusterlib import LabError, skip_all, unavailable
+from clusterlib import LabError
 from taplib import diag, done, is_eq, like, ok
 
-why = unavailable()
-PLUGIN = os.environ.get("PL_PLUGIN", "")
-DRIVER = os.environ.get("NCCL_DRIVER", "")
-HOOK = os.environ.get("PL_NCCL_HOOK", "")
-LAYOUTD = os.environ.get("LAYOUTD", "")
-if not why and not os.path.exists(PLUGIN):
-    why = "the SPANK plugin was not built (no spank.h at configure time)"
-if not why and not (os.path.exists(DRIVER) and os.path.exists(HOOK) and os.path.exists(LAYOUTD)):
-    why = "nccl_driver, the NCCL hook or layoutd was not built"
-if not why:
-    import amlib
-    if not amlib.ALERTMANAGER:
-        why = "no prometheus-alertmanager (apt-get install prometheus-alertmanager)"
-if why:
-    skip_all(why)
+from watchlab import WatchLab, parts, rows_of
 
-from watchlab import WatchLab, rows_of
+PLUGIN, DRIVER, HOOK, LAYOUTD = parts()
 
 THRESH = 5
 wl = WatchLab(PLUGIN, HOOK, DRIVER, LAYOUTD, threshold=THRESH, interval_ms=200)

@@ -16,30 +16,21 @@ import shutil
 import tempfile
 import time
 
-from clusterlib import LabError, skip_all, unavailable
+from clusterlib import LabError
 from taplib import diag, done, is_eq, like, ok
 
-why = unavailable()
-PLUGIN = os.environ.get("PL_PLUGIN", "")
-DRIVER = os.environ.get("NCCL_DRIVER", "")
-HOOK = os.environ.get("PL_NCCL_HOOK", "")
-LAYOUTD = os.environ.get("LAYOUTD", "")
-if not why and not os.path.exists(PLUGIN):
-    why = "the SPANK plugin was not built (no spank.h at configure time)"
-if not why and not (os.path.exists(DRIVER) and os.path.exists(HOOK) and os.path.exists(LAYOUTD)):
-    why = "nccl_driver, the NCCL hook or layoutd was not built"
-if not why and (not shutil.which("eu-stack") or not shutil.which("gdb")):
-    why = "eu-stack and gdb are needed (scripts/deps: elfutils, gdb)"
-if not why and os.geteuid() != 0:
-    why = "layoutd attaches to the ranks as root: run as root"
-if not why:
-    import amlib
-    if not amlib.ALERTMANAGER:
-        why = "no prometheus-alertmanager (apt-get install prometheus-alertmanager)"
-if why:
-    skip_all(why)
+from watchlab import WatchLab, parts, rows_of
 
-from watchlab import WatchLab, rows_of
+
+def stack_tools():
+    if not shutil.which("eu-stack") or not shutil.which("gdb"):
+        return "eu-stack and gdb are needed (scripts/deps: elfutils, gdb)"
+    if os.geteuid() != 0:
+        return "layoutd attaches to the ranks as root: run as root"
+    return None
+
+
+PLUGIN, DRIVER, HOOK, LAYOUTD = parts(stack_tools)
 
 THRESH = 5
 STACK_TIMEOUT = 10

@@ -25,9 +25,9 @@ import tempfile
 import threading
 import time
 
-from taplib import diag, done, is_eq, like, ok, run, skip, wait_for
+from taplib import diag, done, is_eq, like, ok, skip, wait_for
 from layoutd_peer_test import Daemon, free_ports, peer_call, sha
-from layoutd_relay_test import (INTERVAL_MS, JOB, NODES, WORLD, batch, present, register,
+from layoutd_relay_test import (JOB, NODES, WORLD, batch, peer_map, present, register,
                                 summary)
 from watchlib import checker
 
@@ -131,23 +131,6 @@ def per_source(lead, m, munged0):
        (a1[0][0] if a1 else None, b1[0][0] if b1 else None))
 
 
-def origin_map(tmp, base):
-    nodes = os.path.join(tmp, "scontrol-nodes.txt")
-    with open(nodes, "w") as f:
-        for k, n in enumerate(NODES):
-            f.write("NodeName=%s Arch=x86_64 CPUTot=8 NodeAddr=%s NodeHostName=vm Port=%d "
-                    "State=IDLE Partitions=main\n" % (n, addr(k), base + k))
-    topo = os.path.join(tmp, "topology.conf")
-    with open(topo, "w") as f:
-        f.write("SwitchName=leaf0 Nodes=node[1-5]\n")
-    mapf = os.path.join(tmp, "map.json")
-    rc, _, err = run("topo", "build", "--slurm-topology", topo, "--node", "8", "--name", "five",
-                     "--slurm-nodes", nodes, "--peer-port", "slurmd+0", "-o", mapf)
-    if rc != 0:
-        diag(err)
-    return mapf if rc == 0 else None
-
-
 def main():
     if os.geteuid() != 0:
         skip("summaries bound to their nodes", "registrations and munged are root's: run as root")
@@ -160,7 +143,7 @@ def main():
     ms, ns, sleepers = [], [], []
     try:
         base = free_ports(len(NODES))
-        mapf = origin_map(tmp, base)
+        mapf = peer_map(tmp, base, addr)
         if not ok(mapf is not None, "a map with node K at 127.0.0.K"):
             return done()
         key = os.path.join(tmp, "munge.key")

@@ -122,12 +122,13 @@ def leaders_group(tmp, mapf, m, base):
                 n.p.wait()
 
 
-def peer_map(tmp, base):
+def peer_map(tmp, base, addr=lambda k: HOST):
+    """The five nodes' map: node K at addr(K), its peer port base + K."""
     nodes = os.path.join(tmp, "scontrol-nodes.txt")
     with open(nodes, "w") as f:
         for k, n in enumerate(NODES):
             f.write("NodeName=%s Arch=x86_64 CPUTot=8 NodeAddr=%s NodeHostName=vm Port=%d "
-                    "State=IDLE Partitions=main\n" % (n, HOST, base + k))
+                    "State=IDLE Partitions=main\n" % (n, addr(k), base + k))
     topo = os.path.join(tmp, "topology.conf")
     with open(topo, "w") as f:
         f.write("SwitchName=leaf0 Nodes=node[1-5]\n")

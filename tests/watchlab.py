@@ -13,13 +13,36 @@ import threading
 import time
 
 import amlib
-from clusterlib import Lab, LabError
+from clusterlib import Lab, LabError, skip_all, unavailable
 from taplib import ETC, data, run
 
 EXEC_SH = r"""#!/bin/bash
 echo "TASK rank=${RANK:-unset} pid=$$ node=$SLURMD_NODENAME job=$SLURM_JOB_ID step=$SLURM_STEP_ID"
 exec "$DRIVER" --sync-dir "$SYNC" "$@" > "$SYNC/exec.$SLURM_JOB_ID.$RANK" 2>&1
 """
+
+
+def parts(more=None):
+    """(PLUGIN, DRIVER, HOOK, LAYOUTD) from the test's environment, or the
+    whole test skipped saying what is missing: Slurm, a part not built,
+    Alertmanager, or what more() says (None: nothing)."""
+    why = unavailable()
+    plugin = os.environ.get("PL_PLUGIN", "")
+    driver = os.environ.get("NCCL_DRIVER", "")
+    hook = os.environ.get("PL_NCCL_HOOK", "")
+    layoutd = os.environ.get("LAYOUTD", "")
+    if not why and not os.path.exists(plugin):
+        why = "the SPANK plugin was not built (no spank.h at configure time)"
+    if not why and not (os.path.exists(driver) and os.path.exists(hook) and
+                        os.path.exists(layoutd)):
+        why = "nccl_driver, the NCCL hook or layoutd was not built"
+    if not why and more:
+        why = more()
+    if not why and not amlib.ALERTMANAGER:
+        why = "no prometheus-alertmanager (apt-get install prometheus-alertmanager)"
+    if why:
+        skip_all(why)
+    return plugin, driver, hook, layoutd
 
 
 def rows_of(text):

@@ -408,6 +408,21 @@ refuse(struct ld_peers *p, struct evhttp_request *req, const char *from,
 
 /* ---- the peer listener: POST /v1/peer/summary, GET /v1/watch/step ---------- */
 
+/* Whether a credential of uid speaks for a layoutd: root's or slurm_user's. */
+static bool
+trusted_uid(const struct ld_conf *c, long uid)
+{
+	return uid == 0 || (c->slurm_uid >= 0 && uid == c->slurm_uid);
+}
+
+/* Whether j's decoded credential carries the payload it must (expect). */
+static bool
+payload_is_expected(const struct mjob *j)
+{
+	return j->mj.out && j->expect && j->mj.outlen == strlen(j->expect) &&
+	       memcmp(j->mj.out, j->expect, j->mj.outlen) == 0;
+}
+
 /* The credential of a POST checked: munge, uid, the body's checksum.
  * false: refused (and answered). */
 static bool
@@ -428,13 +443,13 @@ post_credential_ok(struct ld_peers *p, struct mjob *j, const char *path)
 		       path, j->mj.why);
 		return false;
 	}
-	if (j->mj.uid != 0 && (c->slurm_uid < 0 || j->mj.uid != c->slurm_uid)) {
+	if (!trusted_uid(c, j->mj.uid)) {
 		refuse(p, j->req, j->from, LD_REFUSE_UID, 403, "POST %s: the credential is uid %ld's: "
 		       "want root's or slurm_user's (%s)", path, j->mj.uid,
 		       c->slurm_user[0] ? c->slurm_user : "none set");
 		return false;
 	}
-	if (!j->mj.out || j->mj.outlen != strlen(j->expect) || memcmp(j->mj.out, j->expect, j->mj.outlen) != 0) {
+	if (!payload_is_expected(j)) {
 		refuse(p, j->req, j->from, LD_REFUSE_CHECKSUM, 403, "POST %s: the credential's "
 		       "payload is not the SHA-256 of the body (%s)", path, j->expect);
 		return false;
@@ -855,12 +870,12 @@ step_checked(struct ld_peers *p, struct mjob *j)
 		       j->mj.why);
 		return;
 	}
-	if (!j->mj.out || j->mj.outlen != strlen(j->expect) || memcmp(j->mj.out, j->expect, j->mj.outlen) != 0) {
+	if (!payload_is_expected(j)) {
 		refuse(p, j->req, j->from, LD_REFUSE_CHECKSUM, 403, "GET /v1/watch/step: the "
 		       "credential's payload is not the request line '%s'", j->expect);
 		return;
 	}
-	all = j->mj.uid == 0 || (c->slurm_uid >= 0 && j->mj.uid == c->slurm_uid);
+	all = trusted_uid(c, j->mj.uid);
 	pl_err_clear(&err);
 	status = ld_peer_step_json(p, j->sq.job, j->sq.step, j->sq.from, j->sq.count, all, j->mj.uid,
 				   &o, &err);
@@ -1263,6 +1278,20 @@ take_captures(struct ld_peers *p, struct plink *k, const char *body)
 	json_decref(o);
 }
 
+/* Hand k's munge job j to the worker: k is then in state, or its delivery
+ * failed (the queue full). */
+static void
+link_submit(struct ld_peers *p, struct plink *k, struct mjob *j, enum link_state state)
+{
+	j->link_id = k->id;
+	if (ld_munge_submit(p->munge, &j->mj) < 0) {
+		mjob_free(j);
+		link_ended(p, k, false, "the munge queue is full");
+		return;
+	}
+	k->state = state;
+}
+
 /* A 200 to k's POST refused (why): counted, said (at most every
  * REFUSAL_LOG_MS: a program on a peer's port answers every round), and
  * the delivery failed. */
@@ -1316,13 +1345,7 @@ answer_check(struct ld_peers *p, struct plink *k, const struct ld_http_result *r
 	j->body[r->len] = '\0';
 	j->len = r->len;
 	j->what = MJ_ANSWER;
-	j->link_id = k->id;
-	if (ld_munge_submit(p->munge, &j->mj) < 0) {
-		mjob_free(j);
-		link_ended(p, k, false, "the munge queue is full");
-		return;
-	}
-	k->state = LINK_CHECKING;
+	link_submit(p, k, j, LINK_CHECKING);
 }
 
 /* An answer's credential checked: the delivery ends, ok when it is root's
@@ -1339,12 +1362,11 @@ answer_checked(struct ld_peers *p, struct mjob *j)
 	if (j->mj.merr != EMUNGE_SUCCESS) {
 		snprintf(why, sizeof(why), "node %.40s's answer: its credential is refused: %.100s",
 			 k->node, j->mj.why);
-	} else if (j->mj.uid != 0 && (c->slurm_uid < 0 || j->mj.uid != c->slurm_uid)) {
+	} else if (!trusted_uid(c, j->mj.uid)) {
 		snprintf(why, sizeof(why), "node %s's answer carries uid %ld's credential: want "
 			 "root's or slurm_user's (another program on its peer port?)", k->node,
 			 j->mj.uid);
-	} else if (!j->mj.out || j->mj.outlen != strlen(j->expect) ||
-		   memcmp(j->mj.out, j->expect, j->mj.outlen) != 0) {
+	} else if (!payload_is_expected(j)) {
 		snprintf(why, sizeof(why), "node %s's answer: its credential covers another request "
 			 "or body", k->node);
 	} else {
@@ -1390,13 +1412,7 @@ link_start(struct ld_peers *p, struct plink *k)
 		link_ended(p, k, false, "out of memory");
 		return;
 	}
-	j->link_id = k->id;
-	if (ld_munge_submit(p->munge, &j->mj) < 0) {
-		mjob_free(j);
-		link_ended(p, k, false, "the munge queue is full");
-		return;
-	}
-	k->state = LINK_ENCODING;
+	link_submit(p, k, j, LINK_ENCODING);
 }
 
 /* The credential for k's summary is made (or not): post it. */
