@@ -31,6 +31,7 @@ import http.client
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -599,6 +600,60 @@ def late_status(tmp, c, lh):
             sleeper.wait()
 
 
+def frozen(tmp, ds, worlds):
+    """node3's layoutd stopped (SIGSTOP) for peer_lost_s + 3 s while a
+    healthy 1F1B step runs, its ranks in transfers with the leader's own:
+    the leader leaves node3's last summary out once it is older than half
+    the threshold (late), reports node3 lost at peer_lost_s and nothing
+    else, and has it back after SIGCONT with no finding."""
+    a, _, c = ds
+    job = JOB + 6
+    w = World(tmp, job, ["--steps", "100000", "--compute-us", "3000", "--microbatches", "8",
+                         "--schedule", "1f1b"])
+    worlds.append(w)
+    is_eq(w.register(ds), [200] * WORLD, "frozen: a healthy 1F1B step on the three nodes")
+    ok(wait_for(lambda: len([r for r in (a.view(job) or {}).get("ranks", []) if r["present"]])
+                == WORLD, 30, 0.2), "frozen: the leader has it whole")
+    time.sleep(1)
+    os.kill(c.p.pid, signal.SIGSTOP)
+    t0 = time.monotonic()
+    states, other, late_at, lost_at = [], set(), None, None
+    while time.monotonic() - t0 < LOST_S + 3:
+        v = a.view(job) or {}
+        st = [n["state"] for n in v.get("nodes", []) if n["name"] == NODES[2]]
+        st = st[0] if st else None
+        if not states or states[-1] != st:
+            states.append(st)
+        if st == "late" and late_at is None:
+            late_at = time.monotonic() - t0
+            lr = sorted(r["rank"] for r in v["ranks"] if not r["present"])
+        if st == "lost" and lost_at is None:
+            lost_at = time.monotonic() - t0
+        for f in v.get("findings", []):
+            if f["kind"] != "node-lost" or f.get("node") != NODES[2]:
+                other.add((f["kind"], f["text"][:200]))
+        time.sleep(0.1)
+    os.kill(c.p.pid, signal.SIGCONT)
+    ok(late_at is not None and THRESHOLD / 2.0 - 0.3 <= late_at < LOST_S and lr == RANKS[2],
+       "frozen: node3 late %.1f s after its layoutd stopped (half the %d s threshold), its "
+       "ranks %s left out" % (late_at or -1, THRESHOLD, late_at is not None and lr))
+    ok(lost_at is not None and LOST_S - 0.5 <= lost_at <= LOST_S + 1.5,
+       "frozen: then lost, %.1f s after (peer_lost_s %.0f); states %s" %
+       (lost_at or -1, LOST_S, states))
+    is_eq(sorted(other), [], "frozen: no finding but node3's node-lost while its last summary "
+          "aged")
+    t1 = time.monotonic()
+
+    def back():
+        v = a.view(job) or {}
+        return v if [n["state"] for n in v.get("nodes", [])] == ["self", "ok", "ok"] and \
+            all(r["present"] for r in v["ranks"]) else None
+    v = wait_for(back, 10, 0.1)
+    ok(v is not None and not v["findings"], "frozen: node3 back %.1f s after SIGCONT, every "
+       "rank present, no finding" % (time.monotonic() - t1))
+    w.close(ds)
+
+
 def conf_checks(tmp, mapf):
     for line, want in (("peer_listen = yes", "expected no, auto (the map's address and peer port"),
                        ("peer_listen = 1.2.3.4:70000", "expected no, auto"),
@@ -850,6 +905,9 @@ def main():
            (NODES[1], time.monotonic() - t0, json.dumps(f)[:400]))
         like(a.log_text(), "job %d.0 finding (not-entered)" % (JOB + 1), "stop: logged")
         s.close(ds)
+
+        # --- a follower's layoutd stopped while a healthy step runs ---
+        frozen(tmp, ds, worlds)
 
         # --- advice: a TP group across nodes, FSDP wrapped at its root ---
         advice(tmp, ds, worlds, am)

@@ -26,15 +26,6 @@ def ok(cond, name):
     return cond
 
 
-def known_bug(cond, name, bug):
-    """A check a known, open bug fails now and then: ok when cond holds,
-    else TAP TODO naming the bug (counted, not failed; never an XPASS)."""
-    global _n
-    _n += 1
-    print(("ok %d - %s" if cond else "not ok %d - %s # TODO " + bug) % (_n, name), flush=True)
-    return cond
-
-
 def skip(name, reason):
     """A test that cannot run here (TAP SKIP): counted, never failed."""
     global _n

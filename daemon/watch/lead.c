@@ -53,6 +53,8 @@ struct lnode {
 	bool lost;		/* as of the last round */
 	bool unheard;		/* lost, to an acting leader that never heard
 				 * from it (it may send to the leader still) */
+	bool late;		/* not lost, its last summary older than
+				 * late_ns (): its ranks not judged */
 	uint64_t last_ns;	/* when its last summary came */
 	uint64_t boot_id, msg_seq;
 	uint64_t real_ns;	/* its sender_real_ns */
@@ -307,7 +309,8 @@ lead_take_ranks(struct ld_leads *p, struct ld_lead *l, long ni, const struct det
 			fresh++;
 			continue;
 		}
-		if ((long)l->rk[x].node != ni && l->rk[x].present && !l->nodes[l->rk[x].node].lost)
+		if ((long)l->rk[x].node != ni && !l->nodes[l->rk[x].node].lost &&
+		    (l->rk[x].present || l->nodes[l->rk[x].node].late))
 			return fail(err, 409, "rank %" PRId64 " is node %s's", r[i].rank,
 				    l->nodes[l->rk[x].node].name);
 	}
@@ -607,26 +610,50 @@ lead_step(const struct ld_lead *l, struct judge_step *js)
 	js->nnodes = l->nnodes;
 }
 
-/* Liveness: a node silent for peer_lost_s (since the step was led here,
- * when never heard) is lost, unless its ranks had all exited.  A node
- * acting for the leader judges only what it heard: a node it never heard
- * from is unheard (its ranks unknown, no finding: it may reach the leader
- * still), and the leader's own loss says which nodes came here. */
-static void
-lead_liveness(struct ld_leads *p, struct ld_lead *l, uint64_t now)
+/*
+ * How old a node's last summary may be and still be judged: half the hang
+ * threshold, at least two of its watch intervals, at most peer_lost_s.  A
+ * summary is what its node saw then; judged at `now` its waits grow while
+ * nothing is heard (a frozen layoutd, a slow link), and a transfer in
+ * flight when it was read would cross the threshold before the node is
+ * lost.  Half the threshold: a wait named stuck was seen in the node's own
+ * summary to have lasted at least the other half.
+ */
+static uint64_t
+late_ns(const struct ld_conf *c, const struct lnode *nd, uint64_t hang)
 {
-	uint64_t lost = lost_ns(&p->d->cur->conf), since;
+	uint64_t v = hang / 2, two = (uint64_t)(nd->interval_ms ? nd->interval_ms :
+					       c->watch_interval_ms) * 2 * UINT64_C(1000000);
+
+	if (v < two)
+		v = two;
+	return v < lost_ns(c) ? v : lost_ns(c);
+}
+
+/* Liveness: a node silent for peer_lost_s (since the step was led here,
+ * when never heard) is lost, unless its ranks had all exited; one whose
+ * last summary is older than late_ns() is late (its ranks not present, no
+ * finding of its own).  A node acting for the leader judges only what it
+ * heard: a node it never heard from is unheard (its ranks unknown, no
+ * finding: it may reach the leader still), and the leader's own loss says
+ * which nodes came here.  hang: the step's hang threshold. */
+static void
+lead_liveness(struct ld_leads *p, struct ld_lead *l, uint64_t now, uint64_t hang)
+{
+	const struct ld_conf *c = &p->d->cur->conf;
+	uint64_t lost = lost_ns(c), since;
 	bool acting = l->ordered && lead_acting(l);
 	size_t k, i;
 
 	for (k = 0; k < l->nnodes; k++) {
 		struct lnode *nd = &l->nodes[k];
-		bool was = nd->lost;
+		bool was = nd->lost, self = strcmp(nd->name, l->self) == 0;
 
 		since = nd->heard ? nd->last_ns : l->created_ns;
-		nd->lost = strcmp(nd->name, l->self) != 0 && !nd->done && now > since &&
-			   now - since > lost;
+		nd->lost = !self && !nd->done && now > since && now - since > lost;
 		nd->unheard = nd->lost && acting && k != 0 && !nd->heard;
+		nd->late = !self && !nd->lost && !nd->done && nd->heard && now > since &&
+			   now - since > late_ns(c, nd, hang);
 		if (nd->lost && !was && nd->unheard)
 			ld_log(&p->d->log, "peer: job %" PRIu64 ".%" PRIu64 ": node %s not heard from "
 			       "in %.1f s: acting for the leader %s, its ranks are not judged here",
@@ -639,12 +666,13 @@ lead_liveness(struct ld_leads *p, struct ld_lead *l, uint64_t now)
 		else if (was && !nd->lost)
 			ld_log(&p->d->log, "peer: job %" PRIu64 ".%" PRIu64 ": node %s is back", l->job,
 			       l->step, nd->name);
-		if (nd->lost)
+		if (nd->lost || nd->late)
 			for (i = 0; i < nd->nrix; i++)
 				if (l->rk[nd->rix[i]].node == k)
 					l->rk[nd->rix[i]].present = 0;
 		l->jn[k].name = nd->name;
 		l->jn[k].lost = nd->lost;
+		l->jn[k].late = nd->late;
 		l->jn[k].leader = acting && k == 0;
 		l->jn[k].unheard = nd->unheard;
 		l->jn[k].last_ns = nd->heard ? nd->last_ns : 0;
@@ -808,10 +836,10 @@ lead_round(struct ld_leads *p, struct ld_lead *l, uint64_t now)
 	struct ld_step_view v;
 
 	lead_order(p, l);
-	lead_liveness(p, l, now);
-	lead_step(l, &js);
 	ld_conf_watch_params(c, &jp, NULL);
 	user_params(p, l, &jp);
+	lead_liveness(p, l, now, jp.hang_threshold_ns);
+	lead_step(l, &js);
 	l->hang_ns = jp.hang_threshold_ns;
 	l->busy_ns = jp.busy_threshold_ns;
 	l->slow_off = jp.slow_off;
@@ -890,7 +918,7 @@ ld_lead_all(struct ld_leads *p, uint64_t now)
 				       "here (no summary for %.1f s)", l->job, l->step,
 				       age_s(now, last));
 			if (p->cb) {
-				lead_liveness(p, l, now);
+				lead_liveness(p, l, now, l->hang_ns);
 				lead_step(l, &js);
 				lead_view(l, &js, true, &v);
 				v.handover = l->ordered && lead_acting(l) && !lead_done(l);
@@ -1019,6 +1047,8 @@ node_state(const struct ld_lead *l, const struct lnode *nd)
 		return "unheard";
 	if (nd->lost)
 		return "lost";
+	if (nd->late)
+		return "late";
 	if (nd->done)
 		return "done";
 	return nd->heard ? "ok" : "unheard";

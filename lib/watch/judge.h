@@ -30,7 +30,7 @@
  *                      (sig, sig_peers) and the position; observed (each
  *                      culprit's own record shows its call), never a
  *                      drain (software).  Not judged while members are
- *                      missing (a node lost or not yet heard: the majority
+ *                      missing (a node lost, late or not yet heard: the majority
  *                      is not known).  The group's stuck kernels, and the
  *                      waits of the culprits' and their peers' other
  *                      groups, are its effect and not named.
@@ -59,20 +59,24 @@
  *                      not-entered.  Left out where a member exited or
  *                      lags, or is named by the lag rule (the effect, not
  *                      the cause), or has members missing
- *                      while a node is lost; when that leaves no finding
- *                      at all and no rank exited (an exit explains the
+ *                      while a node is lost or late; when that leaves no
+ *                      finding at all, no rank exited (an exit explains the
  *                      waits even while its finding waits out its grace,
- *                      or the step is being ended), every stuck kernel is
- *                      named (a hang is never silent).  The p2p rule: a kernel stuck in a
+ *                      or the step is being ended) and no node is lost,
+ *                      late or unheard (the waits may be on its ranks),
+ *                      every stuck kernel is named (a hang is never
+ *                      silent).  The p2p rule: a kernel stuck in a
  *                      p2p operation (DETECT_P2P: the summary carries its
  *                      peer) whose peer is in flight with another peer
  *                      (itself waiting) or in no p2p operation of the
  *                      communicator (it never posted its part: the data
  *                      never came) is the effect of a cause elsewhere and
- *                      not named; a peer in flight in the same transfer
- *                      (its peer is this rank) is its other end, and both
+ *                      not named; a peer stuck in the same transfer (its
+ *                      peer is this rank) is its other end, and both
  *                      ends are named (the kernels do not tell which one
- *                      holds it).  A pipeline stage waiting on a stage
+ *                      holds it); one in flight there for less than the
+ *                      threshold moves (two summaries read apart, or it
+ *                      posts only now), and neither is named that round.  A pipeline stage waiting on a stage
  *                      that waits upstream is so never named, even in the
  *                      round its wait crosses the threshold before the
  *                      cause's does.  Without the p2p part (KernelCh
@@ -336,6 +340,12 @@ struct judge_node {
 	int unheard;		/* lost to an acting leader that never heard
 				 * from it (it may send to the leader still):
 				 * its ranks unknown, no finding of its own */
+	int late;		/* not lost, but its last summary is older
+				 * than the caller's freshness bound: its
+				 * ranks are missing (not present), judged
+				 * as a lost node's (nothing rests on them,
+				 * no rule names a group missing them), no
+				 * finding of its own */
 	uint64_t last_ns;	/* when its last summary came, 0 never */
 };
 

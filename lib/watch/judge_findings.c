@@ -481,9 +481,10 @@ p2p_peer_moving(const struct round *r, const struct js_group *gr, size_t i)
  * The p2p rule (judge.h) for the stuck entry i of group gr: 1 when it
  * waits in a p2p operation on a peer that is in flight with another peer
  * (itself waiting) or in no p2p operation of gr (missing: it never posted
- * its part), the effect of a cause elsewhere; 0 when its peer is in flight
- * in the same transfer (*mate set to the peer's entry), or nothing is
- * known of its p2p operations.
+ * its part), the effect of a cause elsewhere, or in flight in the same
+ * transfer but not stuck (that end moves: not this round); 0 when its peer
+ * is stuck in the same transfer (*mate set to the peer's entry), or
+ * nothing is known of its p2p operations.
  */
 static int
 p2p_effect(const struct round *r, const struct js_group *gr, size_t i, uint32_t *mate)
@@ -504,6 +505,9 @@ p2p_effect(const struct round *r, const struct js_group *gr, size_t i, uint32_t 
 		if (ent_comm(r, e)->exited || !(pc->flags & DETECT_P2P) ||
 		    pc->p2p_peer != c->rank)
 			return 1;
+		if (!(e->flags & E_STUCK))
+			return 1;	/* its other end moves: read skew, or it
+					 * posts only now (never-silent's grace) */
 		*mate = (uint32_t)j;
 		return 0;
 	}
@@ -577,11 +581,13 @@ js_gpu_stuck_all(struct round *r)
 		size_t before = r->count;
 
 		/* Never silent, unless an exit explains the waits (one named,
-		 * one in its grace, or the step being ended), or the causes
+		 * one in its grace, or the step being ended), ranks are
+		 * missing (a node lost, late or unheard: the waits may be on
+		 * them, and a lost node has its own finding), or the causes
 		 * named a moment ago have just gone (a rank aborting on its
 		 * timeout: its exit comes next); and only for kernels stuck a
 		 * grace past the threshold. */
-		if (pass == 1 && (r->count > 0 || r->any_exit ||
+		if (pass == 1 && (r->count > 0 || r->any_exit || r->any_lost ||
 				  (r->s->found_ns && rules_age(r->now, r->s->found_ns) <= end_grace(r->p))))
 			break;
 		for (g = 0; g < r->ngrp; g++) {
@@ -855,6 +861,8 @@ js_nodes_lost(struct round *r)
 		struct line l;
 		size_t nr = 0;
 
+		if (nd->late)
+			r->any_lost = 1;	/* its ranks missing, as a lost node's */
 		if (!nd->lost)
 			continue;
 		r->any_lost = 1;

@@ -77,7 +77,7 @@ healthy(void)
 
 	memset(rk, 0, sizeof(rk));
 	for (k = 0; k < 4; k++) {
-		nodes[k].lost = nodes[k].leader = nodes[k].unheard = 0;
+		nodes[k].lost = nodes[k].leader = nodes[k].unheard = nodes[k].late = 0;
 		nodes[k].last_ns = NOW;
 	}
 	for (r = 0; r < NR; r++) {
@@ -907,6 +907,41 @@ c_p2p_alone_young(void)
 	in_p2p(11, C_PP, 0, 0, NOW - 61 * S);
 }
 
+/*
+ * A follower's layoutd stopped: node 2's last summary came 31 s ago (late,
+ * not yet lost), so the caller leaves its ranks out.  It had 11 in a
+ * receive from 3; 3's send to 11 has been in flight 71 s and nothing else
+ * is seen.  The wait may be on 11, whose state is not known: nothing named
+ * (not even by the never-silent rule) until node 2 is heard or lost.
+ */
+static void
+c_p2p_late_node(void)
+{
+	int r;
+
+	c_p2p_alone();
+	in_p2p(11, C_PP, 0, 0, NOW - S);
+	in_p2p(3, C_PP, 1, 1, NOW - 71 * S);
+	nodes[2].late = 1;
+	nodes[2].last_ns = NOW - 31 * S;
+	for (r = 8; r < 12; r++)
+		rk[r].present = 0;
+}
+
+/*
+ * 11's receive from 3 stuck 71 s while 3 is in flight with 11 for a
+ * second only (the two nodes' summaries read apart, or 3 posting at last):
+ * not both ends of one stuck transfer; 3 moves, and nothing is named this
+ * round (the never-silent rule's grace covers the read skew).
+ */
+static void
+c_p2p_fresh_mate(void)
+{
+	c_p2p_alone();
+	in_p2p(11, C_PP, 0, 0, NOW - 61 * S);
+	in_p2p(3, C_PP, 1, 1, NOW - S);
+}
+
 /* The stuck transfer of c_p2p_downstream, its sender 3 gone half a second
  * ago with no status yet (its timeout aborted it): nothing named yet (the
  * exit waits out its grace), and no stuck kernel named in its place. */
@@ -1026,6 +1061,10 @@ static const struct tcase cases[] = {
 	  { { JUDGE_NOT_ENTERED, "TP group 2 of PP stage 0", { 5 }, 1, 1, 70 * S, 1, NULL, 0 } } },
 	{ "a stuck transfer whose sender exited, its status not known yet: nothing named yet",
 	  c_p2p_exit_pending, 0, { { 0 } } },
+	{ "a node late (its layoutd stopped): a transfer waiting on its rank, nothing named",
+	  c_p2p_late_node, 0, { { 0 } } },
+	{ "a receive stuck while its sender is in flight with it a second only: not named",
+	  c_p2p_fresh_mate, 0, { { 0 } } },
 	{ "a stuck receive whose sender is done: named (never silent)", c_p2p_alone, 1,
 	  { { JUDGE_GPU_STUCK, "PP group 3", { 11 }, 1, 1, 70 * S, 2, NULL, DETECT_INFERRED } } },
 	{ "a stuck receive whose sender never posted it and is idle: the sender named",
@@ -1153,15 +1192,16 @@ static const struct tcase cases[] = {
 };
 
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
-#define NLOST	3	/* cases with a lost node */
+#define NLOST	4	/* cases with a lost node */
 
 static int
 c_lost(void (*setup)(void))
 {
-	return setup == c_node_lost || setup == c_node_lost_holds || setup == c_acting;
+	return setup == c_node_lost || setup == c_node_lost_holds || setup == c_acting ||
+	       setup == c_p2p_late_node;
 }
 
-#define NEND	19	/* cases about the step's end, the p2p rule or the unwatched
+#define NEND	20	/* cases about the step's end, the p2p rule or the unwatched
 			 * rule (detect.c has neither of the last two) */
 
 /* Whether judge_state_end must say the step is ending in case setup. */
@@ -1180,7 +1220,7 @@ c_end(void (*setup)(void))
 	       setup == c_kill_then_timeouts || setup == c_exit0_all || setup == c_p2p_downstream ||
 	       setup == c_p2p_chain || setup == c_p2p_alone || setup == c_p2p_exit_pending ||
 	       setup == c_p2p_alone_young || setup == c_p2p_posted || setup == c_unwatched ||
-	       setup == c_unwatched_other;
+	       setup == c_unwatched_other || setup == c_p2p_fresh_mate;
 }
 
 /* Whether finding f is w; says what differs. */
