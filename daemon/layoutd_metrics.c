@@ -356,6 +356,16 @@ peer_metrics(struct ld *d, struct buf *b)
 		  "delivered", NULL);
 	ld_metric(b, "parallel_layout_peer_summaries_sent_total", (double)st.send_failures,
 		  "result", "failed", NULL);
+	ld_metric_family(b, "parallel_layout_peer_summaries_unsent_total", "counter",
+			 "This node's summaries not sent (or their answer not checked) because its "
+			 "own munged failed or its munge queue was full: no other node is blamed.");
+	ld_metric(b, "parallel_layout_peer_summaries_unsent_total", (double)st.unsent, NULL);
+	ld_metric_family(b, "parallel_layout_munge_up", "gauge",
+			 "1 when this node's munged made or checked the last credential, 0 when it "
+			 "failed: this node's summaries are not sent and those sent to it refused "
+			 "(labelled with the node's name, as the leaders' ParallelLayoutNodeLost).");
+	ld_metric(b, "parallel_layout_munge_up", (double)st.munge_ok, "node",
+		  d->cur->conf.node_name, NULL);
 	ld_metric_family(b, "parallel_layout_peer_answers_refused_total", "counter",
 			 "200 answers to this node's summaries refused: no credential of root or "
 			 "slurm_user over the request and the answer (another program on the "

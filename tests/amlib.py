@@ -40,8 +40,10 @@ class Alertmanager:
     """Start with .start(); .url is http://127.0.0.1:PORT; .alerts() lists
     what GET /api/v2/alerts gives (active ones unless told otherwise)."""
 
-    def __init__(self, port=None):
+    def __init__(self, port=None, extra=""):
+        """extra: more of alertmanager.yml (e.g. inhibit_rules)."""
         self.port = port or free_port()
+        self.extra = extra
         self.url = "http://127.0.0.1:%d" % self.port
         self.dir = tempfile.mkdtemp(prefix="pl-am-")
         self.proc = None
@@ -52,7 +54,7 @@ class Alertmanager:
             raise RuntimeError("no prometheus-alertmanager (apt-get install prometheus-alertmanager)")
         conf = os.path.join(self.dir, "alertmanager.yml")
         with open(conf, "w") as f:
-            f.write(CONFIG)
+            f.write(CONFIG + self.extra)
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(
                 [ALERTMANAGER, "--config.file=" + conf,

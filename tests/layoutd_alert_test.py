@@ -32,6 +32,7 @@ import signal
 import subprocess
 import tempfile
 import time
+import urllib.request
 
 import watchlib
 from amlib import ALERTMANAGER, Alertmanager, Webhook, free_port
@@ -130,6 +131,52 @@ def dashboard_exprs(dash):
     return out
 
 
+def check_inhibit():
+    """The shipped inhibit rules in a real Alertmanager: while munged is
+    down on a node (Prometheus' ParallelLayoutMungeDown), the leaders'
+    node-lost alerts for that node are held back, another node's are not."""
+    with open(os.path.join(ETC, "alertmanager", "parallel-layout.inhibit.yml")) as f:
+        extra = f.read()
+    am = Alertmanager(extra=extra)
+    try:
+        am.start()
+    except RuntimeError as e:
+        ok(False, "Alertmanager starts with the shipped inhibit rules: %s" % e)
+        return
+    try:
+        now = time.time()
+
+        def alert(name, node, job=None):
+            a = {"labels": {"alertname": name, "node": node, "severity": "critical"},
+                 "startsAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now - 5)),
+                 "endsAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now + 300))}
+            if job:
+                a["labels"]["job_id"] = job
+            return a
+        body = json.dumps([alert("ParallelLayoutMungeDown", "gpu004"),
+                           alert("ParallelLayoutNodeLost", "gpu004", "7"),
+                           alert("ParallelLayoutNodeLost", "gpu004", "8"),
+                           alert("ParallelLayoutNodeLost", "gpu002", "9")]).encode()
+        req = urllib.request.Request(am.url + "/api/v2/alerts", data=body, method="POST",
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            ok(r.status == 200, "inhibit: four alerts posted to Alertmanager")
+
+        def states():
+            got = {(a["labels"]["alertname"], a["labels"]["node"], a["labels"].get("job_id")):
+                   a["status"]["state"] for a in am.alerts()}
+            return got if len(got) == 4 and "unprocessed" not in got.values() else None
+        got = wait_for(states, 10, 0.2)
+        is_eq(got, {("ParallelLayoutMungeDown", "gpu004", None): "active",
+                    ("ParallelLayoutNodeLost", "gpu004", "7"): "suppressed",
+                    ("ParallelLayoutNodeLost", "gpu004", "8"): "suppressed",
+                    ("ParallelLayoutNodeLost", "gpu002", "9"): "active"},
+              "inhibit: with the shipped rules, munged down on gpu004 holds back its node-lost "
+              "alerts (one a step), not gpu002's")
+    finally:
+        am.stop()
+
+
 def check_etc(tmp, metrics_text):
     """The shipped rules and dashboard against what layoutd exports."""
     rules = os.path.join(ETC, "prometheus", "parallel-layout.rules.yml")
@@ -172,6 +219,10 @@ tests:
         values: '100 160 220 280 340'
       - series: 'up{job="parallel-layout",instance="n3"}'
         values: '1 0 0 0 0'
+      - series: 'parallel_layout_munge_up{instance="n4",node="gpu004"}'
+        values: '1 1 0 0 0'
+      - series: 'parallel_layout_munge_up{instance="n1",node="gpu001"}'
+        values: '1 1 1 1 1'
     alert_rule_test:
       - eval_time: 3m
         alertname: ParallelLayoutAlertsLost
@@ -185,11 +236,19 @@ tests:
         alertname: ParallelLayoutDaemonDown
         exp_alerts:
           - exp_labels: {severity: warning, job: parallel-layout, instance: n3}
+      - eval_time: 2m
+        alertname: ParallelLayoutMungeDown
+        exp_alerts: []
+      - eval_time: 3m
+        alertname: ParallelLayoutMungeDown
+        exp_alerts:
+          - exp_labels: {severity: critical, instance: n4, node: gpu004}
 """ % json.dumps(bare))
         p = subprocess.run([PROMTOOL, "test", "rules", test], capture_output=True, text=True,
                            timeout=60)
         ok(p.returncode == 0 and "SUCCESS" in p.stdout,
-           "promtool test rules: alerts lost, a lagging rank and a daemon down fire on series "
+           "promtool test rules: alerts lost, a lagging rank, a daemon down and munged down fire "
+           "on series "
            "that call for them: %s" % (p.stdout + p.stderr).strip()[-600:])
     else:
         skip("promtool check rules", "promtool not installed (Debian: prometheus)")
@@ -458,6 +517,7 @@ def main():
            metric(text, "parallel_layout_led_step_lag_max_seconds", job_id=str(job)) >= THRESHOLD,
            "metrics: the led step's ranks and its longest lag")
         check_etc(tmp, text)
+        check_inhibit()
 
         # --- resolved when the step ends ---
         w.close(d)

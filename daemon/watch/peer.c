@@ -131,6 +131,10 @@ struct ld_peers {
 	struct ld_ratelog rl[LD_NREFUSE];
 	struct ld_ratelog rl_send;
 	struct ld_ratelog rl_answer;	/* answers refused (answer_refused) */
+	bool munge_down;		/* this node's munged failed, not since back */
+	uint64_t munge_down_ns;		/* since when */
+	unsigned long munge_down_unsent; /* summaries not sent meanwhile */
+	char munge_why[WHY_LEN];	/* what it said */
 	size_t queued_bytes;		/* POST bodies held for the worker */
 	struct source *srcs;		/* and by source address, those with any */
 	size_t nsrcs, capsrcs;
@@ -423,6 +427,43 @@ payload_is_expected(const struct mjob *j)
 	       memcmp(j->mj.out, j->expect, j->mj.outlen) == 0;
 }
 
+/* Whether a munge error is this node's own munged's (not reachable, not
+ * answering, failing), not the credential's: nobody else is to blame. */
+static bool
+munge_local(int merr)
+{
+	return merr == EMUNGE_SOCKET || merr == EMUNGE_TIMEOUT || merr == EMUNGE_NO_MEMORY ||
+	       merr == EMUNGE_SNAFU;
+}
+
+/* This node's munged worked (ok) or failed (why): one line when that
+ * changes, not one a summary. */
+static void
+munge_state(struct ld_peers *p, bool ok, const char *why)
+{
+	const struct ld_conf *c = &p->d->cur->conf;
+	struct buf eb = BUF_INIT;
+
+	if (ok && p->munge_down) {
+		ld_log(&p->d->log, "peer: munge: credentials work again after %.1f s (%lu summaries "
+		       "of this node not sent meanwhile)", age_s(mono_ns(), p->munge_down_ns),
+		       p->munge_down_unsent);
+	} else if (!ok && !p->munge_down) {
+		p->munge_down_ns = mono_ns();
+		p->munge_down_unsent = 0;
+		snprintf(p->munge_why, sizeof(p->munge_why), "%s", why);
+		ld_log(&p->d->log, "peer: munge: this node's munged (%s) cannot make or check "
+		       "credentials: %s; this node's summaries are not sent (the leaders of its steps "
+		       "will count it lost) and the summaries sent to it are refused (503, their "
+		       "senders go on to the next node); no other node is blamed",
+		       c->munge_socket[0] ? c->munge_socket : "libmunge's default socket",
+		       ld_escape(&eb, why, 200));
+		buf_free(&eb);
+	}
+	p->munge_down = !ok;
+	p->st.munge_ok = ok;
+}
+
 /* The credential of a POST checked: munge, uid, the body's checksum.
  * false: refused (and answered). */
 static bool
@@ -435,6 +476,13 @@ post_credential_ok(struct ld_peers *p, struct mjob *j, const char *path)
 		ld_reply_error(j->req, 500, "out of memory");
 		return false;
 	}
+	if (munge_local(j->mj.merr)) {
+		munge_state(p, false, j->mj.why);
+		refuse(p, j->req, j->from, LD_REFUSE_MUNGED, 503, "POST %s: this node's munged cannot "
+		       "check the credential now: %s", path, j->mj.why);
+		return false;
+	}
+	munge_state(p, true, NULL);
 	if (j->mj.merr != EMUNGE_SUCCESS) {
 		r = j->mj.merr == EMUNGE_CRED_REPLAYED ? LD_REFUSE_REPLAYED :
 		    j->mj.merr == EMUNGE_CRED_EXPIRED || j->mj.merr == EMUNGE_CRED_REWOUND ?
@@ -864,6 +912,13 @@ step_checked(struct ld_peers *p, struct mjob *j)
 	pl_err_t err;
 	int status;
 
+	if (munge_local(j->mj.merr)) {
+		munge_state(p, false, j->mj.why);
+		refuse(p, j->req, j->from, LD_REFUSE_MUNGED, 503, "GET /v1/watch/step: this node's "
+		       "munged cannot check the credential now: %s", j->mj.why);
+		return;
+	}
+	munge_state(p, true, NULL);
 	if (j->mj.merr != EMUNGE_SUCCESS) {
 		refuse(p, j->req, j->from, j->mj.merr == EMUNGE_CRED_REPLAYED ? LD_REFUSE_REPLAYED :
 		       LD_REFUSE_CRED, 403, "GET /v1/watch/step: the munge credential is refused: %s",
@@ -1223,6 +1278,22 @@ link_by_id(struct ld_peers *p, uint64_t id)
 
 static void link_start(struct ld_peers *p, struct plink *k);
 
+/* The summary that came while k was busy, if any, goes now. */
+static void
+link_next(struct ld_peers *p, struct plink *k)
+{
+	struct buf t;
+
+	if (!k->has_next)
+		return;
+	t = k->body;
+	k->body = k->next;
+	k->next = t;
+	buf_free(&k->next);
+	k->has_next = false;
+	link_start(p, k);
+}
+
 /* A delivery ended: ok or why not.  The waiting summary goes next. */
 static void
 link_ended(struct ld_peers *p, struct plink *k, bool ok, const char *why)
@@ -1250,15 +1321,26 @@ link_ended(struct ld_peers *p, struct plink *k, bool ok, const char *why)
 			       k->fails, c->peer_fail_intervals, ld_escape(&eb, why, 300));
 		buf_free(&eb);
 	}
-	if (k->has_next) {
-		struct buf t = k->body;
+	link_next(p, k);
+}
 
-		k->body = k->next;
-		k->next = t;
-		buf_free(&k->next);
-		k->has_next = false;
-		link_start(p, k);
-	}
+/* k's summary not sent, or its answer not checked, for this node's own
+ * munged or worker (why): not the target's failure, so nothing fails
+ * over (the leader counts this node lost if it lasts); counted. */
+static void
+link_unsent(struct ld_peers *p, struct plink *k, const char *why)
+{
+	struct sstep *ss = k->owner;
+	struct buf eb = BUF_INIT;
+
+	k->state = LINK_IDLE;
+	p->st.unsent++;
+	p->munge_down_unsent++;
+	snprintf(k->why, sizeof(k->why), "not sent: %s", why);
+	ld_ratelog(&p->d->log, &p->rl_send, "peer: job %" PRIu64 ".%" PRIu64 ": a summary to node "
+		   "%s not sent: %s", ss->job, ss->step, k->node, ld_escape(&eb, why, 300));
+	buf_free(&eb);
+	link_next(p, k);
 }
 
 /* The leader's 200 answer to a summary (body, NUL-terminated, checked)
@@ -1286,7 +1368,7 @@ link_submit(struct ld_peers *p, struct plink *k, struct mjob *j, enum link_state
 	j->link_id = k->id;
 	if (ld_munge_submit(p->munge, &j->mj) < 0) {
 		mjob_free(j);
-		link_ended(p, k, false, "the munge queue is full");
+		link_unsent(p, k, "this node's munge queue is full");
 		return;
 	}
 	k->state = state;
@@ -1359,6 +1441,14 @@ answer_checked(struct ld_peers *p, struct mjob *j)
 
 	if (!k || k->state != LINK_CHECKING)
 		return;		/* the step went meanwhile */
+	if (munge_local(j->mj.merr)) {
+		munge_state(p, false, j->mj.why);
+		snprintf(why, sizeof(why), "node %.40s's answer not checked: this node's munged: "
+			 "%.100s", k->node, j->mj.why);
+		link_unsent(p, k, why);
+		return;
+	}
+	munge_state(p, true, NULL);
 	if (j->mj.merr != EMUNGE_SUCCESS) {
 		snprintf(why, sizeof(why), "node %.40s's answer: its credential is refused: %.100s",
 			 k->node, j->mj.why);
@@ -1430,10 +1520,12 @@ link_encoded(struct ld_peers *p, struct mjob *j)
 	if (!k || k->state != LINK_ENCODING)
 		return;		/* the step went meanwhile */
 	if (j->mj.merr != EMUNGE_SUCCESS || !j->mj.out) {
-		snprintf(why, sizeof(why), "munge_encode: %.180s", j->mj.why);
-		link_ended(p, k, false, why);
+		munge_state(p, false, j->mj.why);
+		snprintf(why, sizeof(why), "this node's munge_encode: %.160s", j->mj.why);
+		link_unsent(p, k, why);
 		return;
 	}
+	munge_state(p, true, NULL);
 	peerwire_url(&url, p->d->cur->map, k->node, c->peer_port, link_paths[k->kind]);
 	buf_printf(&hdr, PEERWIRE_HEADER ": %s", j->mj.out);
 	headers[0] = buf_str(&hdr);
@@ -1873,6 +1965,17 @@ ld_peer_stats(const struct ld_peers *p, struct ld_peer_stats *st)
 	st->nodes_lost = ld_lead_nodes_lost(p->leads);
 }
 
+/* This node's munged, as the last credential made or checked here found
+ * it. */
+static json_t *
+munge_json(const struct ld_peers *p)
+{
+	return json_pack("{s:b, s:o, s:o}", "ok", !p->munge_down,
+			 "down_s", p->munge_down ? json_real(age_s(mono_ns(), p->munge_down_ns)) :
+			 json_null(),
+			 "error", p->munge_down ? json_string(p->munge_why) : json_null());
+}
+
 static const char *
 link_state_name(enum link_state s)
 {
@@ -1940,7 +2043,7 @@ ld_peer_json(const struct ld_peers *p, bool all, long uid)
 						       "links", links));
 	}
 	return json_pack("{s:o, s:i, s:o, s:I, s:I, s:f, s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:I, "
-			 "s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o}",
+			 "s:I, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o}",
 			 "listen", p->listen_port >= 0 ? json_sprintf("%s:%d", p->listen_host,
 								  p->listen_port) : json_null(),
 			 "peer_port", c->peer_port,
@@ -1954,6 +2057,7 @@ ld_peer_json(const struct ld_peers *p, bool all, long uid)
 			 "received", (json_int_t)st.received, "accepted", (json_int_t)st.accepted,
 			 "refused", ref, "handed_in", (json_int_t)st.handed_in,
 			 "sent", (json_int_t)st.sent, "send_failures", (json_int_t)st.send_failures,
+			 "unsent", (json_int_t)st.unsent, "munge", munge_json(p),
 			 "answers_refused", (json_int_t)st.answers_refused,
 			 "failovers", (json_int_t)st.failovers, "relayed", (json_int_t)st.relayed,
 			 "batches_in", (json_int_t)st.batches_in,
@@ -1983,6 +2087,7 @@ ld_peer_new(struct ld *d)
 		p->rl[i].interval_ms = REFUSAL_LOG_MS;
 	p->rl_send.interval_ms = REFUSAL_LOG_MS;
 	p->rl_answer.interval_ms = REFUSAL_LOG_MS;
+	p->st.munge_ok = 1;
 	if (getrandom(&p->boot_id, sizeof(p->boot_id), 0) != (ssize_t)sizeof(p->boot_id))
 		p->boot_id = mono_ns() ^ ((uint64_t)getpid() << 32) ^ real_ns();
 	p->leads = ld_leads_new(d, lead_target, p);

@@ -47,6 +47,11 @@ struct ld_peer_stats {
 	unsigned long handed_in;	/* own summaries taken in directly */
 	unsigned long sent;		/* summaries delivered to a leader */
 	unsigned long send_failures;	/* deliveries that failed */
+	unsigned long unsent;		/* summaries not sent, or their answer not
+					 * checked, for this node's own munged
+					 * (not the target's fault: no failover) */
+	int munge_ok;			/* 1: this node's munged made or checked
+					 * the last credential; 0: it failed */
 	unsigned long answers_refused;	/* 200s to them without a good credential
 					 * of root or slurm_user (peerwire.h) */
 	unsigned long failovers;	/* times a step's target moved past its leader */

@@ -12,7 +12,7 @@
 
 static const char *const refusal_names[PEERWIRE_NREFUSE] = {
 	"request", "unauthenticated", "replayed", "expired", "credential", "uid", "checksum",
-	"summary", "step", "stale", "busy", "origin",
+	"summary", "step", "stale", "busy", "origin", "munged",
 };
 
 const char *

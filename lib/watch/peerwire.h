@@ -71,6 +71,8 @@ enum peerwire_refusal {
 	PEERWIRE_REFUSE_BUSY,		/* the credential queue is full */
 	PEERWIRE_REFUSE_ORIGIN,		/* its credential is not from the node it
 					 * speaks for (peer_check_origin) */
+	PEERWIRE_REFUSE_MUNGED,		/* this node's munged cannot check it now
+					 * (answered 503: try another node) */
 	PEERWIRE_NREFUSE
 };
 
