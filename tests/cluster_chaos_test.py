@@ -19,20 +19,28 @@ the alert still arrives, in time, once, and resolves, and measures it:
                    fault, and resolves after the step;
   follower frozen  a follower's layoutd SIGSTOPped for FROZEN_S while a
                    healthy step runs: ParallelLayoutNodeLost for that node
-                   and nothing else, resolved after SIGCONT.
+                   and nothing else, resolved after SIGCONT;
+  munged stopped   the munged of one follower (its own, with the lab's
+                   key) stopped for MUNGE_DOWN_S while a healthy step runs:
+                   NodeLost for that node only (no other node blamed), one
+                   log line there when munged fails and one when it is
+                   back, parallel_layout_munge_up 0 then 1, the alert
+                   resolved once munged is back.
 
 The table (injected, expected, measured, pass) is printed at the end, and
 written as JSON to $CHAOS_TABLE when set.  Under 5 minutes.
 """
 import json
 import os
+import shutil
 import signal
+import subprocess
 import threading
 import time
 
 import amlib
 from clusterlib import LabError
-from taplib import diag, done, ok
+from taplib import diag, done, http_request, ok
 
 from watchlab import WatchLab, parts, rows_of
 
@@ -43,6 +51,7 @@ INTERVAL_MS = 200
 LOST_S = 5                  # peer_lost_s auto: max(3 intervals, 5 s)
 ALERTMANAGER_DOWN_S = 60
 FROZEN_S = 30
+MUNGE_DOWN_S = 20
 STEP = ["-N4", "-n32", "--parallel-layout=tp8,pp4"]
 DRV = ["--compute-us", "20000"]
 HANG = "ParallelLayoutHang"
@@ -74,7 +83,7 @@ def ours(alerts, job, name=None):
 
 
 def conf_path():
-    return os.path.join(wl.tmp, "layoutd.%d.conf" % wl.nconf)
+    return wl.conf_path()
 
 
 def start_missing():
@@ -300,6 +309,107 @@ row("follower frozen", "SIGSTOP to %s's layoutd for %d s while a healthy step ru
 # raised GpuStuck on a PP transfer between node2 and node4: a node whose
 # summary is older than half the threshold is late now, its ranks left out.
 ok(not others, "follower frozen: no alert but NodeLost (%s)" % (sorted(others) or "none"))
+
+# --- munged stopped on one node while a healthy step runs ---
+class Munged:
+    """A munged of the follower's own, with the lab's key."""
+
+    def __init__(self):
+        self.dir = os.path.join(wl.tmp, "munge2")
+        os.makedirs(os.path.join(self.dir, "key"), mode=0o700, exist_ok=True)
+        os.chmod(self.dir, 0o755)
+        self.key = os.path.join(self.dir, "key", "munge.key")
+        if not os.path.exists(self.key):
+            shutil.copy(os.path.join(lab.dir, "munge", "key", "munge.key"), self.key)
+            os.chmod(self.key, 0o400)
+        self.sock = os.path.join(self.dir, "munge.socket")
+        self.p = None
+
+    def start(self):
+        for f in (self.sock, self.sock + ".lock"):
+            if os.path.exists(f):
+                os.unlink(f)
+        self.p = subprocess.Popen(
+            ["munged", "-F", "--socket=" + self.sock, "--key-file=" + self.key,
+             "--pid-file=" + os.path.join(self.dir, "munged.pid"),
+             "--log-file=" + os.path.join(self.dir, "munged.log"),
+             "--seed-file=" + os.path.join(self.dir, "key", "munged.seed")],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        end = time.monotonic() + 20
+        while time.monotonic() < end and self.p.poll() is None and not os.path.exists(self.sock):
+            time.sleep(0.05)
+        return self.p.poll() is None and os.path.exists(self.sock)
+
+    def stop(self):
+        if self.p and self.p.poll() is None:
+            self.p.terminate()
+            self.p.wait(timeout=20)
+
+
+def munge_up(node):
+    """parallel_layout_munge_up of node's layoutd, or None."""
+    try:
+        st, _, body = http_request(os.path.join(lab.dir, "run", "layoutd-%s.sock" % node), "GET",
+                                   "/metrics")
+    except OSError:
+        return None
+    for line in body.splitlines():
+        if line.startswith('parallel_layout_munge_up{node="%s"}' % node):
+            return float(line.split()[-1])
+    return None
+
+
+def log_count(node, text):
+    try:
+        with open(os.path.join(lab.dir, "log", "layoutd.%s.log" % node)) as f:
+            return f.read().count(text)
+    except OSError:
+        return -1
+
+
+DOWN_LINE = "cannot make or check credentials"
+BACK_LINE = "credentials work again"
+m2 = Munged()
+started = m2.start()
+wl.restart_layoutds(per_node={FOLLOWER: {"munge_socket": m2.sock}})
+s = Step(["--steps", "100000", "--timeout", "%d" % (MUNGE_DOWN_S + 60)])
+time.sleep(6)
+up_before = munge_up(FOLLOWER)
+m2.stop()
+stopped = time.time()
+end = time.monotonic() + MUNGE_DOWN_S
+first, others, up_during = None, set(), None
+while time.monotonic() < end:
+    for a in ours(am.alerts(), s.job):
+        if a["labels"].get("alertname") == "ParallelLayoutNodeLost" and \
+                a["labels"].get("node") == FOLLOWER:
+            first = first or time.time()
+        else:
+            others.add((a["labels"].get("alertname"), a["labels"].get("node")))
+    if up_during is None and time.time() - stopped > 3:
+        up_during = munge_up(FOLLOWER)
+    time.sleep(0.2)
+restarted = m2.start()
+back = time.time()
+cleared = gone(s.job, "ParallelLayoutNodeLost", 20)
+cleared_in = time.time() - back
+up_after = munge_up(FOLLOWER)
+downs, backs = log_count(FOLLOWER, DOWN_LINE), log_count(FOLLOWER, BACK_LINE)
+lab.run(["scancel", str(s.job)], timeout=15)
+s.wait()
+m2.stop()
+row("munged stopped", "%s's own munged stopped for %d s while a healthy step runs, then "
+    "started again" % (FOLLOWER, MUNGE_DOWN_S),
+    "ParallelLayoutNodeLost for %s within peer_lost_s + 2 s and no other alert (no node "
+    "blamed for it), one log line there when munged fails and one when it is back, "
+    "parallel_layout_munge_up 1, 0, 1; resolved after munged is back" % FOLLOWER,
+    "NodeLost %s s after the stop; other alerts %s; log lines %d down, %d back; munge_up "
+    "%s, %s, %s; resolved %.1f s after munged's return: %s" %
+    (first and round(first - stopped, 1), sorted(others) or "none", downs, backs, up_before,
+     up_during, up_after, cleared_in, cleared),
+    started and restarted and first is not None and first - stopped <= LOST_S + 2 + 1 and
+    not others and downs == 1 and backs == 1 and (up_before, up_during, up_after) == (1, 0, 1)
+    and cleared)
 
 diag("| fault | injected | expected | measured | pass |")
 diag("|---|---|---|---|---|")

@@ -108,17 +108,26 @@ class WatchLab:
         self.restart_layoutds()
         return self
 
-    def restart_layoutds(self, **more):
+    def restart_layoutds(self, per_node=None, **more):
         """(Re)start every node's layoutd with the config and more keys (a
         new file each time: the lab restarts a layoutd whose config path
-        changed)."""
+        changed); per_node: {node: {key: value}} for some nodes only (a
+        file a node then, the lab's %n)."""
         self.conf.update(more)
         self.nconf += 1
-        path = os.path.join(self.tmp, "layoutd.%d.conf" % self.nconf)
-        with open(path, "w") as f:
-            for k, v in self.conf.items():
-                f.write("%s = %s\n" % (k, v))
+        self.per_node = per_node or {}
+        path = self.conf_path()
+        for n in (["node%d" % (k + 1) for k in range(self.lab.nodes)] if self.per_node
+                  else [None]):
+            with open(path.replace("%n", n) if n else path, "w") as f:
+                for k, v in dict(self.conf, **self.per_node.get(n, {})).items():
+                    f.write("%s = %s\n" % (k, v))
         self.lab.up(layoutd=self.layoutd, layoutd_map=self.map, layoutd_conf=path)
+
+    def conf_path(self):
+        """The config file the layoutds run with (%n: one a node)."""
+        return os.path.join(self.tmp, "layoutd.%d%s.conf" %
+                            (self.nconf, ".%n" if getattr(self, "per_node", None) else ""))
 
     def last_job_id(self):
         rc, out, err = self.lab.run(["scontrol", "-o", "show", "jobs"], timeout=15)
