@@ -147,7 +147,7 @@ test_refusals(void)
 {
 	static const char *const want[PEERWIRE_NREFUSE] = {
 		"request", "unauthenticated", "replayed", "expired", "credential", "uid",
-		"checksum", "summary", "step", "stale", "busy", "origin",
+		"checksum", "summary", "step", "stale", "busy", "origin", "munged",
 	};
 	int r, same = 1;
 
