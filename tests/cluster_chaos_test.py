@@ -17,6 +17,9 @@ the alert still arrives, in time, once, and resolves, and measures it:
   Alertmanager     down across the fault for ALERTMANAGER_DOWN_S: the alert
   down             reaches it after its return with the startsAt of the
                    fault, and resolves after the step;
+  webhook 500      meanwhile the webhook answers 500 for HOOK_FAIL_S: the
+                   firing message is tried again with growing gaps, counted
+                   as retries, and delivered once it answers;
   follower frozen  a follower's layoutd SIGSTOPped for FROZEN_S while a
                    healthy step runs: ParallelLayoutNodeLost for that node
                    and nothing else, resolved after SIGCONT;
@@ -50,6 +53,7 @@ THRESH = 5
 INTERVAL_MS = 200
 LOST_S = 5                  # peer_lost_s auto: max(3 intervals, 5 s)
 ALERTMANAGER_DOWN_S = 60
+HOOK_FAIL_S = 25            # the webhook answers 500 meanwhile
 FROZEN_S = 30
 MUNGE_DOWN_S = 20
 STEP = ["-N4", "-n32", "--parallel-layout=tp8,pp4"]
@@ -94,6 +98,29 @@ def start_missing():
 
 def layoutd_pid(node):
     return lab.daemon_pids().get("layoutd.%s.lab" % node)
+
+
+def metric(node, series):
+    """The value of series (name and labels, as exposed) in node's layoutd
+    GET /metrics, or None."""
+    try:
+        st, _, body = http_request(os.path.join(lab.dir, "run", "layoutd-%s.sock" % node), "GET",
+                                   "/metrics")
+    except OSError:
+        return None
+    for line in body.splitlines():
+        if line.startswith(series + " "):
+            return float(line.split()[-1])
+    return None
+
+
+def hook_tries(job, name, since):
+    """The monotonic arrival times of the webhook's firing messages for
+    job's alert name since index since."""
+    with hook.lock:
+        got = hook.bodies[since:]
+    return [t for t, b in got if b.get("status") == "firing" and
+            str(b.get("job_id", "")) == str(job) and b.get("alertname") == name]
 
 
 def firing(job, name, since):
@@ -236,13 +263,25 @@ row("leader restarted", "%s's layoutd (the leader) stopped and started again whi
     (restarted, still, len(fp), res_ok),
     seen and restarted and still and len(fp) == 1 and res_ok)
 
-# --- Alertmanager down across the fault ---
+# --- Alertmanager down across the fault, the webhook answering 500 ---
 n0 = len(hook.got())
+RETRIES = 'parallel_layout_alert_notification_retries_total{receiver="webhook"}'
+retried0 = metric(LEADER, RETRIES)
 am.stop()
+hook.fail = b"chaos: the webhook fails"
 s = Step(["--steps", "100000", "--timeout", "%d" % (ALERTMANAGER_DOWN_S + 25),
           "--fault=stop:13:3"])
 fault = s.fault_at()
+time.sleep(max(0.0, s.t0 + HOOK_FAIL_S - time.time()))
+with hook.lock:
+    hook.fail = None
+    hook_ok_at = time.monotonic()
 time.sleep(max(0.0, s.t0 + ALERTMANAGER_DOWN_S - time.time()))
+tries = hook_tries(s.job, HANG, n0)
+failed_tries = [t for t in tries if t < hook_ok_at]
+ok_tries = [t for t in tries if t >= hook_ok_at]
+gaps = [round(b - a, 1) for a, b in zip(failed_tries, failed_tries[1:])]
+retried = metric(LEADER, RETRIES)
 try:
     am.start()
     up = time.time()
@@ -265,6 +304,23 @@ row("Alertmanager down", "Alertmanager stopped for %d s across the fault (rank 1
      up and fault and round(up - fault, 1), len(hook_fired), res_ok),
     seen is not None and seen - up <= 3 + 2 and fault and starts and
     0 <= starts - fault + 1 <= THRESH + 3 and len(hook_fired) == 1 and res_ok)
+# The webhook's 500s: tried again with growing gaps (1, 2, 4 ... s, at most
+# alert_resend_s; a re-send replacing the waiting message keeps its time),
+# delivered once it answers again.
+row("webhook 500", "the webhook answered 500 until %d s after srun started (the Hang alert "
+    "due about %d s in)" % (HOOK_FAIL_S, THRESH + 4),
+    "tried again with backoff (gaps of 1, 2 ... s that never shrink, at most alert_resend_s: "
+    "a re-send does not make a try immediate), counted as retries, delivered within the "
+    "last gap after the webhook answers again, one alert (one fingerprint and startsAt)",
+    "%d tries answered 500, gaps %s s; delivered %s s after the webhook answered again; "
+    "retries counted %s; firing copies %d" %
+    (len(failed_tries), gaps, ok_tries and round(ok_tries[0] - hook_ok_at, 1),
+     retried is not None and retried0 is not None and retried - retried0, len(hook_fired)),
+    len(failed_tries) >= 3 and all(g >= 0.7 for g in gaps) and
+    all(b >= a - 0.3 for a, b in zip(gaps, gaps[1:])) and gaps[-1] > gaps[0] and ok_tries and
+    ok_tries[0] - hook_ok_at <= max(gaps) * 2 + 1 and retried is not None and
+    retried0 is not None and retried - retried0 >= len(failed_tries) - 1 and
+    len(hook_fired) == 1)
 
 # --- a follower frozen while a healthy step runs ---
 n0 = len(hook.got())
@@ -348,15 +404,7 @@ class Munged:
 
 def munge_up(node):
     """parallel_layout_munge_up of node's layoutd, or None."""
-    try:
-        st, _, body = http_request(os.path.join(lab.dir, "run", "layoutd-%s.sock" % node), "GET",
-                                   "/metrics")
-    except OSError:
-        return None
-    for line in body.splitlines():
-        if line.startswith('parallel_layout_munge_up{node="%s"}' % node):
-            return float(line.split()[-1])
-    return None
+    return metric(node, 'parallel_layout_munge_up{node="%s"}' % node)
 
 
 def log_count(node, text):

@@ -22,9 +22,11 @@
  * Delivery: one queue entry per (target, alert), bounded by
  * alert_queue_max.  A newer message for an alert replaces one still
  * queued (state, not history: the newest says all); while one is in
- * flight the newer waits behind it.  A failure (no answer, 5xx, 408, 429)
- * is retried after 1, 2, 4 ... s, at most 60 s apart, alert_retries
- * times; another 4xx is not retried.  A message that finds the queue full
+ * flight the newer waits behind it, and one replacing a message waiting
+ * to be tried again keeps its time.  A failure (no answer, 5xx, 408, 429)
+ * is retried after 1, 2, 4 ... s, at most 60 s and at most alert_resend_s
+ * apart, alert_retries times for one message; another 4xx is not
+ * retried.  A message that finds the queue full
  * is dropped, counted and logged; so is one that gives up.
  *
  * Drain (drain = yes): a hang, a stuck collective or an exit whose
@@ -595,11 +597,17 @@ dlv_remove(struct ld_alerts *a, struct dlv *e)
 	dlv_free(a, e);
 }
 
-/* The seconds before try n + 1 (n >= 1 tries made): 1, 2, 4 ... 60. */
+/* The seconds before try n + 1 (n >= 1 tries failed in a row): 1, 2, 4
+ * ... 60, and never more than alert_resend_s (cap, 0: none), the period
+ * the alert would be re-sent at anyway: a target back is sent to within
+ * one period. */
 static unsigned
-backoff_s(unsigned n)
+backoff_s(unsigned n, long cap)
 {
-	return n >= 7 ? BACKOFF_MAX_S : (1u << (n - 1)) < BACKOFF_MAX_S ? 1u << (n - 1) : BACKOFF_MAX_S;
+	unsigned s = n >= 7 ? BACKOFF_MAX_S : (1u << (n - 1)) < BACKOFF_MAX_S ? 1u << (n - 1) :
+		     BACKOFF_MAX_S;
+
+	return cap > 0 && (unsigned long)cap < s ? (unsigned)cap : s;
 }
 
 /* After the one in flight: the newer body, if any, goes next; else the
@@ -653,7 +661,7 @@ on_delivered(void *arg, const struct ld_http_result *r)
 		snprintf(raw, sizeof(raw), "%.200s", r->error ? r->error : "");
 	ascii(why, sizeof(why), raw);
 	if (again && (long)e->attempts <= retries) {
-		unsigned wait = backoff_s(e->attempts);
+		unsigned wait = backoff_s(e->attempts + e->prior, a->d->cur->conf.alert_resend_s);
 
 		a->retried[e->rcv]++;
 		ld_ratelog(lg, &a->rl_fail[e->rcv], "alerts: %s %s: alert %s (%s) not delivered "
@@ -765,9 +773,11 @@ enqueue(struct ld_alerts *a, const struct target *t, uint64_t fp, char *body, bo
 		e->body = body;
 		e->len = strlen(body);
 		e->resolved = resolved;
-		e->prior += e->attempts;	/* still counted when it gets through */
+		/* the tries so far still count (the log, the backoff), and the
+		 * next one stays when it was: a re-send every alert_resend_s
+		 * must not make a failing target's retries immediate again */
+		e->prior += e->attempts;
 		e->attempts = 0;
-		e->next_ns = 0;
 		return;
 	}
 	if (a->qlen >= (size_t)a->d->cur->conf.alert_queue_max || !(e = calloc(1, sizeof(*e))) ||
