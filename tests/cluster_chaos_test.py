@@ -28,7 +28,10 @@ the alert still arrives, in time, once, and resolves, and measures it:
                    NodeLost for that node only (no other node blamed), one
                    log line there when munged fails and one when it is
                    back, parallel_layout_munge_up 0 then 1, the alert
-                   resolved once munged is back.
+                   resolved once munged is back;
+  /dev/shm full    the records' filesystem full at the step's start: the
+                   hook turns itself off, each node's view says which
+                   ranks are unwatched and why, the job runs, no alert.
 
 The table (injected, expected, measured, pass) is printed at the end, and
 written as JSON to $CHAOS_TABLE when set.  Under 5 minutes.
@@ -446,6 +449,7 @@ downs, backs = log_count(FOLLOWER, DOWN_LINE), log_count(FOLLOWER, BACK_LINE)
 lab.run(["scancel", str(s.job)], timeout=15)
 s.wait()
 m2.stop()
+wl.restart_layoutds()       # every node on the lab's munged again
 row("munged stopped", "%s's own munged stopped for %d s while a healthy step runs, then "
     "started again" % (FOLLOWER, MUNGE_DOWN_S),
     "ParallelLayoutNodeLost for %s within peer_lost_s + 2 s and no other alert (no node "
@@ -458,6 +462,53 @@ row("munged stopped", "%s's own munged stopped for %d s while a healthy step run
     started and restarted and first is not None and first - stopped <= LOST_S + 2 + 1 and
     not others and downs == 1 and backs == 1 and (up_before, up_during, up_after) == (1, 0, 1)
     and cleared)
+
+# --- the records' filesystem full at the step's start ---
+def node_step(node, job):
+    """job's step in node's layoutd GET /v1/watch, or None."""
+    try:
+        st, _, body = http_request(os.path.join(lab.dir, "run", "layoutd-%s.sock" % node), "GET",
+                                   "/v1/watch")
+        for x in json.loads(body).get("steps", []):
+            if x.get("job_id") == job:
+                return x
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+wdir = os.path.join(lab.dir, "watch")
+mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4k,mode=0755", "tmpfs", wdir],
+                         capture_output=True).returncode == 0
+if mounted:
+    with open(os.path.join(wdir, "filler"), "wb") as f:
+        f.write(b"\0" * 4096)
+try:
+    s = Step(["--steps", "40", "--timeout", "60"])
+    why, end = {}, time.monotonic() + 60
+    while s.th.is_alive() and time.monotonic() < end:
+        for n in ("node1", "node2", "node3", "node4"):
+            x = node_step(n, s.job) or {}
+            for t in x.get("tasks", []):
+                if t.get("refused"):
+                    why[t.get("rank", t.get("task"))] = t["refused"]
+        time.sleep(0.5)
+    rc, out, err = s.wait()
+finally:
+    if mounted:
+        subprocess.run(["umount", "-l", wdir], capture_output=True)
+rows = rows_of(out)
+said = [w for w in why.values() if "full, so the rank's NCCL hook turned itself off" in w]
+al = ours(am.alerts(), s.job)
+row("/dev/shm full", "the records' filesystem (the lab's watch directory) a tmpfs of one page, "
+    "full, at the step's start",
+    "the hook turns itself off, every node's view says its ranks are unwatched and why, the job "
+    "runs to its end, no alert",
+    "tmpfs mounted: %s; step exit %s, %d of 32 ranks done; %d ranks said unwatched for the full "
+    "filesystem (%s); alerts %s" %
+    (mounted, rc, len(rows), len(said), (said or ["-"])[0][:160],
+     sorted(a["labels"].get("alertname") for a in al) or "none"),
+    mounted and rc == 0 and len(rows) == 32 and len(said) == 32 and not al)
 
 diag("| fault | injected | expected | measured | pass |")
 diag("|---|---|---|---|---|")
