@@ -89,29 +89,29 @@ def ours(alerts, job, name=None):
             (name is None or a["labels"].get("alertname") == name)]
 
 
-def conf_path():
-    return wl.conf_path()
-
-
 def start_missing():
     """Start the layoutds that are not running (the lab starts what is
     missing, with the config they had)."""
-    lab.up(layoutd=wl.layoutd, layoutd_map=wl.map, layoutd_conf=conf_path())
+    lab.up(layoutd=wl.layoutd, layoutd_map=wl.map, layoutd_conf=wl.conf_path())
 
 
 def layoutd_pid(node):
     return lab.daemon_pids().get("layoutd.%s.lab" % node)
 
 
+def node_get(node, path):
+    """GET path from node's layoutd: its body, or "" when it does not answer."""
+    try:
+        return http_request(os.path.join(lab.dir, "run", "layoutd-%s.sock" % node), "GET",
+                            path)[2]
+    except OSError:
+        return ""
+
+
 def metric(node, series):
     """The value of series (name and labels, as exposed) in node's layoutd
     GET /metrics, or None."""
-    try:
-        st, _, body = http_request(os.path.join(lab.dir, "run", "layoutd-%s.sock" % node), "GET",
-                                   "/metrics")
-    except OSError:
-        return None
-    for line in body.splitlines():
+    for line in node_get(node, "/metrics").splitlines():
         if line.startswith(series + " "):
             return float(line.split()[-1])
     return None
@@ -335,10 +335,6 @@ if pid:
 stopped = time.time()
 
 
-def lost_alerts():
-    return ours(am.alerts(), s.job, "ParallelLayoutNodeLost")
-
-
 end = time.monotonic() + FROZEN_S
 first, others = None, set()
 while time.monotonic() < end:
@@ -467,12 +463,10 @@ row("munged stopped", "%s's own munged stopped for %d s while a healthy step run
 def node_step(node, job):
     """job's step in node's layoutd GET /v1/watch, or None."""
     try:
-        st, _, body = http_request(os.path.join(lab.dir, "run", "layoutd-%s.sock" % node), "GET",
-                                   "/v1/watch")
-        for x in json.loads(body).get("steps", []):
+        for x in json.loads(node_get(node, "/v1/watch")).get("steps", []):
             if x.get("job_id") == job:
                 return x
-    except (OSError, ValueError):
+    except ValueError:
         pass
     return None
 

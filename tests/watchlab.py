@@ -80,6 +80,7 @@ class WatchLab:
                          alert_resend_s=10, state_dir=os.path.join(self.tmp, "state", "%n"))
         self.conf.update(conf)
         self.nconf = 0
+        self.per_node = {}
         self.user = pwd.getpwuid(os.getuid()).pw_name
 
     def build_map(self, *extra):
@@ -127,7 +128,7 @@ class WatchLab:
     def conf_path(self):
         """The config file the layoutds run with (%n: one a node)."""
         return os.path.join(self.tmp, "layoutd.%d%s.conf" %
-                            (self.nconf, ".%n" if getattr(self, "per_node", None) else ""))
+                            (self.nconf, ".%n" if self.per_node else ""))
 
     def last_job_id(self):
         rc, out, err = self.lab.run(["scontrol", "-o", "show", "jobs"], timeout=15)

@@ -461,7 +461,17 @@ munge_state(struct ld_peers *p, bool ok, const char *why)
 		buf_free(&eb);
 	}
 	p->munge_down = !ok;
-	p->st.munge_ok = ok;
+}
+
+/* Whether j's munge call failed for this node's own munged (said once by
+ * munge_state, as is its return). */
+static bool
+munge_failed_here(struct ld_peers *p, const struct mjob *j)
+{
+	bool here = munge_local(j->mj.merr);
+
+	munge_state(p, !here, j->mj.why);
+	return here;
 }
 
 /* The credential of a POST checked: munge, uid, the body's checksum.
@@ -476,13 +486,11 @@ post_credential_ok(struct ld_peers *p, struct mjob *j, const char *path)
 		ld_reply_error(j->req, 500, "out of memory");
 		return false;
 	}
-	if (munge_local(j->mj.merr)) {
-		munge_state(p, false, j->mj.why);
+	if (munge_failed_here(p, j)) {
 		refuse(p, j->req, j->from, LD_REFUSE_MUNGED, 503, "POST %s: this node's munged cannot "
 		       "check the credential now: %s", path, j->mj.why);
 		return false;
 	}
-	munge_state(p, true, NULL);
 	if (j->mj.merr != EMUNGE_SUCCESS) {
 		r = j->mj.merr == EMUNGE_CRED_REPLAYED ? LD_REFUSE_REPLAYED :
 		    j->mj.merr == EMUNGE_CRED_EXPIRED || j->mj.merr == EMUNGE_CRED_REWOUND ?
@@ -912,13 +920,11 @@ step_checked(struct ld_peers *p, struct mjob *j)
 	pl_err_t err;
 	int status;
 
-	if (munge_local(j->mj.merr)) {
-		munge_state(p, false, j->mj.why);
+	if (munge_failed_here(p, j)) {
 		refuse(p, j->req, j->from, LD_REFUSE_MUNGED, 503, "GET /v1/watch/step: this node's "
 		       "munged cannot check the credential now: %s", j->mj.why);
 		return;
 	}
-	munge_state(p, true, NULL);
 	if (j->mj.merr != EMUNGE_SUCCESS) {
 		refuse(p, j->req, j->from, j->mj.merr == EMUNGE_CRED_REPLAYED ? LD_REFUSE_REPLAYED :
 		       LD_REFUSE_CRED, 403, "GET /v1/watch/step: the munge credential is refused: %s",
@@ -1441,14 +1447,12 @@ answer_checked(struct ld_peers *p, struct mjob *j)
 
 	if (!k || k->state != LINK_CHECKING)
 		return;		/* the step went meanwhile */
-	if (munge_local(j->mj.merr)) {
-		munge_state(p, false, j->mj.why);
+	if (munge_failed_here(p, j)) {
 		snprintf(why, sizeof(why), "node %.40s's answer not checked: this node's munged: "
 			 "%.100s", k->node, j->mj.why);
 		link_unsent(p, k, why);
 		return;
 	}
-	munge_state(p, true, NULL);
 	if (j->mj.merr != EMUNGE_SUCCESS) {
 		snprintf(why, sizeof(why), "node %.40s's answer: its credential is refused: %.100s",
 			 k->node, j->mj.why);
@@ -1961,6 +1965,7 @@ void
 ld_peer_stats(const struct ld_peers *p, struct ld_peer_stats *st)
 {
 	*st = p->st;
+	st->munge_ok = !p->munge_down;
 	st->led_steps = ld_lead_count(p->leads);
 	st->nodes_lost = ld_lead_nodes_lost(p->leads);
 }
@@ -2087,7 +2092,6 @@ ld_peer_new(struct ld *d)
 		p->rl[i].interval_ms = REFUSAL_LOG_MS;
 	p->rl_send.interval_ms = REFUSAL_LOG_MS;
 	p->rl_answer.interval_ms = REFUSAL_LOG_MS;
-	p->st.munge_ok = 1;
 	if (getrandom(&p->boot_id, sizeof(p->boot_id), 0) != (ssize_t)sizeof(p->boot_id))
 		p->boot_id = mono_ns() ^ ((uint64_t)getpid() << 32) ^ real_ns();
 	p->leads = ld_leads_new(d, lead_target, p);

@@ -861,11 +861,10 @@ js_nodes_lost(struct round *r)
 		struct line l;
 		size_t nr = 0;
 
-		if (nd->late)
-			r->any_lost = 1;	/* its ranks missing, as a lost node's */
+		if (nd->lost || nd->late)
+			r->any_lost = 1;	/* a late node's ranks missing, as a lost one's */
 		if (!nd->lost)
 			continue;
-		r->any_lost = 1;
 		if (nd->unheard)
 			continue;
 		for (i = 0; i < r->n; i++)
